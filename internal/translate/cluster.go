@@ -1,0 +1,139 @@
+package translate
+
+import (
+	networkingapi "istio.io/api/networking/v1alpha3"
+	securityapi "istio.io/api/security/v1beta1"
+	networking "istio.io/client-go/pkg/apis/networking/v1"
+	security "istio.io/client-go/pkg/apis/security/v1"
+)
+
+// ClusterIntent is mesh_cluster: one cluster joining the mesh. Its objects
+// go to that cluster only, in its Istio root namespace.
+type ClusterIntent struct {
+	// Name is the cluster's key in the provider's registry.
+	Name           string `json:"name"`
+	IstioNamespace string `json:"istioNamespace"`
+	// MTLSMode is the mesh-wide PeerAuthentication mode; empty emits none.
+	MTLSMode    string `json:"mtlsMode,omitempty"`
+	DefaultDeny bool   `json:"defaultDeny,omitempty"`
+	// ExposeEastWest emits the Gateway that lets other networks reach this
+	// cluster's services through its east-west gateway.
+	ExposeEastWest bool `json:"exposeEastWest,omitempty"`
+	// EastWestHosts are the hosts the east-west Gateway passes through.
+	EastWestHosts []string `json:"eastWestHosts,omitempty"`
+	// EastWestSelector selects the east-west gateway pods.
+	EastWestSelector map[string]string `json:"eastWestSelector,omitempty"`
+}
+
+// Names of the objects mesh_cluster owns in the Istio root namespace.
+const (
+	EastWestGatewayName  = "mesh-cross-network"
+	MeshPeerAuthName     = "default"
+	MeshDefaultDenyName  = "mesh-default-deny"
+	DefaultEastWestPort  = 15443
+	DefaultIstioNS       = "istio-system"
+	eastWestPortName     = "tls"
+	defaultEastWestLabel = "eastwestgateway"
+)
+
+// DefaultEastWestHosts are passed through the east-west gateway when the
+// intent names none: cluster-local services and global mesh hostnames.
+var DefaultEastWestHosts = []string{"*.local", "*.global"}
+
+// DefaultEastWestSelector matches the gateway Istio's multi-network install
+// guide deploys (istio: eastwestgateway).
+var DefaultEastWestSelector = map[string]string{"istio": defaultEastWestLabel}
+
+// MTLSModes are the PeerAuthentication modes mesh_cluster accepts.
+var MTLSModes = []string{"STRICT", "PERMISSIVE", "DISABLE"}
+
+// TranslateCluster returns the bootstrap objects of one cluster.
+func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
+	c := reg.Cluster(in.Name)
+	if c == nil {
+		return nil, Errorf(Root("name"), "Unknown cluster",
+			"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
+			in.Name, reg.namesForError())
+	}
+	ns := in.IstioNamespace
+	if ns == "" {
+		ns = DefaultIstioNS
+	}
+	var out []Object
+	if in.ExposeEastWest {
+		out = append(out, Object{Cluster: c.Name, Resource: clusterEastWestGateway(c, ns, in)})
+	}
+	if in.MTLSMode != "" {
+		out = append(out, Object{Cluster: c.Name, Resource: clusterPeerAuthentication(ns, in.MTLSMode)})
+	}
+	if in.DefaultDeny {
+		out = append(out, Object{Cluster: c.Name, Resource: clusterDefaultDeny(ns)})
+	}
+	Sort(out)
+	return out, nil
+}
+
+// clusterEastWestGateway exposes the cluster's services to other networks:
+// TLS with AUTO_PASSTHROUGH on the east-west gateway routes mTLS traffic by
+// its SNI without terminating it.
+func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking.Gateway {
+	port := uint32(DefaultEastWestPort)
+	if c.EastWestGateway != nil && c.EastWestGateway.Port != 0 {
+		port = c.EastWestGateway.Port
+	}
+	hosts := in.EastWestHosts
+	if len(hosts) == 0 {
+		hosts = DefaultEastWestHosts
+	}
+	selector := in.EastWestSelector
+	if len(selector) == 0 {
+		selector = DefaultEastWestSelector
+	}
+	return &networking.Gateway{
+		TypeMeta:   typeMeta(NetworkingV1, "Gateway"),
+		ObjectMeta: objectMeta(ns, EastWestGatewayName),
+		Spec: networkingapi.Gateway{
+			Selector: copyMap(selector),
+			Servers: []*networkingapi.Server{{
+				Port:  &networkingapi.Port{Number: port, Name: eastWestPortName, Protocol: "TLS"},
+				Tls:   &networkingapi.ServerTLSSettings{Mode: networkingapi.ServerTLSSettings_AUTO_PASSTHROUGH},
+				Hosts: append([]string(nil), hosts...),
+			}},
+		},
+	}
+}
+
+// clusterPeerAuthentication is the mesh-wide mTLS mode: a PeerAuthentication
+// without selector in the root namespace.
+func clusterPeerAuthentication(ns, mode string) *security.PeerAuthentication {
+	return &security.PeerAuthentication{
+		TypeMeta:   typeMeta(SecurityV1, "PeerAuthentication"),
+		ObjectMeta: objectMeta(ns, MeshPeerAuthName),
+		Spec: securityapi.PeerAuthentication{
+			Mtls: &securityapi.PeerAuthentication_MutualTLS{
+				Mode: securityapi.PeerAuthentication_MutualTLS_Mode(securityapi.PeerAuthentication_MutualTLS_Mode_value[mode]),
+			},
+		},
+	}
+}
+
+// clusterDefaultDeny is an ALLOW policy with no rules in the root namespace:
+// it matches nothing, so every workload denies what no other policy allows.
+func clusterDefaultDeny(ns string) *security.AuthorizationPolicy {
+	return &security.AuthorizationPolicy{
+		TypeMeta:   typeMeta(SecurityV1, "AuthorizationPolicy"),
+		ObjectMeta: objectMeta(ns, MeshDefaultDenyName),
+	}
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+

@@ -1,0 +1,147 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Golden-file tests: testdata/<intent>/<case>.yaml holds a registry and one
+// intent; <case>.golden.yaml holds the objects per cluster, or the error.
+// REFRESH_GOLDEN=true rewrites the golden files from the current output.
+
+// goldenInput is the shape of a golden case file.
+type goldenInput struct {
+	Registry []goldenCluster `json:"registry"`
+	Intent   json.RawMessage `json:"intent"`
+}
+
+type goldenCluster struct {
+	Name            string            `json:"name"`
+	Network         string            `json:"network,omitempty"`
+	Region          string            `json:"region,omitempty"`
+	Zone            string            `json:"zone,omitempty"`
+	TrustDomain     string            `json:"trustDomain,omitempty"`
+	Labels          map[string]string `json:"labels,omitempty"`
+	EastWestGateway *Gateway          `json:"eastWestGateway,omitempty"`
+}
+
+// goldenTranslators maps a testdata folder to the translator it exercises.
+// Each intent adds its entry in its own test file's init-free table below.
+var goldenTranslators = map[string]func(raw []byte, reg *Registry) ([]Object, error){
+	"cluster": func(raw []byte, reg *Registry) ([]Object, error) {
+		var in ClusterIntent
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			return nil, err
+		}
+		return TranslateCluster(in, reg)
+	},
+}
+
+// registerGolden adds a translator for testdata/<dir>; called from package
+// level var declarations in each intent's test file.
+func registerGolden(dir string, fn func(raw []byte, reg *Registry) ([]Object, error)) bool {
+	goldenTranslators[dir] = fn
+	return true
+}
+
+func TestGolden(t *testing.T) {
+	for dir, translate := range goldenTranslators {
+		cases, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inputs []string
+		for _, c := range cases {
+			if !strings.HasSuffix(c, ".golden.yaml") {
+				inputs = append(inputs, c)
+			}
+		}
+		if len(inputs) == 0 {
+			t.Errorf("testdata/%s has no golden cases", dir)
+		}
+		for _, in := range inputs {
+			name := dir + "/" + strings.TrimSuffix(filepath.Base(in), ".yaml")
+			t.Run(name, func(t *testing.T) {
+				got := runGolden(t, in, translate)
+				// Translation must be deterministic: a second run gives the
+				// same bytes.
+				if again := runGolden(t, in, translate); !bytes.Equal(got, again) {
+					t.Fatalf("two translations of the same input differ")
+				}
+				goldenPath := strings.TrimSuffix(in, ".yaml") + ".golden.yaml"
+				if os.Getenv("REFRESH_GOLDEN") == "true" {
+					if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(goldenPath)
+				if err != nil {
+					t.Fatalf("reading golden file (run with REFRESH_GOLDEN=true to create it): %v", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("output differs from %s (REFRESH_GOLDEN=true rewrites it)\n--- got ---\n%s\n--- want ---\n%s", goldenPath, got, want)
+				}
+			})
+		}
+	}
+}
+
+func runGolden(t *testing.T, path string, translate func([]byte, *Registry) ([]Object, error)) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in goldenInput
+	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+		t.Fatalf("parsing %s: %v", path, err)
+	}
+	reg := NewRegistry(goldenRegistry(in.Registry)...)
+	objs, err := translate(in.Intent, reg)
+	if err != nil {
+		return []byte(fmt.Sprintf("error: %s\n", err))
+	}
+	return RenderYAML(t, objs)
+}
+
+func goldenRegistry(cs []goldenCluster) []Cluster {
+	out := make([]Cluster, len(cs))
+	for i, c := range cs {
+		out[i] = Cluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
+			TrustDomain: c.TrustDomain, Labels: c.Labels, EastWestGateway: c.EastWestGateway}
+	}
+	return out
+}
+
+// RenderYAML renders objects as a multi-document YAML stream, each document
+// preceded by the cluster it goes to.
+func RenderYAML(t testing.TB, objs []Object) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for i, o := range objs {
+		m, err := o.Manifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := yaml.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		fmt.Fprintf(&b, "# cluster: %s\n", o.Cluster)
+		b.Write(y)
+	}
+	if len(objs) == 0 {
+		b.WriteString("# no objects\n")
+	}
+	return b.Bytes()
+}

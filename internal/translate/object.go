@@ -1,0 +1,131 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Resource is a typed Istio object from istio.io/client-go with its
+// TypeMeta (apiVersion, kind) set.
+type Resource interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Object is one desired Istio object in one cluster.
+type Object struct {
+	Cluster  string
+	Resource Resource
+}
+
+// Key identifies an object across clusters: cluster, apiVersion, kind,
+// namespace and name.
+type Key struct {
+	Cluster    string
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+}
+
+func (k Key) String() string {
+	ns := k.Namespace
+	if ns != "" {
+		ns += "/"
+	}
+	return fmt.Sprintf("%s %s%s in cluster %s", k.Kind, ns, k.Name, k.Cluster)
+}
+
+// Less orders keys by cluster, kind, apiVersion, namespace, name.
+func (k Key) Less(o Key) bool {
+	if k.Cluster != o.Cluster {
+		return k.Cluster < o.Cluster
+	}
+	if k.Kind != o.Kind {
+		return k.Kind < o.Kind
+	}
+	if k.APIVersion != o.APIVersion {
+		return k.APIVersion < o.APIVersion
+	}
+	if k.Namespace != o.Namespace {
+		return k.Namespace < o.Namespace
+	}
+	return k.Name < o.Name
+}
+
+// Key returns the identity of o.
+func (o Object) Key() Key {
+	gvk := o.Resource.GetObjectKind().GroupVersionKind()
+	return Key{
+		Cluster:    o.Cluster,
+		APIVersion: gvk.GroupVersion().String(),
+		Kind:       gvk.Kind,
+		Namespace:  o.Resource.GetNamespace(),
+		Name:       o.Resource.GetName(),
+	}
+}
+
+// Sort orders objects by Key, the order every translator returns.
+func Sort(objs []Object) {
+	sort.SliceStable(objs, func(i, j int) bool { return objs[i].Key().Less(objs[j].Key()) })
+}
+
+// Manifest renders o as the plain JSON object a server-side apply sends:
+// apiVersion, kind, metadata (name, namespace, labels, annotations) and
+// spec. Server-owned fields (status, creationTimestamp) are dropped.
+func (o Object) Manifest() (map[string]any, error) {
+	raw, err := json.Marshal(o.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", o.Key(), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", o.Key(), err)
+	}
+	delete(m, "status")
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		for k := range meta {
+			switch k {
+			case "name", "namespace", "labels", "annotations":
+			default:
+				delete(meta, k)
+			}
+		}
+	}
+	if _, ok := m["spec"]; !ok {
+		// An empty spec is meaningful (a deny-all AuthorizationPolicy), and
+		// the server must see it to record that we own it.
+		m["spec"] = map[string]any{}
+	}
+	return m, nil
+}
+
+// HasUnknown reports whether the rendered object depends on a value known
+// only after apply.
+func (o Object) HasUnknown() (bool, error) {
+	raw, err := json.Marshal(o.Resource)
+	if err != nil {
+		return false, err
+	}
+	// json.Marshal escapes the NUL that starts every placeholder.
+	return strings.Contains(string(raw), `\u0000unknown:`), nil
+}
+
+func typeMeta(apiVersion, kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
+}
+
+func objectMeta(namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: namespace, Name: name}
+}
+
+// API versions of the Istio kinds the translator emits.
+const (
+	NetworkingV1 = "networking.istio.io/v1"
+	SecurityV1   = "security.istio.io/v1"
+)

@@ -1,0 +1,150 @@
+package translate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// unknownPrefix starts every placeholder for a value Terraform does not know
+// yet. It contains characters no valid Istio field value can hold, so it can
+// never be mistaken for real output.
+const unknownPrefix = "\x00unknown:"
+
+// Unknown returns a placeholder for a topology fact that is known only after
+// apply, for example the east-west gateway address of a cluster created in
+// the same run. what names the fact, for debugging.
+func Unknown(what string) string { return unknownPrefix + what }
+
+// IsUnknown reports whether s is, or contains, an Unknown placeholder.
+func IsUnknown(s string) bool { return strings.Contains(s, unknownPrefix) }
+
+// Cluster is what the translator knows about one registered cluster: its
+// topology, never its credentials. String fields may hold Unknown values.
+type Cluster struct {
+	Name        string
+	Network     string
+	Region      string
+	Zone        string
+	TrustDomain string
+	Labels      map[string]string
+	// LabelsUnknown is set when the labels are not known until apply; any
+	// placement by selector over this cluster is then unknown too.
+	LabelsUnknown bool
+	// EastWestGateway is nil when the cluster has none.
+	EastWestGateway *Gateway
+}
+
+// Gateway is a cluster's east-west gateway as seen from other networks.
+type Gateway struct {
+	Address string // IP or hostname; may be Unknown
+	Port    uint32 // 0 means unknown
+}
+
+// Locality is the Istio locality string region/zone of the cluster, empty
+// when the region is not set.
+func (c *Cluster) Locality() string {
+	switch {
+	case c.Region == "":
+		return ""
+	case c.Zone == "":
+		return c.Region
+	default:
+		return c.Region + "/" + c.Zone
+	}
+}
+
+// Registry is the index of registered clusters, built once and queried by
+// every translator.
+type Registry struct {
+	byName map[string]*Cluster
+	names  []string
+}
+
+// NewRegistry indexes clusters by name.
+func NewRegistry(clusters ...Cluster) *Registry {
+	r := &Registry{byName: make(map[string]*Cluster, len(clusters))}
+	for i := range clusters {
+		c := clusters[i]
+		r.byName[c.Name] = &c
+		r.names = append(r.names, c.Name)
+	}
+	sort.Strings(r.names)
+	return r
+}
+
+// Names returns the registered cluster names, sorted.
+func (r *Registry) Names() []string { return append([]string(nil), r.names...) }
+
+// Cluster returns the named cluster, or nil.
+func (r *Registry) Cluster(name string) *Cluster { return r.byName[name] }
+
+// Placement selects clusters: by name, by labels (all must match), or, when
+// both are empty, every registered cluster.
+type Placement struct {
+	Clusters        []string
+	ClusterSelector map[string]string
+}
+
+// IsZero reports whether the placement selects every cluster.
+func (p Placement) IsZero() bool { return len(p.Clusters) == 0 && len(p.ClusterSelector) == 0 }
+
+// Select resolves a placement into sorted cluster names. at is the attribute
+// path of the placement, used in errors. It fails when a named cluster is not
+// registered, and returns ErrUnknownPlacement when a selector must look at
+// labels that are not known yet.
+func (r *Registry) Select(p Placement, at Path) ([]string, error) {
+	var out []string
+	if len(p.Clusters) > 0 {
+		seen := map[string]bool{}
+		for i, name := range p.Clusters {
+			if r.byName[name] == nil {
+				return nil, Errorf(at.Attr("clusters").Index(i), "Unknown cluster",
+					"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
+					name, r.namesForError())
+			}
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	} else {
+		out = append(out, r.names...)
+	}
+	if len(p.ClusterSelector) > 0 {
+		var kept []string
+		for _, name := range out {
+			c := r.byName[name]
+			if c.LabelsUnknown {
+				return nil, ErrUnknownPlacement
+			}
+			if matches(c.Labels, p.ClusterSelector) {
+				kept = append(kept, name)
+			}
+		}
+		out = kept
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (r *Registry) namesForError() string {
+	if len(r.names) == 0 {
+		return "none"
+	}
+	return strings.Join(r.names, ", ")
+}
+
+func matches(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrUnknownPlacement means a placement cannot be resolved until apply,
+// because it selects by labels that are not known yet. The engine then plans
+// the whole object list as unknown.
+var ErrUnknownPlacement = fmt.Errorf("placement depends on cluster labels known only after apply")
