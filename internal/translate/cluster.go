@@ -77,9 +77,14 @@ func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
 // TLS with AUTO_PASSTHROUGH on the east-west gateway routes mTLS traffic by
 // its SNI without terminating it.
 func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking.Gateway {
-	port := uint32(DefaultEastWestPort)
-	if c.EastWestGateway != nil && c.EastWestGateway.Port != 0 {
-		port = c.EastWestGateway.Port
+	port, portName := uint32(DefaultEastWestPort), eastWestPortName
+	if gw := c.EastWestGateway; gw != nil {
+		if gw.Port != 0 {
+			port = gw.Port
+		}
+		if gw.PortUnknown {
+			portName = Unknown("east_west_gateway.port")
+		}
 	}
 	hosts := in.EastWestHosts
 	if len(hosts) == 0 {
@@ -95,7 +100,7 @@ func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking
 		Spec: networkingapi.Gateway{
 			Selector: copyMap(selector),
 			Servers: []*networkingapi.Server{{
-				Port:  &networkingapi.Port{Number: port, Name: eastWestPortName, Protocol: "TLS"},
+				Port:  &networkingapi.Port{Number: port, Name: portName, Protocol: "TLS"},
 				Tls:   &networkingapi.ServerTLSSettings{Mode: networkingapi.ServerTLSSettings_AUTO_PASSTHROUGH},
 				Hosts: append([]string(nil), hosts...),
 			}},
@@ -136,4 +141,3 @@ func copyMap(m map[string]string) map[string]string {
 	}
 	return out
 }
-

@@ -97,10 +97,20 @@ func (o Object) Manifest() (map[string]any, error) {
 			}
 		}
 	}
-	if _, ok := m["spec"]; !ok {
+	spec, ok := m["spec"].(map[string]any)
+	if !ok {
 		// An empty spec is meaningful (a deny-all AuthorizationPolicy), and
 		// the server must see it to record that we own it.
-		m["spec"] = map[string]any{}
+		spec = map[string]any{}
+		m["spec"] = spec
+	}
+	if m["kind"] == "AuthorizationPolicy" {
+		if _, set := spec["action"]; !set {
+			// JSON of protobuf drops zero enums, and ALLOW is zero. Send it
+			// anyway so we own the field: another manager switching it to
+			// DENY must conflict, not slip by.
+			spec["action"] = "ALLOW"
+		}
 	}
 	return m, nil
 }

@@ -38,7 +38,10 @@ type Cluster struct {
 // Gateway is a cluster's east-west gateway as seen from other networks.
 type Gateway struct {
 	Address string // IP or hostname; may be Unknown
-	Port    uint32 // 0 means unknown
+	Port    uint32
+	// PortUnknown is set when the port is known only after apply; objects
+	// that use it are then planned as unknown.
+	PortUnknown bool
 }
 
 // Locality is the Istio locality string region/zone of the cluster, empty

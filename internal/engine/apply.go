@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+)
+
+// Apply makes the clusters hold exactly desired for owner: it server-side
+// applies every desired object, clusters in parallel, then deletes the
+// objects of prior (the last inventory) that are no longer desired.
+//
+// The returned inventory lists exactly what exists afterwards, also when
+// some writes failed: applied objects, plus prior objects that could not be
+// deleted or updated. The error names each failure.
+func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prior []Entry) ([]Entry, error) {
+	var want []Entry
+	for _, d := range desired {
+		want = append(want, d.Entry)
+	}
+	entries, errs := perCluster(ctx, clustersOf(want, prior), func(ctx context.Context, cluster string) ([]Entry, []*Error) {
+		var ds []Desired
+		for _, d := range desired {
+			if d.Cluster == cluster {
+				ds = append(ds, d)
+			}
+		}
+		return e.applyCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
+	})
+	return entries, errs.Err()
+}
+
+// Delete removes every object of prior that owner still owns. It returns
+// what is left.
+func (e *Engine) Delete(ctx context.Context, owner Owner, prior []Entry) ([]Entry, error) {
+	return e.Apply(ctx, owner, nil, prior)
+}
+
+func (e *Engine) applyCluster(ctx context.Context, owner Owner, cluster string, desired []Desired, prior []Entry) ([]Entry, []*Error) {
+	c, err := e.Clients.Get(cluster)
+	if err != nil {
+		return prior, []*Error{clusterError(cluster, "Connecting", err)}
+	}
+	had := map[string]Entry{}
+	for _, p := range prior {
+		had[p.Key().String()] = p
+	}
+
+	results := make([]*Entry, len(desired))
+	errs := make([]*Error, len(desired))
+	bounded(len(desired), e.concurrency(), func(i int) {
+		d := desired[i]
+		prev, existed := had[d.Key().String()]
+		if err := e.upsert(ctx, c.Dynamic, owner, d, existed); err != nil {
+			errs[i] = err
+			if existed {
+				results[i] = &prev // still there, as it was
+			}
+			return
+		}
+		entry := d.Entry
+		results[i] = &entry
+	})
+
+	wanted := map[string]bool{}
+	for _, d := range desired {
+		wanted[d.Key().String()] = true
+	}
+	var stale []Entry
+	for _, p := range prior {
+		if !wanted[p.Key().String()] {
+			stale = append(stale, p)
+		}
+	}
+	kept := make([]*Entry, len(stale))
+	pruneErrs := make([]*Error, len(stale))
+	bounded(len(stale), e.concurrency(), func(i int) {
+		if err := e.prune(ctx, c.Dynamic, owner, stale[i]); err != nil {
+			pruneErrs[i] = err
+			kept[i] = &stale[i]
+		}
+	})
+
+	var out []Entry
+	var outErrs []*Error
+	for _, list := range [][]*Entry{results, kept} {
+		for _, r := range list {
+			if r != nil {
+				out = append(out, *r)
+			}
+		}
+	}
+	for _, list := range [][]*Error{errs, pruneErrs} {
+		for _, err := range list {
+			if err != nil {
+				outErrs = append(outErrs, err)
+			}
+		}
+	}
+	return out, outErrs
+}
+
+// upsert server-side applies one object. An object that is not yet in our
+// inventory is first checked: if it exists without our owner labels it
+// belongs to someone else and is left alone.
+func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner, d Desired, known bool) *Error {
+	if d.Manifest == nil {
+		return objectError(d.Entry, "Applying", fmt.Errorf("its content is still unknown at apply time"))
+	}
+	gvr, err := resourceFor(d.APIVersion, d.Kind)
+	if err != nil {
+		return objectError(d.Entry, "Applying", err)
+	}
+	ri := dyn.Resource(gvr).Namespace(d.Namespace)
+	if !known {
+		if err := checkUnowned(ctx, ri, owner, d.Entry); err != nil {
+			return err
+		}
+	}
+	obj := &unstructured.Unstructured{Object: d.Manifest}
+	manager := owner.FieldManager(e.FieldManager)
+	_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
+	if err != nil && apierrors.IsConflict(err) {
+		managers, fields := conflictManagers(err)
+		if !e.onlyEdits(ctx, ri, d.Name, managers) {
+			return conflictError(d.Entry, managers, fields, err)
+		}
+		// Only kubectl-edit-style updates changed our fields: that is
+		// drift, and restoring the declared values is the point of apply.
+		_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	}
+	if err != nil {
+		return objectError(d.Entry, "Applying", err)
+	}
+	return nil
+}
+
+// onlyEdits reports whether every conflicting manager changed the object
+// with plain updates (kubectl edit, patch, replace) rather than declaring
+// ownership with server-side apply.
+func (e *Engine) onlyEdits(ctx context.Context, ri dynamic.ResourceInterface, name string, managers []string) bool {
+	if len(managers) == 0 {
+		return false
+	}
+	live, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	conflicting := map[string]bool{}
+	for _, m := range managers {
+		conflicting[m] = true
+	}
+	for _, mf := range live.GetManagedFields() {
+		if conflicting[mf.Manager] && mf.Operation == metav1.ManagedFieldsOperationApply {
+			return false
+		}
+	}
+	return true
+}
+
+func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) *Error {
+	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && !isMissingResource(err) {
+		return nil
+	}
+	if err != nil {
+		return objectError(entry, "Applying", err)
+	}
+	labels := live.GetLabels()
+	if owner.owns(labels) {
+		return nil // ours, left over from an interrupted apply
+	}
+	detail := fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
+		"Delete or rename it, or adopt it by adding the labels %s=%s, %s=%s and %s=%s, then apply again.",
+		entry, LabelManagedBy, ManagedByValue, LabelOwnerKind, owner.Kind, LabelOwnerName, owner.Name)
+	if labels[LabelManagedBy] == ManagedByValue {
+		detail = fmt.Sprintf("%s is already owned by %s %q. Two intents produce the same object; rename one of them.",
+			entry, labels[LabelOwnerKind], labels[LabelOwnerName])
+	}
+	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail}
+}
+
+// prune deletes an object that left the desired set, if it is still ours.
+func (e *Engine) prune(ctx context.Context, dyn dynamic.Interface, owner Owner, entry Entry) *Error {
+	gvr, err := resourceFor(entry.APIVersion, entry.Kind)
+	if err != nil {
+		return objectError(entry, "Deleting", err)
+	}
+	ri := dyn.Resource(gvr).Namespace(entry.Namespace)
+	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // already gone (or the CRD with it)
+	}
+	if err != nil {
+		return objectError(entry, "Deleting", err)
+	}
+	if !owner.owns(live.GetLabels()) {
+		return nil // someone else's now: never delete it
+	}
+	uid := live.GetUID()
+	err = ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return objectError(entry, "Deleting", err)
+	}
+	return nil
+}

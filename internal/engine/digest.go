@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// digestLen is how many hex characters of the SHA-256 a digest keeps: 64
+// bits tell any two versions of one object apart and keep state small.
+const digestLen = 16
+
+// desiredDigest digests what we send: the manifest without its identity
+// (apiVersion, kind, name, namespace), which the inventory entry holds.
+func desiredDigest(manifest map[string]any) (string, error) {
+	body := withoutIdentity(manifest)
+	return digestOf(body)
+}
+
+// liveDigest digests the fields of a live object that our field manager
+// owns. When nobody touched them it equals desiredDigest of what we
+// applied; fields set by others (server defaults, other controllers,
+// kubectl label) are not ours and never change it.
+func liveDigest(live *unstructured.Unstructured, manager string) (string, error) {
+	owned, err := ownedFields(live, manager)
+	if err != nil {
+		return "", err
+	}
+	if owned == nil {
+		// We own nothing any more: someone took every field over.
+		return digestOf(map[string]any{"ownedFields": "none"})
+	}
+	tv, err := typed.DeducedParseableType.FromUnstructured(live.Object)
+	if err != nil {
+		return "", fmt.Errorf("reading the live object: %w", err)
+	}
+	extracted := tv.ExtractItems(owned.Leaves())
+	u, ok := extracted.AsValue().Unstructured().(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("reading the live object: unexpected shape")
+	}
+	return digestOf(withoutIdentity(u))
+}
+
+// ownedFields returns the set of fields manager applied, or nil.
+func ownedFields(live *unstructured.Unstructured, manager string) (*fieldpath.Set, error) {
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("reading managed fields of %s: %w", manager, err)
+		}
+		return set, nil
+	}
+	return nil, nil
+}
+
+func withoutIdentity(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k == "apiVersion" || k == "kind" {
+			continue
+		}
+		out[k] = v
+	}
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		rest := make(map[string]any, len(meta))
+		for k, v := range meta {
+			if k != "name" && k != "namespace" {
+				rest[k] = v
+			}
+		}
+		if len(rest) == 0 {
+			delete(out, "metadata")
+		} else {
+			out["metadata"] = rest
+		}
+	}
+	return out
+}
+
+// digestOf hashes the canonical JSON of v (encoding/json sorts map keys).
+func digestOf(v any) (string, error) {
+	raw, err := json.Marshal(pruneEmpty(v))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])[:digestLen], nil
+}
+
+// pruneEmpty drops empty objects: the server records no owned field for an
+// empty object we send (a deny-all policy's spec: {}), so neither digest may
+// depend on one.
+func pruneEmpty(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, val := range m {
+		val = pruneEmpty(val)
+		if sub, ok := val.(map[string]any); ok && len(sub) == 0 {
+			continue
+		}
+		out[k] = val
+	}
+	return out
+}

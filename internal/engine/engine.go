@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+)
+
+// ClientSource hands out the clients of a registered cluster.
+type ClientSource interface {
+	Get(cluster string) (*kubeclient.Clients, error)
+}
+
+// Engine applies, reads and deletes the objects of intents.
+type Engine struct {
+	Clients ClientSource
+	// FieldManager is the base of every intent's field manager name.
+	FieldManager string
+	// ForceConflicts takes fields over from other field managers.
+	ForceConflicts bool
+	// Concurrency bounds the requests in flight per cluster.
+	Concurrency int
+}
+
+// DefaultConcurrency is the number of objects written at once per cluster.
+const DefaultConcurrency = 8
+
+func (e *Engine) concurrency() int {
+	if e.Concurrency <= 0 {
+		return DefaultConcurrency
+	}
+	return e.Concurrency
+}
+
+// perCluster runs fn for every cluster in parallel and gathers the entries
+// each returns and the errors each reports.
+func perCluster(ctx context.Context, clusters []string, fn func(ctx context.Context, cluster string) ([]Entry, []*Error)) ([]Entry, Errors) {
+	var (
+		mu      sync.Mutex
+		entries []Entry
+		errs    Errors
+		wg      sync.WaitGroup
+	)
+	for _, c := range clusters {
+		wg.Add(1)
+		go func(cluster string) {
+			defer wg.Done()
+			got, es := fn(ctx, cluster)
+			mu.Lock()
+			entries = append(entries, got...)
+			errs = append(errs, es...)
+			mu.Unlock()
+		}(c)
+	}
+	wg.Wait()
+	SortEntries(entries)
+	errs.sort()
+	return entries, errs
+}
+
+// bounded runs fn over n items with at most limit running at once.
+func bounded(n, limit int, fn func(i int)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			fn(i)
+		}(i)
+	}
+	wg.Wait()
+}
+
+func clustersOf(entries ...[]Entry) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, es := range entries {
+		for _, e := range es {
+			if !seen[e.Cluster] {
+				seen[e.Cluster] = true
+				out = append(out, e.Cluster)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func byCluster(es []Entry, cluster string) []Entry {
+	var out []Entry
+	for _, e := range es {
+		if e.Cluster == cluster {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Error is one failure, tied to a cluster and, where there is one, the
+// object. Summary says what was being done; Detail says why it failed and
+// how to fix it.
+type Error struct {
+	Cluster string
+	Object  string
+	Summary string
+	Detail  string
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Summary + ": " + e.Detail }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errors are the failures of one operation across clusters.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Err returns nil when there are no errors.
+func (es Errors) Err() error {
+	if len(es) == 0 {
+		return nil
+	}
+	return es
+}
+
+func (es Errors) sort() {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].Cluster != es[j].Cluster {
+			return es[i].Cluster < es[j].Cluster
+		}
+		return es[i].Object < es[j].Object
+	})
+}
+
+// clusterError explains why a cluster could not be used at all.
+func clusterError(cluster, doing string, err error) *Error {
+	return &Error{
+		Cluster: cluster,
+		Summary: fmt.Sprintf("%s in cluster %s", doing, cluster),
+		Detail:  describe(cluster, err),
+		Err:     err,
+	}
+}
+
+// objectError explains why one object could not be written or read.
+func objectError(e Entry, doing string, err error) *Error {
+	return &Error{
+		Cluster: e.Cluster,
+		Object:  e.String(),
+		Summary: fmt.Sprintf("%s %s", doing, e),
+		Detail:  describeObject(e, err),
+		Err:     err,
+	}
+}
+
+// describe turns transport and API errors into a sentence a platform
+// engineer can act on. It never includes credentials: client-go's errors
+// carry the URL and the status, not the request headers.
+func describe(cluster string, err error) string {
+	var netErr net.Error
+	var urlErr *url.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return fmt.Sprintf("Cluster %s did not answer in time (%v). Check that its API server is reachable from where Terraform runs, or raise the provider's request_timeout.", cluster, err)
+	case errors.As(err, &urlErr):
+		return fmt.Sprintf("Cluster %s is unreachable: %v. Check its connection settings and network path; objects in other clusters were still applied and are recorded in state.", cluster, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Sprintf("Cluster %s rejected the credentials (401 Unauthorized): %v. Check the token, client certificate or exec plugin of this cluster.", cluster, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Sprintf("Cluster %s denied the request (403 Forbidden): %v. Grant the provider's identity the ClusterRole shown in the README (get, list, create, patch, delete on Istio's networking and security resources).", cluster, err)
+	}
+	return fmt.Sprintf("Cluster %s: %v", cluster, err)
+}
+
+func describeObject(e Entry, err error) string {
+	if apierrors.IsNotFound(err) && isMissingResource(err) {
+		return fmt.Sprintf("Cluster %s does not serve %s %s: Istio's CRDs are not installed there. Install Istio (istioctl install, or the istio/base Helm chart) in cluster %s, then apply again.", e.Cluster, e.APIVersion, e.Kind, e.Cluster)
+	}
+	if apierrors.IsInvalid(err) {
+		return fmt.Sprintf("The API server of cluster %s rejected the object: %v. This is a bug in the provider's translation; please report it with your configuration.", e.Cluster, err)
+	}
+	return describe(e.Cluster, err)
+}
+
+// isMissingResource tells a 404 for an unknown resource type (no CRD) from
+// a 404 for a missing object: only the former has no object name in it.
+func isMissingResource(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Name == ""
+}
+
+// conflictManagers lists the field managers and fields a server-side-apply
+// conflict names, from the status causes.
+func conflictManagers(err error) (managers []string, fields []string) {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		fields = append(fields, c.Field)
+		if m := quoted(c.Message); m != "" && !seen[m] {
+			seen[m] = true
+			managers = append(managers, m)
+		}
+	}
+	return managers, fields
+}
+
+func quoted(s string) string {
+	i := strings.IndexByte(s, '"')
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(s[i+1:], '"')
+	if j < 0 {
+		return ""
+	}
+	return s[i+1 : i+1+j]
+}
+
+func conflictError(e Entry, managers, fields []string, err error) *Error {
+	return &Error{
+		Cluster: e.Cluster,
+		Object:  e.String(),
+		Summary: fmt.Sprintf("Conflict applying %s", e),
+		Detail: fmt.Sprintf("Fields %s of %s are managed by field manager %s, which applied different values. "+
+			"Another tool or intent owns them; the provider will not overwrite them silently. "+
+			"To take ownership, set force_conflicts = true in the provider block (or remove these fields from the other manager's configuration) and apply again.",
+			strings.Join(fields, ", "), e, quoteAll(managers)),
+		Err: err,
+	}
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}

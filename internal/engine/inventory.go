@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+// Labels every object we write carries. The owner labels name the intent;
+// an object without them (or with another intent's) is never touched.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedByValue = "terraform-provider-mesh"
+	LabelOwnerKind = "mesh-intent.io/owner-kind"
+	LabelOwnerName = "mesh-intent.io/owner-name"
+)
+
+// Owner identifies the intent (one Terraform resource) that owns objects.
+type Owner struct {
+	Kind string // cluster, virtual-destination, traffic-policy, access-policy
+	Name string
+}
+
+func (o Owner) String() string { return o.Kind + " " + o.Name }
+
+// Labels are the ownership labels of o's objects.
+func (o Owner) Labels() map[string]string {
+	return map[string]string{LabelManagedBy: ManagedByValue, LabelOwnerKind: o.Kind, LabelOwnerName: o.Name}
+}
+
+// Selector is the label selector that lists o's objects.
+func (o Owner) Selector() string {
+	return fmt.Sprintf("%s=%s,%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind, LabelOwnerName, o.Name)
+}
+
+// owns reports whether labels mark an object as o's.
+func (o Owner) owns(labels map[string]string) bool {
+	return labels[LabelManagedBy] == ManagedByValue && labels[LabelOwnerKind] == o.Kind && labels[LabelOwnerName] == o.Name
+}
+
+// FieldManager is the server-side-apply field manager of o: one per intent,
+// so two intents writing the same field of one object conflict instead of
+// overwriting each other.
+func (o Owner) FieldManager(base string) string {
+	if base == "" {
+		base = ManagedByValue
+	}
+	return base + "/" + o.Kind + "." + o.Name
+}
+
+// Entry is one owned object as Terraform state records it: where it is and
+// a digest of the fields we own, nothing more.
+type Entry struct {
+	Cluster    string
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	// Digest is empty when the object's content is known only after apply.
+	Digest string
+}
+
+// Key is the identity of the entry.
+func (e Entry) Key() translate.Key {
+	return translate.Key{Cluster: e.Cluster, APIVersion: e.APIVersion, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name}
+}
+
+func (e Entry) String() string { return e.Key().String() }
+
+// SortEntries orders entries the way plans show them.
+func SortEntries(es []Entry) {
+	sort.Slice(es, func(i, j int) bool { return es[i].Key().Less(es[j].Key()) })
+}
+
+// resources maps the Istio kinds we emit to their API resources, so no
+// discovery round trip is needed to write them.
+var resources = map[schema.GroupVersionKind]string{
+	{Group: "networking.istio.io", Version: "v1", Kind: "Gateway"}:             "gateways",
+	{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"}:      "virtualservices",
+	{Group: "networking.istio.io", Version: "v1", Kind: "DestinationRule"}:     "destinationrules",
+	{Group: "networking.istio.io", Version: "v1", Kind: "ServiceEntry"}:        "serviceentries",
+	{Group: "networking.istio.io", Version: "v1", Kind: "Sidecar"}:             "sidecars",
+	{Group: "networking.istio.io", Version: "v1", Kind: "WorkloadEntry"}:       "workloadentries",
+	{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"}:   "authorizationpolicies",
+	{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"}:    "peerauthentications",
+	{Group: "security.istio.io", Version: "v1", Kind: "RequestAuthentication"}: "requestauthentications",
+}
+
+// resourceFor returns the API resource of an entry's kind.
+func resourceFor(apiVersion, kind string) (schema.GroupVersionResource, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	r, ok := resources[gv.WithKind(kind)]
+	if !ok {
+		return schema.GroupVersionResource{}, fmt.Errorf("kind %s %s is not one the provider manages", apiVersion, kind)
+	}
+	return gv.WithResource(r), nil
+}
+
+// Kinds lists every kind the engine can own, for refresh to list.
+func Kinds() []schema.GroupVersionKind {
+	out := make([]schema.GroupVersionKind, 0, len(resources))
+	for gvk := range resources {
+		out = append(out, gvk)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

@@ -1,0 +1,213 @@
+// Package kubeclient builds Kubernetes clients for registered clusters the
+// way kubectl does (client-go's clientcmd: kubeconfig files and contexts,
+// inline host/token/certificates, exec credential plugins), lazily and once
+// per cluster per provider process.
+package kubeclient
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Connection holds how to reach one cluster. Field names follow the
+// kubernetes provider's. Values are never logged or put in errors.
+type Connection struct {
+	ConfigPath           string
+	ConfigContext        string
+	Host                 string
+	Token                string
+	ClusterCACertificate string
+	ClientCertificate    string
+	ClientKey            string
+	Insecure             bool
+	TLSServerName        string
+	ProxyURL             string
+	Exec                 *Exec
+	// Unknown is set when some connection value is not known yet (a
+	// cluster created in the same apply); clients then fail with a clear
+	// error instead of connecting to the wrong place.
+	Unknown bool
+}
+
+// Exec is an exec credential plugin, as in a kubeconfig user's exec block.
+type Exec struct {
+	APIVersion string
+	Command    string
+	Args       []string
+	Env        map[string]string
+}
+
+// Client rates: client-go's defaults (5 QPS, burst 10) throttle an apply of
+// hundreds of objects; a provider run is short-lived and bounded.
+const (
+	DefaultQPS     = 100
+	DefaultBurst   = 200
+	DefaultTimeout = 30 * time.Second
+)
+
+// RESTConfig turns a connection into a client-go REST config. Explicit
+// fields override what a kubeconfig file says, as in the kubernetes
+// provider.
+func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
+	if c.Unknown {
+		return nil, errors.New("the connection settings are not known yet (they depend on a resource created in this apply)")
+	}
+	rules := &clientcmd.ClientConfigLoadingRules{}
+	if c.ConfigPath != "" {
+		p, err := expandHome(c.ConfigPath)
+		if err != nil {
+			return nil, err
+		}
+		rules.ExplicitPath = p
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.ConfigContext}
+	if c.Host != "" {
+		overrides.ClusterInfo.Server = c.Host
+	}
+	if c.ClusterCACertificate != "" {
+		overrides.ClusterInfo.CertificateAuthorityData = []byte(c.ClusterCACertificate)
+	}
+	if c.Insecure {
+		overrides.ClusterInfo.InsecureSkipTLSVerify = true
+	}
+	if c.TLSServerName != "" {
+		overrides.ClusterInfo.TLSServerName = c.TLSServerName
+	}
+	if c.ProxyURL != "" {
+		overrides.ClusterInfo.ProxyURL = c.ProxyURL
+	}
+	if c.Token != "" {
+		overrides.AuthInfo.Token = c.Token
+	}
+	if c.ClientCertificate != "" {
+		overrides.AuthInfo.ClientCertificateData = []byte(c.ClientCertificate)
+	}
+	if c.ClientKey != "" {
+		overrides.AuthInfo.ClientKeyData = []byte(c.ClientKey)
+	}
+	if c.Exec != nil {
+		overrides.AuthInfo.Exec = execConfig(c.Exec)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("building the client configuration: %w", err)
+	}
+	cfg.QPS = DefaultQPS
+	cfg.Burst = DefaultBurst
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	cfg.Timeout = timeout
+	cfg.UserAgent = "terraform-provider-mesh"
+	return cfg, nil
+}
+
+func execConfig(e *Exec) *clientcmdapi.ExecConfig {
+	out := &clientcmdapi.ExecConfig{
+		APIVersion:      e.APIVersion,
+		Command:         e.Command,
+		Args:            append([]string(nil), e.Args...),
+		InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+	}
+	names := make([]string, 0, len(e.Env))
+	for k := range e.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		out.Env = append(out.Env, clientcmdapi.ExecEnvVar{Name: k, Value: e.Env[k]})
+	}
+	return out
+}
+
+func expandHome(p string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("expanding %q: %w", p, err)
+	}
+	return filepath.Join(home, strings.TrimPrefix(p, "~")), nil
+}
+
+// Clients are the clients of one cluster.
+type Clients struct {
+	Config    *rest.Config
+	Dynamic   dynamic.Interface
+	Discovery discovery.DiscoveryInterface
+}
+
+// Set hands out clients per cluster, building each on first use. It is safe
+// for concurrent use.
+type Set struct {
+	conns   map[string]Connection
+	timeout time.Duration
+
+	mu      sync.Mutex
+	clients map[string]*lazy
+}
+
+type lazy struct {
+	once sync.Once
+	c    *Clients
+	err  error
+}
+
+// NewSet prepares clients for the given clusters; nothing connects yet.
+func NewSet(conns map[string]Connection, timeout time.Duration) *Set {
+	return &Set{conns: conns, timeout: timeout, clients: map[string]*lazy{}}
+}
+
+// Timeout is the per-request timeout the clients use.
+func (s *Set) Timeout() time.Duration {
+	if s.timeout <= 0 {
+		return DefaultTimeout
+	}
+	return s.timeout
+}
+
+// Get returns the clients of the named cluster.
+func (s *Set) Get(cluster string) (*Clients, error) {
+	conn, ok := s.conns[cluster]
+	if !ok {
+		return nil, fmt.Errorf("cluster %q is not registered in the provider's clusters", cluster)
+	}
+	s.mu.Lock()
+	l := s.clients[cluster]
+	if l == nil {
+		l = &lazy{}
+		s.clients[cluster] = l
+	}
+	s.mu.Unlock()
+	l.once.Do(func() { l.c, l.err = build(conn, s.timeout) })
+	return l.c, l.err
+}
+
+func build(conn Connection, timeout time.Duration) (*Clients, error) {
+	cfg, err := RESTConfig(conn, timeout)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the discovery client: %w", err)
+	}
+	return &Clients{Config: cfg, Dynamic: dyn, Discovery: disc}, nil
+}

@@ -1,0 +1,100 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+type k8sGVK = k8sschema.GroupVersionKind
+
+// importDefaults fills the attributes an import by name leaves empty with
+// their defaults, before the cluster's objects tell the rest.
+func (m *clusterResourceModel) importDefaults() {
+	if m.Name.IsNull() {
+		m.Name = m.ID
+	}
+	m.IstioNamespace = types.StringValue(translate.DefaultIstioNS)
+	m.DefaultDeny = types.BoolValue(false)
+	m.ExposeEastWest = types.BoolValue(false)
+	hosts := make([]attr.Value, len(translate.DefaultEastWestHosts))
+	for i, h := range translate.DefaultEastWestHosts {
+		hosts[i] = types.StringValue(h)
+	}
+	m.EastWestHosts = types.ListValueMust(types.StringType, hosts)
+	sel := map[string]attr.Value{}
+	for k, v := range translate.DefaultEastWestSelector {
+		sel[k] = types.StringValue(v)
+	}
+	m.EastWestSelector = types.MapValueMust(types.StringType, sel)
+}
+
+// inferFromCluster sets the intent attributes from the objects an imported
+// mesh_cluster owns, so the first plan after import is empty when the
+// configuration matches the cluster.
+func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	clients, err := r.data.Clients.Get(m.Name.ValueString())
+	if err != nil {
+		diags.AddWarning("Import could not read the cluster", err.Error())
+		return diags
+	}
+	for _, e := range entriesOf(m.Objects) {
+		gvr := k8sschema.GroupVersionResource{}
+		switch e.Kind {
+		case "Gateway":
+			gvr = k8sschema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "gateways"}
+		case "PeerAuthentication":
+			gvr = k8sschema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}
+		case "AuthorizationPolicy":
+			m.DefaultDeny = types.BoolValue(true)
+			m.IstioNamespace = types.StringValue(e.Namespace)
+			continue
+		default:
+			continue
+		}
+		live, err := clients.Dynamic.Resource(gvr).Namespace(e.Namespace).Get(ctx, e.Name, metav1.GetOptions{})
+		if err != nil {
+			diags.AddWarning("Import could not read "+e.String(), err.Error())
+			continue
+		}
+		m.IstioNamespace = types.StringValue(e.Namespace)
+		switch e.Kind {
+		case "Gateway":
+			m.ExposeEastWest = types.BoolValue(true)
+			if sel, ok, _ := unstructured.NestedStringMap(live.Object, "spec", "selector"); ok {
+				v := map[string]attr.Value{}
+				for k, s := range sel {
+					v[k] = types.StringValue(s)
+				}
+				m.EastWestSelector = types.MapValueMust(types.StringType, v)
+			}
+			if servers, ok, _ := unstructured.NestedSlice(live.Object, "spec", "servers"); ok && len(servers) > 0 {
+				if s, ok := servers[0].(map[string]any); ok {
+					if hs, ok, _ := unstructured.NestedStringSlice(s, "hosts"); ok {
+						v := make([]attr.Value, len(hs))
+						for i, h := range hs {
+							v[i] = types.StringValue(h)
+						}
+						m.EastWestHosts = types.ListValueMust(types.StringType, v)
+					}
+				}
+			}
+		case "PeerAuthentication":
+			if mode, ok, _ := unstructured.NestedString(live.Object, "spec", "mtls", "mode"); ok {
+				m.MTLSMode = types.StringValue(mode)
+			} else {
+				diags.AddWarning("Import", fmt.Sprintf("%s has no mtls.mode", e))
+			}
+		}
+	}
+	return diags
+}

@@ -1,0 +1,271 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = &clusterResource{}
+	_ resource.ResourceWithModifyPlan  = &clusterResource{}
+	_ resource.ResourceWithImportState = &clusterResource{}
+)
+
+// NewClusterResource is mesh_cluster: a registered cluster joins the mesh.
+func NewClusterResource() resource.Resource { return &clusterResource{} }
+
+type clusterResource struct {
+	data *providerData
+}
+
+type clusterResourceModel struct {
+	ID                 types.String `tfsdk:"id"`
+	Name               types.String `tfsdk:"name"`
+	IstioNamespace     types.String `tfsdk:"istio_namespace"`
+	MTLSMode           types.String `tfsdk:"mtls_mode"`
+	DefaultDeny        types.Bool   `tfsdk:"default_deny"`
+	ExposeEastWest     types.Bool   `tfsdk:"expose_east_west"`
+	EastWestHosts      types.List   `tfsdk:"east_west_hosts"`
+	EastWestSelector   types.Map    `tfsdk:"east_west_selector"`
+	KubernetesVersion  types.String `tfsdk:"kubernetes_version"`
+	IstioCRDsInstalled types.Bool   `tfsdk:"istio_crds_installed"`
+	Objects            types.List   `tfsdk:"objects"`
+}
+
+func (r *clusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_cluster"
+}
+
+func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	hosts := make([]attr.Value, len(translate.DefaultEastWestHosts))
+	for i, h := range translate.DefaultEastWestHosts {
+		hosts[i] = types.StringValue(h)
+	}
+	selector := map[string]attr.Value{}
+	for k, v := range translate.DefaultEastWestSelector {
+		selector[k] = types.StringValue(v)
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A registered cluster joins the mesh: its mesh-wide bootstrap objects (east-west Gateway, mTLS mode, default deny) in its Istio root namespace. " +
+			"Its objects go to its own cluster only; destroying it removes them.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The cluster name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Key of the cluster in the provider's `clusters`.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{dnsLabelValidator{}},
+			},
+			"istio_namespace": schema.StringAttribute{
+				MarkdownDescription: "Istio root namespace of the cluster, where mesh-wide objects live. Default `istio-system`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(translate.DefaultIstioNS),
+				Validators:          []validator.String{dnsLabelValidator{}},
+			},
+			"mtls_mode": schema.StringAttribute{
+				MarkdownDescription: "Mesh-wide mutual TLS mode: a PeerAuthentication named `default` in the root namespace. One of `STRICT`, `PERMISSIVE`, `DISABLE`. Unset: no PeerAuthentication is managed.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.OneOf(translate.MTLSModes...)},
+			},
+			"default_deny": schema.BoolAttribute{
+				MarkdownDescription: "Deny every request that no `mesh_access_policy` allows: an empty ALLOW AuthorizationPolicy in the root namespace. Default `false`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"expose_east_west": schema.BoolAttribute{
+				MarkdownDescription: "Expose the cluster's services to other networks: a Gateway on the east-west gateway, port from the provider's `east_west_gateway.port` (default 15443), TLS `AUTO_PASSTHROUGH`. Default `false`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             booldefault.StaticBool(false),
+			},
+			"east_west_hosts": schema.ListAttribute{
+				MarkdownDescription: "Hosts the east-west Gateway passes through. Default `[\"*.local\", \"*.global\"]`: cluster-local services and global mesh hostnames.",
+				Optional:            true,
+				Computed:            true,
+				ElementType:         types.StringType,
+				Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, hosts)),
+			},
+			"east_west_selector": schema.MapAttribute{
+				MarkdownDescription: "Labels of the east-west gateway pods. Default `{ istio = \"eastwestgateway\" }`, as Istio's multi-network install deploys it.",
+				Optional:            true,
+				Computed:            true,
+				ElementType:         types.StringType,
+				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, selector)),
+				Validators:          []validator.Map{labelsValidator{}},
+			},
+			"kubernetes_version": schema.StringAttribute{
+				MarkdownDescription: "Kubernetes version the cluster reports.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"istio_crds_installed": schema.BoolAttribute{
+				MarkdownDescription: "Whether the cluster serves the Istio APIs the provider writes (networking.istio.io/v1 and security.istio.io/v1).",
+				Computed:            true,
+			},
+			"objects": objectsAttribute(),
+		},
+	}
+}
+
+func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
+	if data, ok := req.ProviderData.(*providerData); ok {
+		r.data = data
+	}
+}
+
+// spec is where mesh_cluster's attributes become translator intent.
+func (m *clusterResourceModel) spec() intentSpec {
+	hosts, _ := stringList(m.EastWestHosts)
+	selector, _ := stringMap(m.EastWestSelector)
+	in := translate.ClusterIntent{
+		Name:             m.Name.ValueString(),
+		IstioNamespace:   m.IstioNamespace.ValueString(),
+		MTLSMode:         m.MTLSMode.ValueString(),
+		DefaultDeny:      m.DefaultDeny.ValueBool(),
+		ExposeEastWest:   m.ExposeEastWest.ValueBool(),
+		EastWestHosts:    hosts,
+		EastWestSelector: selector,
+	}
+	return intentSpec{
+		Owner: engine.Owner{Kind: "cluster", Name: in.Name},
+		Kinds: []k8sGVK{
+			gvk(translate.NetworkingV1, "Gateway"),
+			gvk(translate.SecurityV1, "PeerAuthentication"),
+			gvk(translate.SecurityV1, "AuthorizationPolicy"),
+		},
+		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return translate.TranslateCluster(in, reg) },
+	}
+}
+
+func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan clusterResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !plan.knowable() {
+		return
+	}
+	objects, diags := planObjects(r.data, plan.spec())
+	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), objects)...)
+	if !plan.Name.IsUnknown() {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), plan.Name)...)
+	}
+}
+
+// knowable reports whether the configuration is known well enough to
+// translate; otherwise objects stay unknown in the plan.
+func (m *clusterResourceModel) knowable() bool {
+	return !anyUnknown(m.Name, m.IstioNamespace, m.MTLSMode, m.DefaultDeny, m.ExposeEastWest, m.EastWestHosts, m.EastWestSelector)
+}
+
+func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m clusterResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, diags := applyObjects(ctx, r.data, m.spec(), nil)
+	resp.Diagnostics.Append(diags...)
+	m.ID, m.Objects = m.Name, objects
+	r.probe(&m)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m clusterResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	importing := m.Objects.IsNull()
+	if importing {
+		m.importDefaults()
+	}
+	objects, diags := readObjects(ctx, r.data, m.spec(), entriesOf(m.Objects))
+	resp.Diagnostics.Append(diags...)
+	m.Objects = objects
+	if importing {
+		resp.Diagnostics.Append(r.inferFromCluster(ctx, &m)...)
+	}
+	r.probe(&m)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m, prior clusterResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, diags := applyObjects(ctx, r.data, m.spec(), entriesOf(prior.Objects))
+	resp.Diagnostics.Append(diags...)
+	m.ID, m.Objects = m.Name, objects
+	r.probe(&m)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m clusterResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	left, diags := deleteObjects(ctx, r.data, m.spec(), entriesOf(m.Objects))
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		m.Objects = left
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	}
+}
+
+func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+}
+
+// probe records the cluster's version and whether it serves Istio's APIs.
+// An unreachable cluster keeps what was known.
+func (r *clusterResource) probe(m *clusterResourceModel) {
+	if m.KubernetesVersion.IsUnknown() {
+		m.KubernetesVersion = types.StringValue("")
+	}
+	if m.IstioCRDsInstalled.IsUnknown() || m.IstioCRDsInstalled.IsNull() {
+		m.IstioCRDsInstalled = types.BoolValue(false)
+	}
+	clients, err := r.data.Clients.Get(m.Name.ValueString())
+	if err != nil {
+		return
+	}
+	info, err := kubeclient.Probe(clients)
+	if err != nil {
+		return
+	}
+	m.KubernetesVersion = types.StringValue(info.KubernetesVersion)
+	m.IstioCRDsInstalled = types.BoolValue(info.IstioInstalled())
+}

@@ -1,0 +1,242 @@
+package provider
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+// The objects attribute: the inventory of what an intent owns, one entry
+// per object, sorted by cluster, kind, namespace and name.
+
+var objectAttrTypes = map[string]attr.Type{
+	"cluster":     types.StringType,
+	"api_version": types.StringType,
+	"kind":        types.StringType,
+	"namespace":   types.StringType,
+	"name":        types.StringType,
+	"digest":      types.StringType,
+}
+
+var objectType = types.ObjectType{AttrTypes: objectAttrTypes}
+
+func objectsAttribute() schema.ListNestedAttribute {
+	str := func(d string) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: d, Computed: true}
+	}
+	return schema.ListNestedAttribute{
+		MarkdownDescription: "The Istio objects this intent owns, one entry per object and cluster. Planned from the translation without contacting any cluster; " +
+			"refreshed from the clusters, so objects deleted or changed out of band show up in the next plan. " +
+			"`digest` covers the fields this intent owns; a change by anyone else to those fields changes it.",
+		Computed: true,
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"cluster":     str("Cluster the object is in."),
+			"api_version": str("API version, e.g. `networking.istio.io/v1`."),
+			"kind":        str("Kind, e.g. `VirtualService`."),
+			"namespace":   str("Namespace."),
+			"name":        str("Name."),
+			"digest":      str("Digest of the fields this intent owns (unknown until apply when the content depends on values known only then)."),
+		}},
+	}
+}
+
+// intentSpec is what a resource hands to the shared lifecycle: who owns the
+// objects, which kinds it may emit, and how to translate it.
+type intentSpec struct {
+	Owner     engine.Owner
+	Kinds     []k8sschema.GroupVersionKind
+	Translate func(reg *translate.Registry) ([]translate.Object, error)
+}
+
+func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
+	return k8sschema.FromAPIVersionAndKind(apiVersion, kind)
+}
+
+// planObjects computes the planned objects attribute, contacting no
+// cluster. Translation errors become attribute errors.
+func planObjects(data *providerData, spec intentSpec) (types.List, diag.Diagnostics) {
+	if data == nil || data.RegistryUnknown {
+		return types.ListUnknown(objectType), nil
+	}
+	objs, err := spec.Translate(data.Registry)
+	if errors.Is(err, translate.ErrUnknownPlacement) {
+		return types.ListUnknown(objectType), nil
+	}
+	if err != nil {
+		return types.ListUnknown(objectType), translateDiagnostics(err)
+	}
+	desired, err := engine.Plan(spec.Owner, objs)
+	if err != nil {
+		var d diag.Diagnostics
+		d.AddError("Rendering objects", err.Error())
+		return types.ListUnknown(objectType), d
+	}
+	return entriesValue(engine.Entries(desired))
+}
+
+// applyObjects translates (all values are known at apply), applies and
+// prunes, and returns the inventory of what exists afterwards, also on
+// failure.
+func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	objs, err := spec.Translate(data.Registry)
+	if err != nil {
+		diags.Append(translateDiagnostics(err)...)
+		l, d := entriesValue(prior)
+		return l, append(diags, d...)
+	}
+	desired, err := engine.Plan(spec.Owner, objs)
+	if err != nil {
+		diags.AddError("Rendering objects", err.Error())
+		l, d := entriesValue(prior)
+		return l, append(diags, d...)
+	}
+	entries, err := data.Engine.Apply(ctx, spec.Owner, desired, prior)
+	diags.Append(engineDiagnostics(err, diag.SeverityError)...)
+	l, d := entriesValue(entries)
+	return l, append(diags, d...)
+}
+
+// readObjects refreshes the inventory from the clusters the intent targets
+// and the clusters it already has objects in. Unreachable clusters keep
+// their entries and warn.
+func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
+	var clusters []string
+	if objs, err := spec.Translate(data.Registry); err == nil {
+		seen := map[string]bool{}
+		for _, o := range objs {
+			if !seen[o.Cluster] {
+				seen[o.Cluster] = true
+				clusters = append(clusters, o.Cluster)
+			}
+		}
+	}
+	entries, errs := data.Engine.Read(ctx, spec.Owner, spec.Kinds, clusters, prior)
+	diags := engineDiagnostics(errs.Err(), diag.SeverityWarning)
+	l, d := entriesValue(entries)
+	return l, append(diags, d...)
+}
+
+// deleteObjects removes every owned object.
+func deleteObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
+	left, err := data.Engine.Delete(ctx, spec.Owner, prior)
+	diags := engineDiagnostics(err, diag.SeverityError)
+	l, d := entriesValue(left)
+	return l, append(diags, d...)
+}
+
+func entriesValue(es []engine.Entry) (types.List, diag.Diagnostics) {
+	elems := make([]attr.Value, 0, len(es))
+	var diags diag.Diagnostics
+	for _, e := range es {
+		digest := types.StringValue(e.Digest)
+		if e.Digest == "" {
+			digest = types.StringUnknown()
+		}
+		o, d := types.ObjectValue(objectAttrTypes, map[string]attr.Value{
+			"cluster":     types.StringValue(e.Cluster),
+			"api_version": types.StringValue(e.APIVersion),
+			"kind":        types.StringValue(e.Kind),
+			"namespace":   types.StringValue(e.Namespace),
+			"name":        types.StringValue(e.Name),
+			"digest":      digest,
+		})
+		diags.Append(d...)
+		elems = append(elems, o)
+	}
+	l, d := types.ListValue(objectType, elems)
+	diags.Append(d...)
+	return l, diags
+}
+
+func entriesOf(l types.List) []engine.Entry {
+	if l.IsNull() || l.IsUnknown() {
+		return nil
+	}
+	var out []engine.Entry
+	for _, v := range l.Elements() {
+		o, ok := v.(types.Object)
+		if !ok {
+			continue
+		}
+		a := o.Attributes()
+		s := func(k string) string {
+			if sv, ok := a[k].(types.String); ok {
+				return sv.ValueString()
+			}
+			return ""
+		}
+		out = append(out, engine.Entry{Cluster: s("cluster"), APIVersion: s("api_version"), Kind: s("kind"),
+			Namespace: s("namespace"), Name: s("name"), Digest: s("digest")})
+	}
+	return out
+}
+
+// translateDiagnostics ties each translation error to its attribute.
+func translateDiagnostics(err error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var list translate.Errors
+	var one *translate.Error
+	switch {
+	case errors.As(err, &list):
+	case errors.As(err, &one):
+		list = translate.Errors{one}
+	default:
+		diags.AddError("Translation failed", err.Error())
+		return diags
+	}
+	for _, e := range list {
+		if len(e.Path) == 0 {
+			diags.AddError(e.Summary, e.Detail)
+			continue
+		}
+		diags.AddAttributeError(attrPath(e.Path), e.Summary, e.Detail)
+	}
+	return diags
+}
+
+func attrPath(p translate.Path) path.Path {
+	var out path.Path
+	for i, s := range p {
+		switch {
+		case s.Index != nil:
+			out = out.AtListIndex(*s.Index)
+		case s.Key != nil:
+			out = out.AtMapKey(*s.Key)
+		case i == 0:
+			out = path.Root(s.Attr)
+		default:
+			out = out.AtName(s.Attr)
+		}
+	}
+	return out
+}
+
+// engineDiagnostics turns engine errors into one diagnostic each.
+func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if err == nil {
+		return diags
+	}
+	var list engine.Errors
+	if !errors.As(err, &list) {
+		list = engine.Errors{{Summary: "Mesh operation failed", Detail: err.Error()}}
+	}
+	for _, e := range list {
+		if severity == diag.SeverityWarning {
+			diags.AddWarning(e.Summary, e.Detail+" The previous inventory of this cluster is kept.")
+		} else {
+			diags.AddError(e.Summary, e.Detail)
+		}
+	}
+	return diags
+}

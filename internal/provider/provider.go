@@ -1,0 +1,214 @@
+// Package provider is the Terraform face of the mesh provider: schemas,
+// configuration, and resources whose CRUD methods read the model, call the
+// translator and the engine, and set state.
+package provider
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+var (
+	_ provider.Provider                   = &meshProvider{}
+	_ provider.ProviderWithValidateConfig = &meshProvider{}
+)
+
+// New returns the provider factory for providerserver.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &meshProvider{version: version} }
+}
+
+type meshProvider struct {
+	version string
+}
+
+type providerModel struct {
+	Clusters       types.Map    `tfsdk:"clusters"`
+	FieldManager   types.String `tfsdk:"field_manager"`
+	ForceConflicts types.Bool   `tfsdk:"force_conflicts"`
+	RequestTimeout types.String `tfsdk:"request_timeout"`
+}
+
+// providerData is what Configure hands to every resource and data source.
+type providerData struct {
+	// Registry is the topology the translator needs; its values may be
+	// translate.Unknown placeholders at plan time.
+	Registry *translate.Registry
+	// RegistryUnknown is set when even the set of clusters is not known.
+	RegistryUnknown bool
+	Clients         *kubeclient.Set
+	Engine          *engine.Engine
+}
+
+func (p *meshProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "mesh"
+	resp.Version = p.version
+}
+
+func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Turns multi-cluster service-mesh intent into Istio configuration on every registered cluster. " +
+			"The provider block is the cluster registry: how to reach each cluster (evaluated on every run, never stored in state) " +
+			"and the topology facts the translator needs.",
+		Attributes: map[string]schema.Attribute{
+			"clusters": schema.MapNestedAttribute{
+				MarkdownDescription: "The clusters of the mesh, keyed by name. The name is how every resource refers to a cluster; it must be a DNS label.",
+				Required:            true,
+				NestedObject:        schema.NestedAttributeObject{Attributes: clusterAttributes()},
+			},
+			"field_manager": schema.StringAttribute{
+				MarkdownDescription: "Base name of the server-side-apply field managers. Each intent applies as `<field_manager>/<kind>.<name>`. Default `terraform-provider-mesh`.",
+				Optional:            true,
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 80)},
+			},
+			"force_conflicts": schema.BoolAttribute{
+				MarkdownDescription: "Take ownership of fields that another field manager applied. Default `false`: such a conflict fails the apply with an error naming the object, fields and manager.",
+				Optional:            true,
+			},
+			"request_timeout": schema.StringAttribute{
+				MarkdownDescription: "Timeout of each request to a cluster, as a Go duration (`30s`, `2m`). Default `30s`.",
+				Optional:            true,
+				Validators:          []validator.String{durationValidator{}},
+			},
+		},
+	}
+}
+
+func clusterAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"kubernetes": schema.SingleNestedAttribute{
+			MarkdownDescription: "How to reach the cluster's API server. Same attribute names as the kubernetes provider. Use `config_path` (and `config_context`), or `host` with a token, client certificate or `exec` plugin.",
+			Required:            true,
+			Attributes:          kubernetesAttributes(),
+		},
+		"network": schema.StringAttribute{
+			MarkdownDescription: "Istio network name of the cluster (`topology.istio.io/network`). Clusters on different networks reach each other through east-west gateways.",
+			Optional:            true,
+		},
+		"region": schema.StringAttribute{
+			MarkdownDescription: "Region of the cluster, used for locality-aware routing and failover.",
+			Optional:            true,
+		},
+		"zone": schema.StringAttribute{
+			MarkdownDescription: "Zone of the cluster, used for locality-aware routing.",
+			Optional:            true,
+		},
+		"trust_domain": schema.StringAttribute{
+			MarkdownDescription: "SPIFFE trust domain of the cluster's workloads. Access policies build principals `<trust_domain>/ns/<namespace>/sa/<service_account>` from it. Default `cluster.local`.",
+			Optional:            true,
+			Validators:          []validator.String{trustDomainValidator{}},
+		},
+		"labels": schema.MapAttribute{
+			MarkdownDescription: "Labels of the cluster, matched by `cluster_selector` in placements. Keys and values follow Kubernetes label syntax.",
+			Optional:            true,
+			ElementType:         types.StringType,
+			Validators:          []validator.Map{labelsValidator{}},
+		},
+		"east_west_gateway": schema.SingleNestedAttribute{
+			MarkdownDescription: "The cluster's east-west gateway as other networks reach it. Needed when the cluster backs a virtual destination used from another network.",
+			Optional:            true,
+			Attributes: map[string]schema.Attribute{
+				"address": schema.StringAttribute{
+					MarkdownDescription: "IP address or hostname of the gateway.",
+					Required:            true,
+					Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+				},
+				"port": schema.Int64Attribute{
+					MarkdownDescription: "mTLS port of the gateway. Default `15443`.",
+					Optional:            true,
+					Validators:          []validator.Int64{int64validator.Between(1, 65535)},
+				},
+			},
+		},
+	}
+}
+
+func kubernetesAttributes() map[string]schema.Attribute {
+	str := func(desc string, sensitive bool, v ...validator.String) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Sensitive: sensitive, Validators: v}
+	}
+	return map[string]schema.Attribute{
+		"config_path":            str("Path to a kubeconfig file. `~` is expanded.", false),
+		"config_context":         str("Context to use from `config_path`. Default: the file's current context.", false),
+		"host":                   str("URL of the API server, e.g. `https://203.0.113.1:6443`. Overrides the kubeconfig's server.", false, urlValidator{schemes: []string{"https", "http"}}),
+		"token":                  str("Bearer token.", true),
+		"cluster_ca_certificate": str("PEM-encoded CA bundle that signs the API server's certificate.", false, pemValidator{}),
+		"client_certificate":     str("PEM-encoded client certificate.", false, pemValidator{}),
+		"client_key":             str("PEM-encoded client key.", true, pemValidator{}),
+		"insecure":               schema.BoolAttribute{MarkdownDescription: "Skip verification of the API server's certificate. Only for tests.", Optional: true},
+		"tls_server_name":        str("Server name to verify the API server's certificate against.", false),
+		"proxy_url":              str("URL of a proxy to reach the API server through (http, https or socks5).", false, urlValidator{schemes: []string{"http", "https", "socks5"}}),
+		"exec": schema.SingleNestedAttribute{
+			MarkdownDescription: "Exec credential plugin (as in a kubeconfig user), e.g. `aws eks get-token` or `gke-gcloud-auth-plugin`. Runs on every apply; its output is never stored.",
+			Optional:            true,
+			Attributes: map[string]schema.Attribute{
+				"api_version": schema.StringAttribute{
+					MarkdownDescription: "API version of the ExecCredential the plugin prints: `client.authentication.k8s.io/v1` or `client.authentication.k8s.io/v1beta1`.",
+					Required:            true,
+					Validators:          []validator.String{stringvalidator.OneOf("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")},
+				},
+				"command": schema.StringAttribute{MarkdownDescription: "Command to run.", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+				"args":    schema.ListAttribute{MarkdownDescription: "Arguments.", Optional: true, ElementType: types.StringType},
+				"env":     schema.MapAttribute{MarkdownDescription: "Environment variables to set for the command.", Optional: true, ElementType: types.StringType, Sensitive: true},
+			},
+		},
+	}
+}
+
+func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var m providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	reg, conns, unknown, diags := buildRegistry(ctx, m)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout := kubeclient.DefaultTimeout
+	if d, err := time.ParseDuration(m.RequestTimeout.ValueString()); err == nil && d > 0 {
+		timeout = d
+	}
+	clients := kubeclient.NewSet(conns, timeout)
+	data := &providerData{
+		Registry:        reg,
+		RegistryUnknown: unknown,
+		Clients:         clients,
+		Engine: &engine.Engine{
+			Clients:        clients,
+			FieldManager:   m.FieldManager.ValueString(),
+			ForceConflicts: m.ForceConflicts.ValueBool(),
+		},
+	}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+func (p *meshProvider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewClusterResource,
+	}
+}
+
+func (p *meshProvider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		NewClustersDataSource,
+	}
+}
+
+var clustersPath = path.Root("clusters")

@@ -1,0 +1,81 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ValidateConfig checks what single-attribute validators cannot: how the
+// attributes of one cluster fit together. Values not known yet (a cluster
+// created in the same apply) are skipped, never rejected.
+func (p *meshProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	var m providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.Clusters.IsNull() || m.Clusters.IsUnknown() {
+		return
+	}
+	if len(m.Clusters.Elements()) == 0 {
+		addAttrError(&resp.Diagnostics, clustersPath, "No clusters",
+			"The provider needs at least one cluster in clusters, e.g. clusters = { east = { kubernetes = { config_path = \"~/.kube/config\", config_context = \"east\" } } }.")
+		return
+	}
+	known, _, diags := clusterModels(ctx, m.Clusters)
+	resp.Diagnostics.Append(diags...)
+	for name, c := range known {
+		at := clustersPath.AtMapKey(name)
+		if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+			addAttrError(&resp.Diagnostics, at, "Invalid cluster name",
+				fmt.Sprintf("Cluster name %q must be a DNS label (lowercase letters, digits and '-', at most 63 characters): it becomes part of labels and object names. %s.", name, strings.Join(errs, "; ")))
+		}
+		validateConnection(ctx, c, at.AtName("kubernetes"), &resp.Diagnostics)
+	}
+}
+
+func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags *diag.Diagnostics) {
+	if c.Kubernetes.IsNull() || c.Kubernetes.IsUnknown() {
+		return
+	}
+	var k kubernetesModel
+	diags.Append(c.Kubernetes.As(ctx, &k, basetypes.ObjectAsOptions{})...)
+	set := func(v interface {
+		IsNull() bool
+		IsUnknown() bool
+	}) bool {
+		return !v.IsNull()
+	}
+	if !set(k.ConfigPath) && !set(k.Host) {
+		addAttrError(diags, at, "No way to connect",
+			"Set config_path (a kubeconfig file, optionally with config_context), or host with credentials (token, client_certificate and client_key, or exec).")
+	}
+	if set(k.ConfigContext) && !set(k.ConfigPath) {
+		addAttrError(diags, at.AtName("config_context"), "Context without kubeconfig",
+			"config_context selects a context of the file in config_path; set config_path too.")
+	}
+	if set(k.Exec) && set(k.Token) {
+		addAttrError(diags, at.AtName("exec"), "Contradictory credentials",
+			"Both token and exec are set, and only one can authenticate the requests. Remove token to use the exec plugin, or remove exec.")
+	}
+	if set(k.ClientCertificate) != set(k.ClientKey) {
+		missing := "client_key"
+		if !set(k.ClientCertificate) {
+			missing = "client_certificate"
+		}
+		addAttrError(diags, at.AtName(missing), "Incomplete client certificate",
+			"client_certificate and client_key go together: set both, or neither.")
+	}
+	if k.Insecure.ValueBool() && set(k.ClusterCACertificate) {
+		addAttrError(diags, at.AtName("insecure"), "Contradictory TLS settings",
+			"insecure = true skips verifying the server, so cluster_ca_certificate would be ignored. Remove one of them (prefer keeping the CA).")
+	}
+	if set(k.Host) && !set(k.ConfigPath) && !set(k.Token) && !set(k.Exec) && !set(k.ClientCertificate) {
+		addAttrError(diags, at.AtName("host"), "No credentials",
+			"host is set without credentials. Add token, client_certificate and client_key, or exec (or use config_path).")
+	}
+}

@@ -1,0 +1,211 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+type clusterModel struct {
+	Kubernetes      types.Object `tfsdk:"kubernetes"`
+	Network         types.String `tfsdk:"network"`
+	Region          types.String `tfsdk:"region"`
+	Zone            types.String `tfsdk:"zone"`
+	TrustDomain     types.String `tfsdk:"trust_domain"`
+	Labels          types.Map    `tfsdk:"labels"`
+	EastWestGateway types.Object `tfsdk:"east_west_gateway"`
+}
+
+type kubernetesModel struct {
+	ConfigPath           types.String `tfsdk:"config_path"`
+	ConfigContext        types.String `tfsdk:"config_context"`
+	Host                 types.String `tfsdk:"host"`
+	Token                types.String `tfsdk:"token"`
+	ClusterCACertificate types.String `tfsdk:"cluster_ca_certificate"`
+	ClientCertificate    types.String `tfsdk:"client_certificate"`
+	ClientKey            types.String `tfsdk:"client_key"`
+	Insecure             types.Bool   `tfsdk:"insecure"`
+	TLSServerName        types.String `tfsdk:"tls_server_name"`
+	ProxyURL             types.String `tfsdk:"proxy_url"`
+	Exec                 types.Object `tfsdk:"exec"`
+}
+
+type execModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Command    types.String `tfsdk:"command"`
+	Args       types.List   `tfsdk:"args"`
+	Env        types.Map    `tfsdk:"env"`
+}
+
+type gatewayModel struct {
+	Address types.String `tfsdk:"address"`
+	Port    types.Int64  `tfsdk:"port"`
+}
+
+// clusterModels decodes the clusters map; clusters whose whole object is
+// unknown come back in unknownNames.
+func clusterModels(ctx context.Context, clusters types.Map) (known map[string]clusterModel, unknownNames []string, diags diag.Diagnostics) {
+	known = map[string]clusterModel{}
+	for name, v := range clusters.Elements() {
+		obj, ok := v.(types.Object)
+		if !ok || obj.IsUnknown() {
+			unknownNames = append(unknownNames, name)
+			continue
+		}
+		var c clusterModel
+		diags.Append(obj.As(ctx, &c, basetypes.ObjectAsOptions{})...)
+		known[name] = c
+	}
+	return known, unknownNames, diags
+}
+
+// buildRegistry turns the provider configuration into the translator's
+// registry and the clients' connections. Values not known yet become
+// translate.Unknown placeholders, so planning never needs them.
+func buildRegistry(ctx context.Context, m providerModel) (*translate.Registry, map[string]kubeclient.Connection, bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if m.Clusters.IsUnknown() {
+		return translate.NewRegistry(), nil, true, diags
+	}
+	known, unknownNames, d := clusterModels(ctx, m.Clusters)
+	diags.Append(d...)
+	var clusters []translate.Cluster
+	conns := map[string]kubeclient.Connection{}
+	for _, name := range unknownNames {
+		clusters = append(clusters, translate.Cluster{
+			Name: name, Network: unknownFact(name, "network"), Region: unknownFact(name, "region"),
+			Zone: unknownFact(name, "zone"), TrustDomain: unknownFact(name, "trust_domain"), LabelsUnknown: true,
+			EastWestGateway: &translate.Gateway{Address: unknownFact(name, "east_west_gateway"), PortUnknown: true},
+		})
+		conns[name] = kubeclient.Connection{Unknown: true}
+	}
+	for name, c := range known {
+		tc := translate.Cluster{
+			Name:        name,
+			Network:     fact(c.Network, name, "network"),
+			Region:      fact(c.Region, name, "region"),
+			Zone:        fact(c.Zone, name, "zone"),
+			TrustDomain: fact(c.TrustDomain, name, "trust_domain"),
+		}
+		tc.Labels, tc.LabelsUnknown = stringMap(c.Labels)
+		tc.EastWestGateway = gatewayOf(ctx, c.EastWestGateway, name, &diags)
+		clusters = append(clusters, tc)
+		conns[name] = connectionOf(ctx, c.Kubernetes, &diags)
+	}
+	return translate.NewRegistry(clusters...), conns, false, diags
+}
+
+func unknownFact(cluster, attr string) string {
+	return translate.Unknown(fmt.Sprintf("clusters[%q].%s", cluster, attr))
+}
+
+func fact(v types.String, cluster, attr string) string {
+	if v.IsUnknown() {
+		return unknownFact(cluster, attr)
+	}
+	return v.ValueString()
+}
+
+// stringMap returns a map's values, and whether any of them is unknown.
+func stringMap(m types.Map) (map[string]string, bool) {
+	if m.IsUnknown() {
+		return nil, true
+	}
+	out := map[string]string{}
+	for k, v := range m.Elements() {
+		s, ok := v.(types.String)
+		if !ok || s.IsUnknown() {
+			return nil, true
+		}
+		out[k] = s.ValueString()
+	}
+	return out, false
+}
+
+func stringList(l types.List) ([]string, bool) {
+	if l.IsUnknown() {
+		return nil, true
+	}
+	var out []string
+	for _, v := range l.Elements() {
+		s, ok := v.(types.String)
+		if !ok || s.IsUnknown() {
+			return nil, true
+		}
+		out = append(out, s.ValueString())
+	}
+	return out, false
+}
+
+func gatewayOf(ctx context.Context, o types.Object, cluster string, diags *diag.Diagnostics) *translate.Gateway {
+	if o.IsNull() {
+		return nil
+	}
+	if o.IsUnknown() {
+		return &translate.Gateway{Address: unknownFact(cluster, "east_west_gateway.address"), PortUnknown: true}
+	}
+	var g gatewayModel
+	diags.Append(o.As(ctx, &g, basetypes.ObjectAsOptions{})...)
+	out := &translate.Gateway{Address: fact(g.Address, cluster, "east_west_gateway.address"), Port: translate.DefaultEastWestPort}
+	switch {
+	case g.Port.IsUnknown():
+		out.PortUnknown = true
+	case !g.Port.IsNull():
+		out.Port = uint32(g.Port.ValueInt64())
+	}
+	return out
+}
+
+// connectionOf reads the kubernetes block. Any unknown value makes the
+// whole connection unknown: a half-known connection could reach the wrong
+// cluster.
+func connectionOf(ctx context.Context, o types.Object, diags *diag.Diagnostics) kubeclient.Connection {
+	if o.IsUnknown() || o.IsNull() {
+		return kubeclient.Connection{Unknown: true}
+	}
+	var k kubernetesModel
+	diags.Append(o.As(ctx, &k, basetypes.ObjectAsOptions{})...)
+	if anyUnknown(k.ConfigPath, k.ConfigContext, k.Host, k.Token, k.ClusterCACertificate, k.ClientCertificate,
+		k.ClientKey, k.Insecure, k.TLSServerName, k.ProxyURL, k.Exec) {
+		return kubeclient.Connection{Unknown: true}
+	}
+	conn := kubeclient.Connection{
+		ConfigPath:           k.ConfigPath.ValueString(),
+		ConfigContext:        k.ConfigContext.ValueString(),
+		Host:                 k.Host.ValueString(),
+		Token:                k.Token.ValueString(),
+		ClusterCACertificate: k.ClusterCACertificate.ValueString(),
+		ClientCertificate:    k.ClientCertificate.ValueString(),
+		ClientKey:            k.ClientKey.ValueString(),
+		Insecure:             k.Insecure.ValueBool(),
+		TLSServerName:        k.TLSServerName.ValueString(),
+		ProxyURL:             k.ProxyURL.ValueString(),
+	}
+	if !k.Exec.IsNull() {
+		var e execModel
+		diags.Append(k.Exec.As(ctx, &e, basetypes.ObjectAsOptions{})...)
+		args, argsUnknown := stringList(e.Args)
+		env, envUnknown := stringMap(e.Env)
+		if argsUnknown || envUnknown || anyUnknown(e.APIVersion, e.Command) {
+			return kubeclient.Connection{Unknown: true}
+		}
+		conn.Exec = &kubeclient.Exec{APIVersion: e.APIVersion.ValueString(), Command: e.Command.ValueString(), Args: args, Env: env}
+	}
+	return conn
+}
+
+func anyUnknown(vs ...attr.Value) bool {
+	for _, v := range vs {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,153 @@
+package provider
+
+import (
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// durationValidator accepts Go durations ("500ms", "2s", "1m30s").
+type durationValidator struct{}
+
+func (durationValidator) Description(context.Context) string {
+	return "must be a duration such as 500ms, 2s or 1m"
+}
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	d, err := time.ParseDuration(req.ConfigValue.ValueString())
+	if err != nil || d <= 0 {
+		addAttrError(&resp.Diagnostics, req.Path, "Invalid duration",
+			fmt.Sprintf("%q is not a positive duration. Use a number with a unit, such as 500ms, 2s or 1m.", req.ConfigValue.ValueString()))
+	}
+}
+
+// urlValidator accepts absolute URLs with one of the given schemes.
+type urlValidator struct{ schemes []string }
+
+func (v urlValidator) Description(context.Context) string {
+	return "must be an absolute URL (" + strings.Join(v.schemes, ", ") + ")"
+}
+func (v urlValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v urlValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	u, err := url.Parse(req.ConfigValue.ValueString())
+	if err == nil && u.Host != "" {
+		for _, s := range v.schemes {
+			if u.Scheme == s {
+				return
+			}
+		}
+	}
+	addAttrError(&resp.Diagnostics, req.Path, "Invalid URL",
+		fmt.Sprintf("%q is not an absolute URL with scheme %s, e.g. %s://example.com:6443.", req.ConfigValue.ValueString(), strings.Join(v.schemes, " or "), v.schemes[0]))
+}
+
+// pemValidator accepts PEM data; the value is never echoed back, since it
+// may be a key.
+type pemValidator struct{}
+
+func (pemValidator) Description(context.Context) string { return "must be PEM-encoded" }
+func (v pemValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (pemValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if block, _ := pem.Decode([]byte(req.ConfigValue.ValueString())); block == nil {
+		addAttrError(&resp.Diagnostics, req.Path, "Invalid PEM data",
+			"The value is not PEM-encoded (it must contain a -----BEGIN ...----- block). Pass the file's contents, e.g. file(\"ca.crt\"), or base64decode() a kubeconfig's *-data field.")
+	}
+}
+
+// trustDomainValidator accepts SPIFFE trust domain names.
+type trustDomainValidator struct{}
+
+func (trustDomainValidator) Description(context.Context) string {
+	return "must be a SPIFFE trust domain: lowercase letters, digits, dots, dashes and underscores"
+}
+func (v trustDomainValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (trustDomainValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	td := req.ConfigValue.ValueString()
+	ok := td != "" && len(td) <= 255
+	for _, r := range td {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			ok = false
+		}
+	}
+	if !ok {
+		addAttrError(&resp.Diagnostics, req.Path, "Invalid trust domain",
+			fmt.Sprintf("%q is not a SPIFFE trust domain. Use lowercase letters, digits, '.', '-' and '_' only, without spiffe:// or a path, e.g. east.mesh.", td))
+	}
+}
+
+// labelsValidator checks Kubernetes label syntax of keys and values.
+type labelsValidator struct{}
+
+func (labelsValidator) Description(context.Context) string {
+	return "keys and values must be valid Kubernetes labels"
+}
+func (v labelsValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (labelsValidator) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	for k, v := range req.ConfigValue.Elements() {
+		at := req.Path.AtMapKey(k)
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			addAttrError(&resp.Diagnostics, at, "Invalid label key",
+				fmt.Sprintf("Label key %q is not valid: %s.", k, strings.Join(errs, "; ")))
+		}
+		s, ok := v.(types.String)
+		if !ok || s.IsUnknown() || s.IsNull() {
+			continue
+		}
+		if errs := validation.IsValidLabelValue(s.ValueString()); len(errs) > 0 {
+			addAttrError(&resp.Diagnostics, at, "Invalid label value",
+				fmt.Sprintf("Label value %q is not valid: %s.", s.ValueString(), strings.Join(errs, "; ")))
+		}
+	}
+}
+
+// dnsLabelValidator accepts RFC 1123 labels: names that become parts of
+// Kubernetes object names.
+type dnsLabelValidator struct{}
+
+func (dnsLabelValidator) Description(context.Context) string {
+	return "must be a DNS label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
+}
+func (v dnsLabelValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v dnsLabelValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if errs := validation.IsDNS1123Label(req.ConfigValue.ValueString()); len(errs) > 0 {
+		addAttrError(&resp.Diagnostics, req.Path, "Invalid name",
+			fmt.Sprintf("%q %s.", req.ConfigValue.ValueString(), v.Description(ctx)))
+	}
+}
+
+// addAttrError adds an error tied to an attribute whose text also names the
+// attribute, so it reads well in CI logs where the source snippet is cut.
+func addAttrError(d *diag.Diagnostics, p path.Path, summary, detail string) {
+	d.AddAttributeError(p, summary, "Attribute "+p.String()+": "+detail)
+}
