@@ -206,7 +206,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if importing {
 		m.importDefaults()
 	}
-	objects, diags := readObjects(ctx, r.data, m.spec(), entriesOf(m.Objects))
+	objects, diags := readObjects(ctx, r.data, m.spec(), entriesOf(m.Objects), importing)
 	resp.Diagnostics.Append(diags...)
 	m.Objects = objects
 	if importing {

@@ -291,7 +291,7 @@ spec:
 		},
 		Steps: []resource.TestStep{{
 			Config:      providerConfig(t, "") + meshClusterConfig("onprem", `  mtls_mode = "STRICT"`),
-			ExpectError: regexp.MustCompile(`PeerAuthentication istio-system/default in cluster onprem already exists and was not created by[\s\S]*terraform-provider-mesh`),
+			ExpectError: regexp.MustCompile(`PeerAuthentication istio-system/default in cluster onprem already exists\s+and\s+was\s+not\s+created\s+by\s+terraform-provider-mesh`),
 		}},
 	})
 }

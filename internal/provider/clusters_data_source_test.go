@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
-const clustersDataSource = `
+const clustersDataSourceHCL = `
 data "mesh_clusters" "all" {}
 `
 
@@ -50,7 +50,7 @@ func TestAccClustersDataSource_kubeconfigContexts(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:            providerConfig(t, "") + clustersDataSource,
+			Config:            providerConfig(t, "") + clustersDataSourceHCL,
 			ConfigStateChecks: checkAllReachable(),
 			Check:             checkIstioKinds(),
 		}},
@@ -74,7 +74,7 @@ func TestAccClustersDataSource_inlineHostTokenCA(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:            providerConfigWith(t, "", inline) + clustersDataSource,
+			Config:            providerConfigWith(t, "", inline) + clustersDataSourceHCL,
 			ConfigStateChecks: checkAllReachable(),
 			Check:             checkIstioKinds(),
 		}},
@@ -108,7 +108,7 @@ func TestAccClustersDataSource_execPlugin(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:            providerConfigWith(t, "", withExec) + clustersDataSource,
+			Config:            providerConfigWith(t, "", withExec) + clustersDataSourceHCL,
 			ConfigStateChecks: checkAllReachable(),
 			Check:             checkIstioKinds(),
 		}},
@@ -130,7 +130,7 @@ func TestAccClustersDataSource_clusterDown(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: providerConfig(t, `request_timeout = "5s"`) + clustersDataSource,
+			Config: providerConfig(t, `request_timeout = "5s"`) + clustersDataSourceHCL,
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("data.mesh_clusters.all", tfjsonpath.New("clusters").AtSliceIndex(0).AtMapKey("reachable"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue("data.mesh_clusters.all", tfjsonpath.New("clusters").AtSliceIndex(1).AtMapKey("name"), knownvalue.StringExact("onprem")),

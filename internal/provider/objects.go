@@ -109,9 +109,13 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 // readObjects refreshes the inventory from the clusters the intent targets
 // and the clusters it already has objects in. Unreachable clusters keep
 // their entries and warn.
-func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
+//
+// An import has no prior inventory, so it looks in every registered cluster.
+func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry, importing bool) (types.List, diag.Diagnostics) {
 	var clusters []string
-	if objs, err := spec.Translate(data.Registry); err == nil {
+	if importing {
+		clusters = data.Registry.Names()
+	} else if objs, err := spec.Translate(data.Registry); err == nil {
 		seen := map[string]bool{}
 		for _, o := range objs {
 			if !seen[o.Cluster] {

@@ -28,7 +28,7 @@ func TestProviderConfigValidation(t *testing.T) {
 		{"gateway port out of range", `kubernetes = {
         ` + good + `
       }
-      east_west_gateway = { address = "203.0.113.1", port = 70000 }`, "", `clusters\["east"\]\.east_west_gateway\.port[\s\S]*between 1 and 65535`},
+      east_west_gateway = { address = "203.0.113.1", port = 70000 }`, "", `clusters\["east"\]\.east_west_gateway\.port[\s\S]*between 1 and\s+65535`},
 		{"invalid label key", `kubernetes = {
         ` + good + `
       }

@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const manager = "terraform-provider-mesh/cluster.east"
+
+func desiredGateway() map[string]any {
+	return map[string]any{
+		"apiVersion": "networking.istio.io/v1",
+		"kind":       "Gateway",
+		"metadata": map[string]any{
+			"name": "mesh-cross-network", "namespace": "istio-system",
+			"labels": map[string]any{LabelManagedBy: ManagedByValue, LabelOwnerKind: "cluster", LabelOwnerName: "east"},
+		},
+		"spec": map[string]any{
+			"selector": map[string]any{"istio": "eastwestgateway"},
+			"servers":  []any{map[string]any{"hosts": []any{"*.local"}, "port": map[string]any{"number": 15443, "name": "tls", "protocol": "TLS"}}},
+		},
+	}
+}
+
+// ourFields is what the API server records for our apply of
+// desiredGateway: labels and spec fields, lists atomic.
+const ourFields = `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/managed-by":{},"f:mesh-intent.io/owner-kind":{},"f:mesh-intent.io/owner-name":{}}},` +
+	`"f:spec":{"f:selector":{"f:istio":{}},"f:servers":{}}}`
+
+// liveGateway is desiredGateway as the server returns it: server fields,
+// our managed fields, and a label another manager added.
+func liveGateway(t *testing.T, mutate func(map[string]any)) *unstructured.Unstructured {
+	t.Helper()
+	raw, _ := json.Marshal(desiredGateway())
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	meta := m["metadata"].(map[string]any)
+	meta["uid"] = "1234"
+	meta["resourceVersion"] = "42"
+	meta["generation"] = int64(1)
+	meta["creationTimestamp"] = "2026-01-01T00:00:00Z"
+	meta["labels"].(map[string]any)["team"] = "net"
+	if mutate != nil {
+		mutate(m)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(ourFields)}},
+		{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:team":{}}}}`)}},
+	})
+	return u
+}
+
+func TestLiveDigestMatchesDesired(t *testing.T) {
+	want, err := desiredDigest(desiredGateway())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := liveDigest(liveGateway(t, nil), manager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("an untouched object must digest like what we applied: live %s, desired %s", got, want)
+	}
+	if len(want) != digestLen {
+		t.Fatalf("digest %q has length %d", want, len(want))
+	}
+}
+
+func TestLiveDigestSeesOwnedFieldChange(t *testing.T) {
+	want, _ := desiredDigest(desiredGateway())
+	got, err := liveDigest(liveGateway(t, func(m map[string]any) {
+		m["spec"].(map[string]any)["selector"].(map[string]any)["istio"] = "ingressgateway"
+	}), manager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == want {
+		t.Fatal("a changed field we own must change the digest")
+	}
+}
+
+func TestLiveDigestIgnoresFieldsOfOthers(t *testing.T) {
+	want, _ := desiredDigest(desiredGateway())
+	got, _ := liveDigest(liveGateway(t, func(m map[string]any) {
+		m["metadata"].(map[string]any)["annotations"] = map[string]any{"note": "x"}
+		m["status"] = map[string]any{"conditions": []any{}}
+	}), manager)
+	if got != want {
+		t.Fatal("fields we do not own must not change the digest")
+	}
+}
+
+func TestLiveDigestWhenWeOwnNothing(t *testing.T) {
+	want, _ := desiredDigest(desiredGateway())
+	got, err := liveDigest(liveGateway(t, nil), "someone-else")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == want {
+		t.Fatal("an object whose fields we no longer own must not look in sync")
+	}
+}
+
+func TestEmptySpecDigest(t *testing.T) {
+	// A deny-all policy sends spec: {}; the server records no field for it.
+	d := map[string]any{"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+		"metadata": map[string]any{"name": "deny", "namespace": "istio-system"}, "spec": map[string]any{}}
+	a, _ := desiredDigest(d)
+	delete(d, "spec")
+	b, _ := desiredDigest(d)
+	if a != b {
+		t.Fatal("an empty spec must digest like no spec")
+	}
+}
