@@ -1,0 +1,216 @@
+package translate
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ValidateAccessPolicy checks what an access policy can be checked for
+// without the cluster registry: names, the destination's shape, sources and
+// rules. It returns every problem, each with the Terraform attribute path
+// that caused it; the provider can call it from ValidateConfig, before the
+// registry is configured. TranslateAccessPolicy calls it too, and adds the
+// checks that need the registry (unknown clusters, trust domains). Values
+// not known yet (Unknown placeholders) are not checked.
+func ValidateAccessPolicy(in AccessPolicyIntent, dest AccessDestination) Errors {
+	var errs Errors
+	errs.Add(apName(Root("name"), in.Name))
+	errs = append(errs, apValidateDestination(dest)...)
+	if len(in.Sources) == 0 {
+		errs.Add(Errorf(Root("sources"), "No sources",
+			"An access policy needs at least one source (namespace, service_account, and the clusters they run in); without one it would allow nothing."))
+	}
+	for i, s := range in.Sources {
+		at := Root("sources").Index(i)
+		errs.Add(apRequiredDNS(at.Attr("namespace"), "namespace", s.Namespace, validation.IsDNS1123Label))
+		errs.Add(apRequiredDNS(at.Attr("service_account"), "service account", s.ServiceAccount, validation.IsDNS1123Subdomain))
+	}
+	for i, r := range in.Rules {
+		at := Root("rules").Index(i)
+		for j, m := range r.Methods {
+			errs.Add(apMethod(at.Attr("methods").Index(j), m))
+		}
+		for j, p := range r.Paths {
+			errs.Add(apPath(at.Attr("paths").Index(j), p))
+		}
+		for j, p := range r.Ports {
+			errs.Add(apPort(at.Attr("ports").Index(j), p))
+		}
+	}
+	return errs
+}
+
+// apValidateDestination checks the destination: a virtual destination or a
+// service with its namespace, and valid workload labels.
+func apValidateDestination(dest AccessDestination) Errors {
+	var errs Errors
+	at := Root("destination")
+	switch {
+	case dest.VirtualDestination != "" && dest.Service != "":
+		errs.Add(Errorf(at, "Conflicting destination",
+			"Set either virtual_destination or service (with namespace), not both."))
+	case dest.VirtualDestination == "" && dest.Service == "":
+		errs.Add(Errorf(at, "Missing destination",
+			"Set virtual_destination to the hostname of a mesh_virtual_destination, or service and namespace to a Kubernetes service."))
+	case dest.VirtualDestination != "":
+		if dest.Namespace != "" {
+			errs.Add(Errorf(at.Attr("namespace"), "Namespace with a virtual destination",
+				"namespace applies only with service: each backend of a virtual destination names its own namespace. Remove it."))
+		}
+	default:
+		errs.Add(apRequiredDNS(at.Attr("service"), "service", dest.Service, validation.IsDNS1035Label))
+		errs.Add(apRequiredDNS(at.Attr("namespace"), "namespace", dest.Namespace, validation.IsDNS1123Label))
+	}
+	keys := make([]string, 0, len(dest.WorkloadLabels))
+	for k := range dest.WorkloadLabels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := dest.WorkloadLabels[k]
+		kat := at.Attr("workload_labels").Key(k)
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 && !IsUnknown(k) {
+			errs.Add(Errorf(kat, "Invalid workload label",
+				"The label key %q is not a valid Kubernetes label key: %s.", k, strings.Join(msgs, "; ")))
+		}
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 && !IsUnknown(v) {
+			errs.Add(Errorf(kat, "Invalid workload label",
+				"The value %q of label %q is not a valid Kubernetes label value: %s.", v, k, strings.Join(msgs, "; ")))
+		}
+	}
+	return errs
+}
+
+// apName checks the intent name: a DNS-1123 label short enough that
+// "ap-<name>" still is one.
+func apName(at Path, name string) error {
+	const max = validation.DNS1123LabelMaxLength - len(AccessPolicyNamePrefix)
+	switch {
+	case IsUnknown(name):
+		return nil
+	case name == "":
+		return Errorf(at, "Missing name", "Set name: it names the AuthorizationPolicies (%s<name>) this policy owns.", AccessPolicyNamePrefix)
+	case len(name) > max:
+		return Errorf(at, "Invalid name", "The name %q is %d characters long; at most %d fit in the object name %s<name>.",
+			name, len(name), max, AccessPolicyNamePrefix)
+	}
+	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
+		return Errorf(at, "Invalid name", "The name %q must be a DNS-1123 label, as it names Kubernetes objects: %s.",
+			name, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// apRequiredDNS checks a required Kubernetes name with one of the
+// apimachinery validators.
+func apRequiredDNS(at Path, what, v string, valid func(string) []string) error {
+	switch {
+	case IsUnknown(v):
+		return nil
+	case v == "":
+		return Errorf(at, "Missing "+what, "Set the %s.", what)
+	}
+	if msgs := valid(v); len(msgs) > 0 {
+		return Errorf(at, "Invalid "+what, "%q is not a valid Kubernetes %s name: %s.", v, what, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// apMethods are the HTTP methods a rule accepts (RFC 9110 and PATCH).
+// Envoy compares the :method header exactly, so case matters.
+var apMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
+
+func apMethod(at Path, m string) error {
+	if IsUnknown(m) {
+		return nil
+	}
+	for _, ok := range apMethods {
+		if m == ok {
+			return nil
+		}
+	}
+	upper := strings.ToUpper(m)
+	for _, ok := range apMethods {
+		if upper == ok {
+			return Errorf(at, "Invalid method", "HTTP methods are matched exactly and are upper case: use %q, not %q.", upper, m)
+		}
+	}
+	return Errorf(at, "Invalid method", "%q is not an HTTP method; use one of %s (gRPC calls are POST).", m, strings.Join(apMethods, ", "))
+}
+
+// apPathLiteral is a path segment Envoy accepts around a path template
+// operator: RFC 3986 pchar, as Istio checks it.
+var apPathLiteral = regexp.MustCompile(`^[a-zA-Z0-9-._~%!$&'()+,;:@=]+$`)
+
+// apPath checks a path against Istio's matching: exact ("/users"), prefix
+// ("/users/*"), suffix ("*.json"), any ("*"), or an Envoy URI template
+// with {*} (one segment) and {**} (the rest, last).
+func apPath(at Path, p string) error {
+	bad := func(format string, args ...any) error {
+		return Errorf(at, "Invalid path", "%q: %s", p, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case IsUnknown(p):
+		return nil
+	case p == "":
+		return bad("a path must not be empty; omit paths to allow any path")
+	case p == "*":
+		return nil
+	case strings.ContainsAny(p, "?#"):
+		return bad("Istio matches the path without query string or fragment; remove what follows ? or #")
+	case strings.IndexFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+		return bad("a path must not contain spaces or control characters")
+	}
+	if strings.Contains(p, "{*}") || strings.Contains(p, "{**}") {
+		return apPathTemplate(p, bad)
+	}
+	if strings.ContainsAny(p, "{}") {
+		return bad("{ and } are allowed only in the path template operators {*} and {**}")
+	}
+	switch n := strings.Count(p, "*"); {
+	case n > 1:
+		return bad("Istio supports one * only, at the start (suffix match) or the end (prefix match)")
+	case n == 1 && strings.HasPrefix(p, "*"):
+		return nil
+	case n == 1 && !strings.HasSuffix(p, "*"):
+		return bad("a * in the middle is matched literally by Istio; put it at the start (suffix match) or the end (prefix match), or use the path template {*}")
+	case !strings.HasPrefix(p, "/"):
+		return bad("a path must start with / (or with * for a suffix match)")
+	}
+	return nil
+}
+
+// apPathTemplate applies Istio's rules for path templates.
+func apPathTemplate(p string, bad func(string, ...any) error) error {
+	if !strings.HasPrefix(p, "/") {
+		return bad("a path template must start with /")
+	}
+	seenAny := false
+	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
+		switch {
+		case seg == "{*}" || seg == "{**}":
+			if seenAny {
+				return bad("{**} must be the last operator of a path template")
+			}
+			if seg == "{**}" {
+				seenAny = true
+			}
+		case strings.ContainsAny(seg, "{}*"):
+			return bad("in a path template, *, { and } may appear only as a whole segment {*} or {**}")
+		case !apPathLiteral.MatchString(seg):
+			return bad("the segment %q has characters a path template does not allow", seg)
+		}
+	}
+	return nil
+}
+
+func apPort(at Path, port int) error {
+	if port < 1 || port > 65535 {
+		return Errorf(at, "Invalid port", "Port %d is out of range: use 1-65535, the port the destination workloads listen on.", port)
+	}
+	return nil
+}
