@@ -1,0 +1,443 @@
+package translate
+
+import (
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// VirtualDestinationIntent is mesh_virtual_destination: one global hostname
+// whose backends run in several clusters. Client clusters get a ServiceEntry
+// and a DestinationRule for the hostname; backend clusters that remote
+// clients reach get what their east-west gateway needs to route the hostname
+// to the local service. docs/design/virtual-destination.md describes the
+// output.
+type VirtualDestinationIntent struct {
+	// Name names the owned objects (vd-<name>); a DNS-1123 label.
+	Name string `json:"name"`
+	// Hostname is the global name clients call, e.g. user.global.
+	Hostname string `json:"hostname"`
+	// Namespace holds the client-side objects in every client cluster and
+	// must be the namespace of the east-west gateway (mesh_cluster's
+	// istio_namespace). Empty means DefaultIstioNS.
+	Namespace string                      `json:"namespace,omitempty"`
+	Ports     []VirtualDestinationPort    `json:"ports"`
+	Backends  []VirtualDestinationBackend `json:"backends"`
+	// Failover nil means priority failover with the default outlier
+	// detection.
+	Failover *VirtualDestinationFailover `json:"failover,omitempty"`
+	Clients  VirtualDestinationClients   `json:"clients,omitempty"`
+}
+
+// VirtualDestinationPort is one port of the hostname.
+type VirtualDestinationPort struct {
+	// Number is the port clients call on the hostname.
+	Number int64 `json:"number"`
+	// Protocol is one of VirtualDestinationProtocols.
+	Protocol string `json:"protocol"`
+	// TargetPort is the port of the backend Kubernetes Service; nil means
+	// Number.
+	TargetPort *int64 `json:"targetPort,omitempty"`
+}
+
+// VirtualDestinationBackend is one Kubernetes Service that serves the
+// hostname. A cluster appears at most once among the backends.
+type VirtualDestinationBackend struct {
+	Cluster   string `json:"cluster"`
+	Namespace string `json:"namespace"`
+	Service   string `json:"service"`
+	// Priority orders failover: lower first. Clients use the backends of
+	// the lowest priority they can see while any is healthy.
+	Priority int64 `json:"priority"`
+	// Weight shares traffic between backends of the same priority; nil
+	// means 1.
+	Weight *int64 `json:"weight,omitempty"`
+	// ExcludeFor selects the client clusters that never send traffic to
+	// this backend. Unlike other placements, an empty ExcludeFor selects
+	// no cluster.
+	ExcludeFor Placement `json:"excludeFor,omitempty"`
+}
+
+// VirtualDestinationFailover chooses how clients order the backends.
+type VirtualDestinationFailover struct {
+	// Mode is FailoverModePriority (default) or FailoverModeLocality.
+	Mode string `json:"mode,omitempty"`
+	// OutlierDetection ejects failing backends; unset fields take
+	// DefaultVirtualDestinationOutlierDetection.
+	OutlierDetection *VirtualDestinationOutlierDetection `json:"outlierDetection,omitempty"`
+}
+
+// VirtualDestinationOutlierDetection is the subset of Istio's
+// OutlierDetection that failover needs.
+type VirtualDestinationOutlierDetection struct {
+	Consecutive5xxErrors *int64 `json:"consecutive5xxErrors,omitempty"`
+	Interval             string `json:"interval,omitempty"`
+	BaseEjectionTime     string `json:"baseEjectionTime,omitempty"`
+	MaxEjectionPercent   *int64 `json:"maxEjectionPercent,omitempty"`
+}
+
+// VirtualDestinationClients selects the client clusters (omitted: every
+// registered cluster) and the namespaces that may see the hostname (empty:
+// all).
+type VirtualDestinationClients struct {
+	Placement
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// Failover modes.
+const (
+	FailoverModePriority = "priority"
+	FailoverModeLocality = "locality"
+)
+
+// Labels set on ServiceEntry endpoints.
+const (
+	// EndpointClusterLabel carries SubsetName(<backend cluster>) on every
+	// endpoint; the DestinationRule's subsets select on it. Istio
+	// overwrites topology.istio.io/cluster on ServiceEntry endpoints with
+	// the cluster that holds the ServiceEntry, so it cannot be used.
+	EndpointClusterLabel = "mesh-intent.io/cluster"
+	// FailoverRankLabelPrefix + t ("true") marks, in one client cluster's
+	// ServiceEntry, the endpoints whose priority rank is at most t.
+	FailoverRankLabelPrefix = "mesh-intent.io/rank-le-"
+	// vdTLSModeLabel tells Istio the endpoint accepts Istio mTLS; the
+	// east-west gateway only forwards to endpoints that do.
+	vdTLSModeLabel  = "security.istio.io/tlsMode"
+	vdTLSModeMutual = "istio"
+)
+
+// Naming and addressing.
+const (
+	// VirtualDestinationPrefix starts the name of every owned object.
+	VirtualDestinationPrefix = "vd-"
+	// virtualDestinationBackendSuffix ends the name of backend-side objects.
+	virtualDestinationBackendSuffix = "-backend"
+	// VirtualDestinationVIPRange is where VirtualDestinationVIP allocates:
+	// Class E, next to (not inside) Istio's own auto-allocation range
+	// 240.240.0.0/16.
+	VirtualDestinationVIPRange = "240.241.0.0/16"
+	// ClusterServiceDomain is the DNS suffix of Kubernetes Services.
+	ClusterServiceDomain = "svc.cluster.local"
+)
+
+// DefaultVirtualDestinationOutlierDetection fills every field the intent
+// leaves unset. MaxEjectionPercent is 100 because each endpoint stands for a
+// whole backend: Envoy's default of 10% would let only one backend be
+// ejected, and failover would stop at the second tier.
+var DefaultVirtualDestinationOutlierDetection = VirtualDestinationOutlierDetection{
+	Consecutive5xxErrors: vdPtr[int64](5),
+	Interval:             "10s",
+	BaseEjectionTime:     "30s",
+	MaxEjectionPercent:   vdPtr[int64](100),
+}
+
+// TranslateVirtualDestination returns the objects of one virtual destination
+// in every client and backend cluster. Errors are collected: a user sees
+// every problem of the intent at once. A placement that depends on labels
+// not known yet returns ErrUnknownPlacement.
+func TranslateVirtualDestination(in VirtualDestinationIntent, reg *Registry) ([]Object, error) {
+	p, err := planVirtualDestination(in, reg)
+	if err != nil {
+		return nil, err
+	}
+	var out []Object
+	for _, v := range p.views {
+		out = append(out, vdServiceEntries(p, v)...)
+		out = append(out, vdDestinationRules(p, v)...)
+	}
+	Sort(out)
+	return out, nil
+}
+
+// vdPlan is the intent resolved against the registry: defaults applied and
+// one view per cluster that receives objects.
+type vdPlan struct {
+	in        VirtualDestinationIntent
+	namespace string
+	mode      string
+	outlier   vdOutlier
+	vip       string
+	exportTo  []string
+	views     []*vdView // sorted by cluster name
+}
+
+// vdOutlier is the effective outlier detection.
+type vdOutlier struct {
+	consecutive5xx     uint32
+	interval, ejection time.Duration
+	maxEjectionPercent int32
+}
+
+// vdView is what one cluster receives.
+type vdView struct {
+	cluster *Cluster
+	// client: the cluster gets the client-side objects, whose endpoints are
+	// targets (ordered by rank, then cluster name).
+	client  bool
+	targets []vdTarget
+	tiers   int // distinct priorities among targets
+	// serves: the local backend that clients in other clusters reach; the
+	// cluster then gets the backend-side objects.
+	serves *VirtualDestinationBackend
+}
+
+// vdTarget is one backend as seen from one client cluster.
+type vdTarget struct {
+	backend *VirtualDestinationBackend
+	cluster *Cluster
+	rank    int // position of its priority among the client's distinct priorities
+	local   bool
+}
+
+func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan, error) {
+	errs := ValidateVirtualDestination(in)
+	unknown := false
+	resolve := func(pl Placement, at Path) []string {
+		names, err := reg.Select(pl, at)
+		if err == ErrUnknownPlacement {
+			unknown = true
+			return nil
+		}
+		errs.Add(err)
+		return names
+	}
+
+	for i, b := range in.Backends {
+		if b.Cluster != "" && reg.Cluster(b.Cluster) == nil {
+			errs.Add(Errorf(Root("backends").Index(i).Attr("cluster"), "Unknown cluster",
+				"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
+				b.Cluster, reg.namesForError()))
+		}
+	}
+	clients := resolve(in.Clients.Placement, Root("clients"))
+	excluded := make([]map[string]bool, len(in.Backends))
+	for i, b := range in.Backends {
+		excluded[i] = map[string]bool{}
+		if b.ExcludeFor.IsZero() {
+			continue
+		}
+		for _, name := range resolve(b.ExcludeFor, Root("backends").Index(i).Attr("exclude_for")) {
+			excluded[i][name] = true
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if unknown {
+		return nil, ErrUnknownPlacement
+	}
+
+	p := &vdPlan{
+		in:        in,
+		namespace: in.Namespace,
+		mode:      FailoverModePriority,
+		outlier:   vdEffectiveOutlier(in.Failover),
+		vip:       VirtualDestinationVIP(in.Hostname),
+		exportTo:  []string{"*"},
+	}
+	if p.namespace == "" {
+		p.namespace = DefaultIstioNS
+	}
+	if in.Failover != nil && in.Failover.Mode != "" {
+		p.mode = in.Failover.Mode
+	}
+	if len(in.Clients.Namespaces) > 0 && !(len(in.Clients.Namespaces) == 1 && in.Clients.Namespaces[0] == "*") {
+		p.exportTo = append([]string(nil), in.Clients.Namespaces...)
+		sort.Strings(p.exportTo)
+	}
+
+	views := map[string]*vdView{}
+	view := func(name string) *vdView {
+		if views[name] == nil {
+			views[name] = &vdView{cluster: reg.Cluster(name)}
+		}
+		return views[name]
+	}
+	gatewayChecked := map[int]bool{}
+	for _, c := range clients {
+		v := view(c)
+		v.client = true
+		for i := range in.Backends {
+			b := &in.Backends[i]
+			if excluded[i][c] {
+				continue
+			}
+			t := vdTarget{backend: b, cluster: reg.Cluster(b.Cluster), local: b.Cluster == c}
+			v.targets = append(v.targets, t)
+			if t.local {
+				continue
+			}
+			// A remote backend is reached through its east-west gateway,
+			// which then needs the backend-side objects.
+			view(b.Cluster).serves = b
+			if !gatewayChecked[i] {
+				gatewayChecked[i] = true
+				errs.Add(vdCheckEastWestGateway(t.cluster, c, Root("backends").Index(i).Attr("cluster")))
+			}
+		}
+		if len(v.targets) == 0 {
+			errs.Add(Errorf(Root("clients"), "Client without backend",
+				"Every backend is excluded for client cluster %q, so it could not reach %s. Remove the cluster from clients or narrow the backends' exclude_for.",
+				c, in.Hostname))
+		}
+		vdRankTargets(v)
+	}
+	for i, b := range in.Backends {
+		at := Root("backends").Index(i)
+		if p.mode == FailoverModeLocality && reg.Cluster(b.Cluster).Region == "" {
+			errs.Add(Errorf(at.Attr("cluster"), "Missing region",
+				"Locality failover orders backends by region, but cluster %q has no region. Set region (and zone) on the cluster in the provider block, or use mode \"priority\".",
+				b.Cluster))
+		}
+		if v := views[b.Cluster]; v != nil && v.client && v.serves != nil && b.Namespace == p.namespace {
+			errs.Add(Errorf(at.Attr("namespace"), "Backend in the config namespace",
+				"Cluster %q is both a client and a backend reached by other clusters, so it needs two ServiceEntries for %s: the client one in %q and the backend one in the backend's namespace. Istio keeps one service per hostname and namespace, so the backend service must not live in %q.",
+				b.Cluster, in.Hostname, p.namespace, p.namespace))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	for _, name := range vdSortedKeys(views) {
+		p.views = append(p.views, views[name])
+	}
+	return p, nil
+}
+
+// vdCheckEastWestGateway reports a remote backend cluster that clients cannot
+// reach: no east-west gateway, or an address that is neither an IP nor a
+// hostname. A placeholder address is left for apply.
+func vdCheckEastWestGateway(c *Cluster, client string, at Path) error {
+	gw := c.EastWestGateway
+	if gw == nil {
+		return Errorf(at, "No east-west gateway",
+			"Client cluster %q reaches backend cluster %q through its east-west gateway, but %q has none. Set east_west_gateway on the cluster in the provider block, or exclude the backend for that client with exclude_for.",
+			client, c.Name, c.Name)
+	}
+	if !IsUnknown(gw.Address) && !validIPOrHostname(gw.Address) {
+		return Errorf(at, "Invalid east-west gateway address",
+			"The east-west gateway address %q of cluster %q is neither an IP address nor a DNS name.", gw.Address, c.Name)
+	}
+	return nil
+}
+
+// vdRankTargets orders a client's targets by priority, then cluster, and
+// numbers the distinct priorities 0, 1, ... as ranks.
+func vdRankTargets(v *vdView) {
+	sort.SliceStable(v.targets, func(i, j int) bool {
+		a, b := v.targets[i].backend, v.targets[j].backend
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Cluster < b.Cluster
+	})
+	v.tiers = 0
+	for i := range v.targets {
+		if i > 0 && v.targets[i].backend.Priority != v.targets[i-1].backend.Priority {
+			v.tiers++
+		}
+		v.targets[i].rank = v.tiers
+	}
+	if len(v.targets) > 0 {
+		v.tiers++
+	}
+}
+
+// vdEffectiveOutlier fills unset fields from the defaults. The input is
+// already validated.
+func vdEffectiveOutlier(f *VirtualDestinationFailover) vdOutlier {
+	d := DefaultVirtualDestinationOutlierDetection
+	if f != nil && f.OutlierDetection != nil {
+		o := f.OutlierDetection
+		if o.Consecutive5xxErrors != nil {
+			d.Consecutive5xxErrors = o.Consecutive5xxErrors
+		}
+		if o.Interval != "" {
+			d.Interval = o.Interval
+		}
+		if o.BaseEjectionTime != "" {
+			d.BaseEjectionTime = o.BaseEjectionTime
+		}
+		if o.MaxEjectionPercent != nil {
+			d.MaxEjectionPercent = o.MaxEjectionPercent
+		}
+	}
+	interval, _ := time.ParseDuration(d.Interval)
+	ejection, _ := time.ParseDuration(d.BaseEjectionTime)
+	return vdOutlier{
+		consecutive5xx:     uint32(*d.Consecutive5xxErrors),
+		interval:           interval,
+		ejection:           ejection,
+		maxEjectionPercent: int32(*d.MaxEjectionPercent),
+	}
+}
+
+// VirtualDestinationObjectName is the name of the client-side ServiceEntry
+// and DestinationRule of the intent named name, in its namespace.
+func VirtualDestinationObjectName(name string) string { return VirtualDestinationPrefix + name }
+
+// VirtualDestinationBackendObjectName is the name of the backend-side
+// ServiceEntry and DestinationRule, in the backend's namespace.
+func VirtualDestinationBackendObjectName(name string) string {
+	return VirtualDestinationPrefix + name + virtualDestinationBackendSuffix
+}
+
+// vdPortName names a ServiceEntry port: <protocol>-<number>, e.g. http-8080.
+func vdPortName(p VirtualDestinationPort) string {
+	return fmt.Sprintf("%s-%d", strings.ToLower(p.Protocol), p.Number)
+}
+
+// vdServiceFQDN is the cluster-local DNS name of a Kubernetes Service.
+func vdServiceFQDN(service, namespace string) string {
+	return service + "." + namespace + "." + ClusterServiceDomain
+}
+
+var vdNonDNSLabelChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// SubsetName is the DestinationRule subset, and the EndpointClusterLabel
+// value, of the backend in a cluster. A cluster name that is already a
+// DNS-1123 label is used as is; any other is lowercased, stripped to
+// [a-z0-9-] and suffixed with a hash of the original name, so distinct
+// clusters keep distinct subsets.
+func SubsetName(cluster string) string {
+	if validDNSLabel(cluster) {
+		return cluster
+	}
+	h := fnv.New32a()
+	h.Write([]byte(cluster))
+	suffix := fmt.Sprintf("-%08x", h.Sum32())
+	base := strings.Trim(vdNonDNSLabelChars.ReplaceAllString(strings.ToLower(cluster), "-"), "-")
+	if max := 63 - len(suffix); len(base) > max {
+		base = strings.TrimRight(base[:max], "-")
+	}
+	if base == "" {
+		base = "cluster"
+	}
+	return base + suffix
+}
+
+// VirtualDestinationVIP is the stable virtual IP of a hostname: 240.241.a.b
+// with a and b taken from the FNV-1a hash of the hostname, b in 1..254. The
+// same hostname always gets the same address; two hostnames may collide
+// (about 1 in 65,000 per pair), which only matters for TCP ports, where the
+// VIP is the only way a sidecar tells services apart.
+func VirtualDestinationVIP(hostname string) string {
+	h := fnv.New32a()
+	h.Write([]byte(hostname))
+	i := h.Sum32() % (256 * 254)
+	return fmt.Sprintf("240.241.%d.%d", i/254, i%254+1)
+}
+
+func vdSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func vdPtr[T any](v T) *T { return &v }

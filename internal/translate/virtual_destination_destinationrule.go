@@ -1,0 +1,153 @@
+package translate
+
+import (
+	"strconv"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	networkingapi "istio.io/api/networking/v1alpha3"
+	networking "istio.io/client-go/pkg/apis/networking/v1"
+)
+
+// vdDestinationRules returns the DestinationRules of one cluster, alongside
+// its ServiceEntries (vdServiceEntries).
+func vdDestinationRules(p *vdPlan, v *vdView) []Object {
+	var out []Object
+	if v.client {
+		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClientDestinationRule(p, v)})
+	}
+	if v.serves != nil {
+		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdBackendDestinationRule(p, v.serves)})
+	}
+	return out
+}
+
+// vdClientDestinationRule is how a client cluster's sidecars reach the
+// hostname. Each feature touches one part of the traffic policy, applied in
+// this order.
+func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
+	tp := &networkingapi.TrafficPolicy{}
+	vdApplyMutualTLS(tp)
+	vdApplyOutlierDetection(tp, p.outlier)
+	switch p.mode {
+	case FailoverModeLocality:
+		vdApplyLocalityFailover(tp, v)
+	default:
+		vdApplyPriorityFailover(tp, v)
+	}
+	clusters := make([]string, 0, len(v.targets))
+	for _, t := range v.targets {
+		clusters = append(clusters, t.backend.Cluster)
+	}
+	return &networking.DestinationRule{
+		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
+		ObjectMeta: objectMeta(p.namespace, VirtualDestinationObjectName(p.in.Name)),
+		Spec: networkingapi.DestinationRule{
+			Host:          p.in.Hostname,
+			TrafficPolicy: tp,
+			Subsets:       vdSubsets(clusters),
+			ExportTo:      append([]string(nil), p.exportTo...),
+		},
+	}
+}
+
+// vdBackendDestinationRule is what a backend cluster's east-west gateway
+// reads for the hostname: Istio mTLS, so the gateway accepts the local
+// endpoint as an mTLS destination, and the subset of this cluster, so a
+// client that routes to that subset (SNI outbound_.<port>_.<cluster>_.<host>)
+// finds a matching gateway cluster. Exported to the gateway's namespace like
+// the backend ServiceEntry.
+func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networking.DestinationRule {
+	tp := &networkingapi.TrafficPolicy{}
+	vdApplyMutualTLS(tp)
+	return &networking.DestinationRule{
+		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
+		ObjectMeta: objectMeta(b.Namespace, VirtualDestinationBackendObjectName(p.in.Name)),
+		Spec: networkingapi.DestinationRule{
+			Host:          p.in.Hostname,
+			TrafficPolicy: tp,
+			Subsets:       vdSubsets([]string{b.Cluster}),
+			ExportTo:      []string{p.namespace},
+		},
+	}
+}
+
+// vdApplyMutualTLS originates Istio mTLS: the east-west gateway routes by
+// the SNI of that handshake, and the backend's sidecar terminates it.
+func vdApplyMutualTLS(tp *networkingapi.TrafficPolicy) {
+	tp.Tls = &networkingapi.ClientTLSSettings{Mode: networkingapi.ClientTLSSettings_ISTIO_MUTUAL}
+}
+
+// vdApplyOutlierDetection ejects a failing backend; without it Envoy never
+// leaves a priority and failover does nothing.
+func vdApplyOutlierDetection(tp *networkingapi.TrafficPolicy, o vdOutlier) {
+	tp.OutlierDetection = &networkingapi.OutlierDetection{
+		Consecutive_5XxErrors: wrapperspb.UInt32(o.consecutive5xx),
+		Interval:              durationpb.New(o.interval),
+		BaseEjectionTime:      durationpb.New(o.ejection),
+		MaxEjectionPercent:    o.maxEjectionPercent,
+	}
+}
+
+// vdApplyPriorityFailover makes the client send traffic to the lowest
+// priority rank that has a healthy endpoint, then the next.
+//
+// The client's visible backends have K distinct priorities, ranked 0..K-1.
+// An endpoint of rank r carries mesh-intent.io/rank-le-t=true for every t in
+// r..K-2, and failoverPriority lists rank-le-(K-2)=true, ..., rank-le-0=true.
+// Istio gives an endpoint that matches the first m entries (and not the
+// next) the priority K-1-m, so rank r, which matches the first K-1-r
+// entries, gets Envoy priority r.
+//
+// With a single rank locality load balancing is disabled: every backend
+// shares the load, and the mesh's default locality preference does not
+// apply.
+func vdApplyPriorityFailover(tp *networkingapi.TrafficPolicy, v *vdView) {
+	lb := &networkingapi.LocalityLoadBalancerSetting{}
+	if v.tiers <= 1 {
+		lb.Enabled = wrapperspb.Bool(false)
+	} else {
+		lb.Enabled = wrapperspb.Bool(true)
+		lb.FailoverPriority = vdFailoverPriority(v.tiers)
+	}
+	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
+}
+
+// vdFailoverPriority is the failoverPriority list for tiers ranks.
+func vdFailoverPriority(tiers int) []string {
+	var out []string
+	for t := tiers - 2; t >= 0; t-- {
+		out = append(out, FailoverRankLabelPrefix+strconv.Itoa(t)+"=true")
+	}
+	return out
+}
+
+// vdApplyLocalityFailover enables Istio's locality load balancing: same
+// zone first, then same region, then other regions. When the client
+// cluster's region is known, traffic leaving it goes first to the region of
+// the lowest-priority backend outside it (failover from -> to).
+func vdApplyLocalityFailover(tp *networkingapi.TrafficPolicy, v *vdView) {
+	lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true)}
+	if from := v.cluster.Region; from != "" {
+		for _, t := range v.targets { // ordered by priority, then cluster
+			if to := t.cluster.Region; to != "" && to != from {
+				lb.Failover = []*networkingapi.LocalityLoadBalancerSetting_Failover{{From: from, To: to}}
+				break
+			}
+		}
+	}
+	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
+}
+
+// vdSubsets has one subset per backend cluster, named SubsetName(cluster)
+// and selecting the endpoints labelled with it.
+func vdSubsets(clusters []string) []*networkingapi.Subset {
+	out := make([]*networkingapi.Subset, 0, len(clusters))
+	for _, c := range clusters {
+		out = append(out, &networkingapi.Subset{
+			Name:   SubsetName(c),
+			Labels: map[string]string{EndpointClusterLabel: SubsetName(c)},
+		})
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+package translate
+
+import (
+	"strconv"
+
+	networkingapi "istio.io/api/networking/v1alpha3"
+	networking "istio.io/client-go/pkg/apis/networking/v1"
+)
+
+// vdServiceEntries returns the ServiceEntries of one cluster: the client one
+// when clients run there, the backend one when clients in other clusters
+// reach its backend.
+func vdServiceEntries(p *vdPlan, v *vdView) []Object {
+	var out []Object
+	if v.client {
+		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClientServiceEntry(p, v)})
+	}
+	if v.serves != nil {
+		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdBackendServiceEntry(p, v.serves)})
+	}
+	return out
+}
+
+// vdClientServiceEntry declares the hostname to the client cluster's
+// sidecars: MESH_INTERNAL (mTLS, the identity of a mesh service), the stable
+// VIP, and one endpoint per backend visible from this cluster. DNS
+// resolution, because a local backend is reached by its Service FQDN and a
+// remote one through an east-west gateway that may be a DNS name.
+func vdClientServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
+	se := &networking.ServiceEntry{
+		TypeMeta:   typeMeta(NetworkingV1, "ServiceEntry"),
+		ObjectMeta: objectMeta(p.namespace, VirtualDestinationObjectName(p.in.Name)),
+		Spec: networkingapi.ServiceEntry{
+			Hosts:      []string{p.in.Hostname},
+			Addresses:  []string{p.vip},
+			Ports:      vdServicePorts(p.in.Ports),
+			Location:   networkingapi.ServiceEntry_MESH_INTERNAL,
+			Resolution: networkingapi.ServiceEntry_DNS,
+			ExportTo:   append([]string(nil), p.exportTo...),
+		},
+	}
+	for _, t := range v.targets {
+		se.Spec.Endpoints = append(se.Spec.Endpoints, vdEndpoint(p, v, t))
+	}
+	return se
+}
+
+// vdEndpoint is one backend as an endpoint of a client ServiceEntry.
+//
+// A local backend is its Service FQDN: the sidecar resolves it to the
+// ClusterIP, and the port is the Service port (target_port). A remote
+// backend is its cluster's east-west gateway on the gateway port (15443) for
+// every service port; the gateway routes the mTLS connection by its SNI,
+// outbound_.<port>_.<subset>_.<hostname>, without terminating it. Both carry
+// the network of their cluster, so Istio's split-horizon logic treats a
+// remote endpoint as living on its own network.
+//
+// Locality is set in locality mode only. In priority mode every endpoint
+// stays in one locality group, because Istio (1.30+) applies
+// failoverPriority to a DNS cluster through the first locality group only;
+// endpoints in other groups would be mis-prioritised or dropped.
+func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
+	ep := &networkingapi.WorkloadEntry{Labels: vdEndpointLabels(t.backend.Cluster)}
+	if t.local {
+		ep.Address = vdServiceFQDN(t.backend.Service, t.backend.Namespace)
+	} else {
+		gw := t.cluster.EastWestGateway
+		port := uint32(DefaultEastWestPort)
+		if gw.Port != 0 {
+			port = gw.Port
+		}
+		ep.Address = gw.Address
+		ep.Ports = map[string]uint32{}
+		for _, sp := range p.in.Ports {
+			ep.Ports[vdPortName(sp)] = port
+		}
+	}
+	ep.Network = t.cluster.Network
+	if p.mode == FailoverModeLocality {
+		ep.Locality = t.cluster.Locality()
+	}
+	if t.backend.Weight != nil {
+		ep.Weight = uint32(*t.backend.Weight)
+	}
+	if p.mode == FailoverModePriority {
+		// Rank r carries rank-le-t for every t in r..tiers-2; see
+		// vdFailoverPriority.
+		for tier := t.rank; tier < v.tiers-1; tier++ {
+			ep.Labels[FailoverRankLabelPrefix+strconv.Itoa(tier)] = "true"
+		}
+	}
+	return ep
+}
+
+// vdEndpointLabels are the labels every endpoint carries: its backend
+// cluster, for subsets, and the Istio mTLS mode.
+func vdEndpointLabels(cluster string) map[string]string {
+	return map[string]string{
+		EndpointClusterLabel: SubsetName(cluster),
+		vdTLSModeLabel:       vdTLSModeMutual,
+	}
+}
+
+// vdBackendServiceEntry gives the east-west gateway of a backend cluster a
+// service for the hostname whose only endpoint is the local Service, so its
+// AUTO_PASSTHROUGH listener has a cluster for
+// outbound_.<port>_._.<hostname> (and the per-subset variants, from
+// vdBackendDestinationRule) that ends at the local backend.
+//
+// It lives in the backend's namespace and is exported to the gateway's
+// namespace only: no application sidecar sees it, and the gateway prefers
+// a service exported to its namespace by name over a public one, so in a
+// cluster that is also a client it wins over the client ServiceEntry (which
+// lists remote backends too). Istio keeps one service per hostname and
+// namespace, hence two namespaces.
+func vdBackendServiceEntry(p *vdPlan, b *VirtualDestinationBackend) *networking.ServiceEntry {
+	return &networking.ServiceEntry{
+		TypeMeta:   typeMeta(NetworkingV1, "ServiceEntry"),
+		ObjectMeta: objectMeta(b.Namespace, VirtualDestinationBackendObjectName(p.in.Name)),
+		Spec: networkingapi.ServiceEntry{
+			Hosts:      []string{p.in.Hostname},
+			Addresses:  []string{p.vip},
+			Ports:      vdServicePorts(p.in.Ports),
+			Location:   networkingapi.ServiceEntry_MESH_INTERNAL,
+			Resolution: networkingapi.ServiceEntry_DNS,
+			Endpoints: []*networkingapi.WorkloadEntry{{
+				Address: vdServiceFQDN(b.Service, b.Namespace),
+				Labels:  vdEndpointLabels(b.Cluster),
+			}},
+			ExportTo: []string{p.namespace},
+		},
+	}
+}
+
+// vdServicePorts are the hostname's ports; target_port becomes the
+// ServiceEntry targetPort, the port used on endpoints that do not override
+// it (the local Service).
+func vdServicePorts(ports []VirtualDestinationPort) []*networkingapi.ServicePort {
+	out := make([]*networkingapi.ServicePort, 0, len(ports))
+	for _, p := range ports {
+		sp := &networkingapi.ServicePort{Number: uint32(p.Number), Protocol: p.Protocol, Name: vdPortName(p)}
+		if p.TargetPort != nil {
+			sp.TargetPort = uint32(*p.TargetPort)
+		}
+		out = append(out, sp)
+	}
+	return out
+}

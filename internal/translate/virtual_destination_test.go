@@ -1,0 +1,427 @@
+package translate
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	networkingapi "istio.io/api/networking/v1alpha3"
+	networking "istio.io/client-go/pkg/apis/networking/v1"
+	"sigs.k8s.io/yaml"
+)
+
+var _ = registerGolden("virtual-destination", func(raw []byte, reg *Registry) ([]Object, error) {
+	var in VirtualDestinationIntent
+	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+		return nil, err
+	}
+	return TranslateVirtualDestination(in, reg)
+})
+
+// vdTestRegistry: east and west in the cloud, onprem in a data centre,
+// nogw without an east-west gateway.
+func vdTestRegistry() *Registry {
+	return NewRegistry(
+		Cluster{Name: "east", Network: "net-east", Region: "us-east-1", Zone: "us-east-1a",
+			Labels: map[string]string{"env": "prod", "cloud": "aws"}, EastWestGateway: &Gateway{Address: "203.0.113.10", Port: 15443}},
+		Cluster{Name: "west", Network: "net-west", Region: "us-west-2",
+			Labels: map[string]string{"env": "prod", "cloud": "aws"}, EastWestGateway: &Gateway{Address: "203.0.113.20", Port: 15443}},
+		Cluster{Name: "onprem", Network: "net-onprem", Region: "dc1",
+			Labels: map[string]string{"env": "prod", "cloud": "onprem"}, EastWestGateway: &Gateway{Address: "gw.onprem.example.com"}},
+		Cluster{Name: "nogw", Network: "net-nogw", Labels: map[string]string{"env": "dev"}},
+	)
+}
+
+// vdValid is the DESIGN.md example: user.global in east, then onprem.
+func vdValid() VirtualDestinationIntent {
+	return VirtualDestinationIntent{
+		Name:     "user",
+		Hostname: "user.global",
+		Ports:    []VirtualDestinationPort{{Number: 8080, Protocol: "HTTP"}},
+		Backends: []VirtualDestinationBackend{
+			{Cluster: "east", Namespace: "users", Service: "user", Priority: 0},
+			{Cluster: "onprem", Namespace: "users", Service: "user", Priority: 1},
+		},
+		Failover: &VirtualDestinationFailover{Mode: FailoverModePriority},
+		Clients: VirtualDestinationClients{Placement: Placement{ClusterSelector: map[string]string{"env": "prod"}},
+			Namespaces: []string{"accounts"}},
+	}
+}
+
+func TestVirtualDestinationValidationErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*VirtualDestinationIntent)
+		reg     *Registry // vdTestRegistry when nil
+		path    string
+		summary string
+	}{
+		{"name not a DNS label", func(in *VirtualDestinationIntent) { in.Name = "User_1" }, nil, "name", "Invalid name"},
+		{"hostname with wildcard", func(in *VirtualDestinationIntent) { in.Hostname = "*.global" }, nil, "hostname", "Invalid hostname"},
+		{"hostname single label", func(in *VirtualDestinationIntent) { in.Hostname = "user" }, nil, "hostname", "Invalid hostname"},
+		{"hostname is an IP", func(in *VirtualDestinationIntent) { in.Hostname = "10.0.0.1" }, nil, "hostname", "Invalid hostname"},
+		{"hostname under cluster.local", func(in *VirtualDestinationIntent) { in.Hostname = "user.users.svc.cluster.local" }, nil, "hostname", "Invalid hostname"},
+		{"namespace invalid", func(in *VirtualDestinationIntent) { in.Namespace = "Istio.System" }, nil, "namespace", "Invalid namespace"},
+		{"no ports", func(in *VirtualDestinationIntent) { in.Ports = nil }, nil, "ports", "Missing ports"},
+		{"port zero", func(in *VirtualDestinationIntent) { in.Ports[0].Number = 0 }, nil, "ports[0].number", "Invalid port"},
+		{"port too large", func(in *VirtualDestinationIntent) { in.Ports[0].Number = 65536 }, nil, "ports[0].number", "Invalid port"},
+		{"duplicate port", func(in *VirtualDestinationIntent) {
+			in.Ports = append(in.Ports, VirtualDestinationPort{Number: 8080, Protocol: "GRPC"})
+		}, nil, "ports[1].number", "Duplicate port"},
+		{"unsupported protocol", func(in *VirtualDestinationIntent) { in.Ports[0].Protocol = "UDP" }, nil, "ports[0].protocol", "Invalid protocol"},
+		{"lowercase protocol", func(in *VirtualDestinationIntent) { in.Ports[0].Protocol = "http" }, nil, "ports[0].protocol", "Invalid protocol"},
+		{"target port out of range", func(in *VirtualDestinationIntent) { in.Ports[0].TargetPort = vdPtr[int64](-1) }, nil, "ports[0].target_port", "Invalid port"},
+		{"no backends", func(in *VirtualDestinationIntent) { in.Backends = nil }, nil, "backends", "Missing backends"},
+		{"unknown backend cluster", func(in *VirtualDestinationIntent) { in.Backends[1].Cluster = "wine" }, nil, "backends[1].cluster", "Unknown cluster"},
+		{"duplicate backend cluster", func(in *VirtualDestinationIntent) {
+			in.Backends = append(in.Backends, VirtualDestinationBackend{Cluster: "east", Namespace: "users2", Service: "user"})
+		}, nil, "backends[2].cluster", "Duplicate backend"},
+		{"backend namespace invalid", func(in *VirtualDestinationIntent) { in.Backends[0].Namespace = "" }, nil, "backends[0].namespace", "Invalid namespace"},
+		{"backend service invalid", func(in *VirtualDestinationIntent) { in.Backends[0].Service = "1user" }, nil, "backends[0].service", "Invalid service"},
+		{"negative priority", func(in *VirtualDestinationIntent) { in.Backends[1].Priority = -1 }, nil, "backends[1].priority", "Invalid priority"},
+		{"zero weight", func(in *VirtualDestinationIntent) { in.Backends[0].Weight = vdPtr[int64](0) }, nil, "backends[0].weight", "Invalid weight"},
+		{"exclude_for unknown cluster", func(in *VirtualDestinationIntent) {
+			in.Backends[1].ExcludeFor = Placement{Clusters: []string{"east", "wine"}}
+		}, nil, "backends[1].exclude_for.clusters[1]", "Unknown cluster"},
+		{"failover mode", func(in *VirtualDestinationIntent) { in.Failover.Mode = "round-robin" }, nil, "failover.mode", "Invalid failover mode"},
+		{"outlier detection interval", func(in *VirtualDestinationIntent) {
+			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Interval: "10"}
+		}, nil, "failover.outlier_detection.interval", "Invalid duration"},
+		{"outlier detection ejection time too short", func(in *VirtualDestinationIntent) {
+			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{BaseEjectionTime: "10us"}
+		}, nil, "failover.outlier_detection.base_ejection_time", "Invalid duration"},
+		{"outlier detection sub-millisecond precision", func(in *VirtualDestinationIntent) {
+			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Interval: "1500us"}
+		}, nil, "failover.outlier_detection.interval", "Invalid duration"},
+		{"outlier detection never ejects", func(in *VirtualDestinationIntent) {
+			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Consecutive5xxErrors: vdPtr[int64](0)}
+		}, nil, "failover.outlier_detection.consecutive_5xx_errors", "Invalid outlier detection"},
+		{"outlier detection max ejection percent", func(in *VirtualDestinationIntent) {
+			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{MaxEjectionPercent: vdPtr[int64](101)}
+		}, nil, "failover.outlier_detection.max_ejection_percent", "Invalid outlier detection"},
+		{"unknown client cluster", func(in *VirtualDestinationIntent) {
+			in.Clients.Placement = Placement{Clusters: []string{"wine"}}
+		}, nil, "clients.clusters[0]", "Unknown cluster"},
+		{"client namespace invalid", func(in *VirtualDestinationIntent) { in.Clients.Namespaces = []string{"."} }, nil, "clients.namespaces[0]", "Invalid namespace"},
+		{"client namespace is the config namespace", func(in *VirtualDestinationIntent) {
+			in.Clients.Namespaces = []string{"accounts", "istio-system"}
+		}, nil, "clients.namespaces[1]", "Invalid namespace"},
+		{"star with other namespaces", func(in *VirtualDestinationIntent) { in.Clients.Namespaces = []string{"*", "accounts"} }, nil, "clients.namespaces[0]", "Invalid namespace"},
+		{"remote backend without east-west gateway", func(in *VirtualDestinationIntent) {
+			in.Backends[1].Cluster = "nogw"
+		}, nil, "backends[1].cluster", "No east-west gateway"},
+		{"invalid east-west gateway address", func(in *VirtualDestinationIntent) {}, NewRegistry(
+			Cluster{Name: "east", Labels: map[string]string{"env": "prod"}, EastWestGateway: &Gateway{Address: "203.0.113.10"}},
+			Cluster{Name: "onprem", Labels: map[string]string{"env": "prod"}, EastWestGateway: &Gateway{Address: "gw_onprem:15443"}},
+		), "backends[1].cluster", "Invalid east-west gateway address"},
+		{"client with every backend excluded", func(in *VirtualDestinationIntent) {
+			in.Backends[0].ExcludeFor = Placement{ClusterSelector: map[string]string{"cloud": "aws"}}
+			in.Backends[1].ExcludeFor = Placement{Clusters: []string{"west"}}
+		}, nil, "clients", "Client without backend"},
+		{"locality failover without region", func(in *VirtualDestinationIntent) {
+			in.Failover.Mode = FailoverModeLocality
+			in.Backends[1].Cluster = "nogw"
+			in.Clients.Placement = Placement{Clusters: []string{"nogw"}}
+		}, nil, "backends[1].cluster", "Missing region"},
+		{"backend in the config namespace of a client cluster", func(in *VirtualDestinationIntent) {
+			in.Backends[0].Namespace = DefaultIstioNS
+		}, nil, "backends[0].namespace", "Backend in the config namespace"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := vdValid()
+			tt.mutate(&in)
+			reg := tt.reg
+			if reg == nil {
+				reg = vdTestRegistry()
+			}
+			objs, err := TranslateVirtualDestination(in, reg)
+			if err == nil {
+				t.Fatalf("want an error at %s, got %d objects", tt.path, len(objs))
+			}
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("want Errors, got %T: %v", err, err)
+			}
+			for _, e := range es {
+				if e.Path.String() == tt.path && e.Summary == tt.summary {
+					return
+				}
+			}
+			t.Errorf("no %q error at %s in: %v", tt.summary, tt.path, err)
+		})
+	}
+}
+
+// The valid example must translate, or every case above passes vacuously.
+func TestVirtualDestinationValidExample(t *testing.T) {
+	objs, err := TranslateVirtualDestination(vdValid(), vdTestRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) == 0 {
+		t.Fatal("no objects")
+	}
+}
+
+func TestVirtualDestinationCollectsAllErrors(t *testing.T) {
+	in := vdValid()
+	in.Name = "Bad Name"
+	in.Ports[0].Protocol = "SCTP"
+	in.Backends[0].Cluster = "wine"
+	in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Interval: "soon"}
+	_, err := TranslateVirtualDestination(in, vdTestRegistry())
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("want Errors, got %v", err)
+	}
+	var paths []string
+	for _, e := range es {
+		paths = append(paths, e.Path.String())
+	}
+	sort.Strings(paths)
+	want := "backends[0].cluster failover.outlier_detection.interval name ports[0].protocol"
+	if got := strings.Join(paths, " "); got != want {
+		t.Errorf("paths = %s, want %s", got, want)
+	}
+}
+
+func TestValidateVirtualDestinationWithoutRegistry(t *testing.T) {
+	if es := ValidateVirtualDestination(vdValid()); len(es) != 0 {
+		t.Fatalf("valid intent: %v", es)
+	}
+	in := vdValid()
+	in.Backends[1].Cluster = "wine" // needs the registry: not reported here
+	in.Backends[1].Priority = -2
+	es := ValidateVirtualDestination(in)
+	if len(es) != 1 || es[0].Path.String() != "backends[1].priority" {
+		t.Fatalf("got %v", es)
+	}
+}
+
+func TestVirtualDestinationUnknownPlacement(t *testing.T) {
+	reg := NewRegistry(
+		Cluster{Name: "east", EastWestGateway: &Gateway{Address: "203.0.113.10"}},
+		Cluster{Name: "late", LabelsUnknown: true, EastWestGateway: &Gateway{Address: Unknown("late.gateway")}},
+	)
+	in := vdValid()
+	in.Backends[1].Cluster = "late"
+	if _, err := TranslateVirtualDestination(in, reg); err != ErrUnknownPlacement {
+		t.Errorf("clients selector over unknown labels: got %v, want ErrUnknownPlacement", err)
+	}
+	in.Clients.Placement = Placement{Clusters: []string{"east", "late"}}
+	in.Backends[1].ExcludeFor = Placement{ClusterSelector: map[string]string{"cloud": "aws"}}
+	if _, err := TranslateVirtualDestination(in, reg); err != ErrUnknownPlacement {
+		t.Errorf("exclude_for selector over unknown labels: got %v, want ErrUnknownPlacement", err)
+	}
+	// Static errors win over an unknown placement: the user can fix them now.
+	in.Name = ""
+	if _, err := TranslateVirtualDestination(in, reg); err == ErrUnknownPlacement || err == nil {
+		t.Errorf("got %v, want the name error", err)
+	}
+}
+
+// A cluster created in the same apply: its gateway address, network and
+// region are placeholders, passed through untouched.
+func TestVirtualDestinationUnknownTopology(t *testing.T) {
+	reg := NewRegistry(
+		Cluster{Name: "east", Network: "net-east", Region: "us-east-1", EastWestGateway: &Gateway{Address: "203.0.113.10"}},
+		Cluster{Name: "late", Network: Unknown("late.network"), Region: Unknown("late.region"),
+			EastWestGateway: &Gateway{Address: Unknown("late.gateway.address")}},
+	)
+	in := vdValid()
+	in.Backends[1].Cluster = "late"
+	in.Clients.Placement = Placement{Clusters: []string{"east", "late"}}
+	for _, mode := range []string{FailoverModePriority, FailoverModeLocality} {
+		in.Failover.Mode = mode
+		objs, err := TranslateVirtualDestination(in, reg)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		for _, o := range objs {
+			unknown, err := o.HasUnknown()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// In east, the client ServiceEntry points at late's gateway and,
+			// in locality mode, the DestinationRule fails over to late's
+			// region. Everything in late shows late's own network or region,
+			// except its backend objects, which hold no topology.
+			k := o.Key()
+			want := k.Cluster == "late" && !(strings.HasSuffix(k.Name, "-backend") ||
+				mode == FailoverModePriority && k.Kind == "DestinationRule") ||
+				k.Cluster == "east" && (k.Kind == "ServiceEntry" && !strings.HasSuffix(k.Name, "-backend") ||
+					mode == FailoverModeLocality && k.Kind == "DestinationRule" && !strings.HasSuffix(k.Name, "-backend"))
+			if unknown != want {
+				t.Errorf("%s: %s: HasUnknown = %v, want %v", mode, k, unknown, want)
+			}
+		}
+	}
+}
+
+func TestSubsetName(t *testing.T) {
+	for cluster, want := range map[string]string{
+		"east":      "east",
+		"eu-west-1": "eu-west-1",
+		"On_Prem":   "on-prem-",
+		"":          "cluster-",
+		"a.b":       "a-b-",
+	} {
+		got := SubsetName(cluster)
+		if !strings.HasPrefix(got, want) || (want[len(want)-1] != '-' && got != want) {
+			t.Errorf("SubsetName(%q) = %q, want %q...", cluster, got, want)
+		}
+		if !validDNSLabel(got) {
+			t.Errorf("SubsetName(%q) = %q is not a DNS label", cluster, got)
+		}
+	}
+	if SubsetName("On_Prem") == SubsetName("on-prem") || SubsetName("On_Prem") == SubsetName("on_prem") {
+		t.Error("distinct clusters share a subset")
+	}
+	long := SubsetName(strings.Repeat("X", 100))
+	if len(long) > 63 || !validDNSLabel(long) {
+		t.Errorf("long name: %q", long)
+	}
+}
+
+func TestVirtualDestinationVIP(t *testing.T) {
+	seen := map[string]string{}
+	for i := 0; i < 2000; i++ {
+		host := fmt.Sprintf("svc%d.global", i)
+		ip := VirtualDestinationVIP(host)
+		if ip != VirtualDestinationVIP(host) {
+			t.Fatalf("%s: not deterministic", host)
+		}
+		parts := strings.Split(ip, ".")
+		a, _ := strconv.Atoi(parts[2])
+		b, _ := strconv.Atoi(parts[3])
+		if parts[0] != "240" || parts[1] != "241" || a > 255 || b < 1 || b > 254 {
+			t.Fatalf("%s: %s outside 240.241.0.0/16 hosts", host, ip)
+		}
+		seen[ip] = host
+	}
+	if len(seen) < 1950 { // a few birthday collisions are expected
+		t.Errorf("only %d distinct VIPs for 2000 hostnames", len(seen))
+	}
+	if got := VirtualDestinationVIP("user.global"); got != "240.241.117.102" {
+		t.Errorf("VIP of user.global changed to %s: every client's DNS answer would change", got)
+	}
+}
+
+// istioFailoverPriority reimplements how Istio turns failoverPriority
+// entries of the form key=value into an endpoint priority
+// (pilot/pkg/networking/core/loadbalancer: applyFailoverPriorityPerLocality,
+// then compaction): an endpoint matching the first m of n entries, and not
+// entry m, gets n-m.
+func istioFailoverPriority(entries []string, labels map[string]string) int {
+	for j, e := range entries {
+		k, v, _ := strings.Cut(e, "=")
+		if labels[k] != v {
+			return len(entries) - j
+		}
+	}
+	return 0
+}
+
+func TestVDPriorityFailoverRanks(t *testing.T) {
+	for tiers := 1; tiers <= 6; tiers++ {
+		v := &vdView{cluster: &Cluster{Name: "c0"}, client: true, tiers: tiers}
+		for r := 0; r < tiers; r++ {
+			name := fmt.Sprintf("c%d", r)
+			v.targets = append(v.targets, vdTarget{
+				backend: &VirtualDestinationBackend{Cluster: name, Namespace: "ns", Service: "svc", Priority: int64(10 * r)},
+				cluster: &Cluster{Name: name, EastWestGateway: &Gateway{Address: "192.0.2.1"}}, rank: r, local: r == 0,
+			})
+		}
+		p := &vdPlan{in: vdValid(), mode: FailoverModePriority}
+		tp := vdClientDestinationRule(p, v).Spec.TrafficPolicy
+		lb := tp.GetLoadBalancer().GetLocalityLbSetting()
+		if tiers == 1 {
+			if lb.GetEnabled().GetValue() || len(lb.GetFailoverPriority()) != 0 {
+				t.Errorf("one tier: want locality LB disabled, got %v", lb)
+			}
+			continue
+		}
+		if !lb.GetEnabled().GetValue() || len(lb.GetFailoverPriority()) != tiers-1 {
+			t.Fatalf("%d tiers: got %v", tiers, lb)
+		}
+		for _, tg := range v.targets {
+			ep := vdEndpoint(p, v, tg)
+			if got := istioFailoverPriority(lb.GetFailoverPriority(), ep.Labels); got != tg.rank {
+				t.Errorf("%d tiers: endpoint of rank %d gets Envoy priority %d (labels %v)", tiers, tg.rank, got, ep.Labels)
+			}
+		}
+	}
+}
+
+func TestVDLocalityFailoverTarget(t *testing.T) {
+	mk := func(name, region string, prio int64) vdTarget {
+		return vdTarget{backend: &VirtualDestinationBackend{Cluster: name, Priority: prio}, cluster: &Cluster{Name: name, Region: region}}
+	}
+	tests := []struct {
+		name     string
+		region   string
+		targets  []vdTarget // already ranked
+		from, to string
+	}{
+		{"lowest priority outside the region", "us-east-1",
+			[]vdTarget{mk("east", "us-east-1", 0), mk("east2", "us-east-1", 1), mk("west", "us-west-2", 2), mk("eu", "eu-west-1", 3)},
+			"us-east-1", "us-west-2"},
+		{"client without region", "", []vdTarget{mk("east", "us-east-1", 0)}, "", ""},
+		{"every backend in the client's region", "us-east-1", []vdTarget{mk("east", "us-east-1", 0)}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp := &networkingapi.TrafficPolicy{}
+			vdApplyLocalityFailover(tp, &vdView{cluster: &Cluster{Name: "c", Region: tt.region}, targets: tt.targets})
+			lb := tp.GetLoadBalancer().GetLocalityLbSetting()
+			if !lb.GetEnabled().GetValue() {
+				t.Error("locality LB not enabled")
+			}
+			var from, to string
+			if f := lb.GetFailover(); len(f) == 1 {
+				from, to = f[0].From, f[0].To
+			} else if len(f) > 1 {
+				t.Fatalf("want at most one failover entry, got %v", f)
+			}
+			if from != tt.from || to != tt.to {
+				t.Errorf("failover %q -> %q, want %q -> %q", from, to, tt.from, tt.to)
+			}
+		})
+	}
+}
+
+func TestVDOutlierDefaults(t *testing.T) {
+	o := vdEffectiveOutlier(&VirtualDestinationFailover{OutlierDetection: &VirtualDestinationOutlierDetection{Interval: "1s"}})
+	if o.consecutive5xx != 5 || o.interval.String() != "1s" || o.ejection.String() != "30s" || o.maxEjectionPercent != 100 {
+		t.Errorf("got %+v", o)
+	}
+	if o := vdEffectiveOutlier(nil); o.interval.String() != "10s" {
+		t.Errorf("nil failover: got %+v", o)
+	}
+}
+
+// The golden files check the output; this checks that every object is of a
+// type and version the API server serves.
+func TestVirtualDestinationObjectKinds(t *testing.T) {
+	objs, err := TranslateVirtualDestination(vdValid(), vdTestRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		switch o.Resource.(type) {
+		case *networking.ServiceEntry, *networking.DestinationRule:
+		default:
+			t.Errorf("unexpected %T", o.Resource)
+		}
+		if got := o.Key().APIVersion; got != NetworkingV1 {
+			t.Errorf("%s: apiVersion %s", o.Key(), got)
+		}
+		if !validDNSSubdomain(o.Resource.GetName()) || !validDNSLabel(o.Resource.GetNamespace()) {
+			t.Errorf("%s: invalid name or namespace", o.Key())
+		}
+	}
+}
