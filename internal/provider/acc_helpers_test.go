@@ -182,3 +182,79 @@ func checkNothingOwned(t *testing.T) func(*terraform.State) error {
 		return nil
 	}
 }
+
+// ensureNamespace creates a namespace in a local cluster if it is missing
+// (the local clusters have only the namespaces an API server creates and
+// istio-system).
+func ensureNamespace(t *testing.T, cluster, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
+	}}
+	_, err := dyn(t, cluster).Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).
+		Create(context.Background(), ns, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating namespace %s in %s: %v", name, cluster, err)
+	}
+}
+
+// versions maps "cluster/Kind/namespace/name" to resourceVersion for every
+// object an intent owns.
+type versions map[string]string
+
+func snapshotVersions(t *testing.T, kind, name string, into versions) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		for k := range into {
+			delete(into, k)
+		}
+		sel := engine.LabelOwnerKind + "=" + kind + "," + engine.LabelOwnerName + "=" + name
+		for _, c := range testClusters {
+			for _, gvr := range allOwnedGVRs {
+				list, err := dyn(t, c).Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+				if err != nil {
+					return err
+				}
+				for _, o := range list.Items {
+					into[fmt.Sprintf("%s/%s/%s/%s", c, o.GetKind(), o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// changedExactly asserts that between two snapshots exactly the listed
+// objects were written, added or removed, and every other kept its
+// resourceVersion.
+func changedExactly(before, after versions, changed ...string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		want := map[string]bool{}
+		for _, c := range changed {
+			want[c] = true
+		}
+		keys := map[string]bool{}
+		for k := range before {
+			keys[k] = true
+		}
+		for k := range after {
+			keys[k] = true
+		}
+		var problems []string
+		for k := range keys {
+			b, inB := before[k]
+			a, inA := after[k]
+			differs := !inB || !inA || a != b
+			switch {
+			case differs && !want[k]:
+				problems = append(problems, "unexpectedly written/added/removed: "+k)
+			case !differs && want[k]:
+				problems = append(problems, "expected a change to: "+k)
+			}
+		}
+		sort.Strings(problems)
+		if len(problems) > 0 {
+			return fmt.Errorf("%s\nbefore: %v\nafter:  %v", strings.Join(problems, "\n"), before, after)
+		}
+		return nil
+	}
+}

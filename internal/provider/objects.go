@@ -203,7 +203,7 @@ func translateDiagnostics(err error) diag.Diagnostics {
 			diags.AddError(e.Summary, e.Detail)
 			continue
 		}
-		diags.AddAttributeError(attrPath(e.Path), e.Summary, e.Detail)
+		addAttrError(&diags, attrPath(e.Path), e.Summary, e.Detail)
 	}
 	return diags
 }

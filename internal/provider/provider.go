@@ -52,6 +52,8 @@ type providerData struct {
 	RegistryUnknown bool
 	Clients         *kubeclient.Set
 	Engine          *engine.Engine
+	// Destinations indexes the virtual destinations seen in this run.
+	Destinations *destinationIndex
 }
 
 func (p *meshProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -189,6 +191,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		Registry:        reg,
 		RegistryUnknown: unknown,
 		Clients:         clients,
+		Destinations:    &destinationIndex{},
 		Engine: &engine.Engine{
 			Clients:        clients,
 			FieldManager:   m.FieldManager.ValueString(),
@@ -202,6 +205,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 func (p *meshProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewClusterResource,
+		NewVirtualDestinationResource,
 	}
 }
 

@@ -1,0 +1,132 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// intentModel is what the shared lifecycle needs from a resource model:
+// how it becomes translator intent, and where its inventory lives. It is
+// implemented by a pointer to the model struct.
+type intentModel[M any] interface {
+	*M
+	// spec turns the model into intent; it may set computed attributes
+	// that follow from the configuration (id, vip, resolved backends).
+	spec(data *providerData) (intentSpec, diag.Diagnostics)
+	inventory() types.List
+	setInventory(types.List)
+}
+
+// intentLifecycle implements Configure, ModifyPlan, Create, Read, Update and
+// Delete for every intent resource: each reads the model, calls the
+// translator and the engine through objects.go, and sets state.
+type intentLifecycle[M any, P intentModel[M]] struct {
+	data *providerData
+}
+
+func (l *intentLifecycle[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
+	if data, ok := req.ProviderData.(*providerData); ok {
+		l.data = data
+	}
+}
+
+// ModifyPlan translates the planned intent into the objects attribute. It
+// contacts no cluster. Configuration values known only after apply leave
+// the objects unknown.
+func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	if !req.Config.Raw.IsFullyKnown() {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), types.ListUnknown(objectType))...)
+		return
+	}
+	var m M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := P(&m).spec(l.data)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, diags := planObjects(l.data, spec)
+	resp.Diagnostics.Append(diags...)
+	P(&m).setInventory(objects)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+}
+
+func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := P(&m).spec(l.data)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, diags := applyObjects(ctx, l.data, spec, nil)
+	resp.Diagnostics.Append(diags...)
+	P(&m).setInventory(objects)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := P(&m).spec(l.data)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	prior := P(&m).inventory()
+	objects, diags := readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
+	resp.Diagnostics.Append(diags...)
+	P(&m).setInventory(objects)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m, prior M
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := P(&m).spec(l.data)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	objects, diags := applyObjects(ctx, l.data, spec, entriesOf(P(&prior).inventory()))
+	resp.Diagnostics.Append(diags...)
+	P(&m).setInventory(objects)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m M
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// Deleting needs only the owner and the inventory, never a
+	// translation: an intent that no longer translates can still go.
+	spec, _ := P(&m).spec(l.data)
+	left, diags := deleteObjects(ctx, l.data, spec, entriesOf(P(&m).inventory()))
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		P(&m).setInventory(left)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	}
+}

@@ -1,0 +1,256 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+var (
+	_ resource.ResourceWithConfigure  = &virtualDestinationResource{}
+	_ resource.ResourceWithModifyPlan = &virtualDestinationResource{}
+)
+
+// NewVirtualDestinationResource is mesh_virtual_destination: one global
+// hostname with backends in several clusters.
+func NewVirtualDestinationResource() resource.Resource { return &virtualDestinationResource{} }
+
+type virtualDestinationResource struct {
+	intentLifecycle[virtualDestinationModel, *virtualDestinationModel]
+}
+
+type virtualDestinationModel struct {
+	ID        types.String     `tfsdk:"id"`
+	Name      string           `tfsdk:"name"`
+	Hostname  string           `tfsdk:"hostname"`
+	Namespace string           `tfsdk:"namespace"`
+	Ports     []vdPortModel    `tfsdk:"ports"`
+	Backends  []vdBackendModel `tfsdk:"backends"`
+	Failover  *vdFailoverModel `tfsdk:"failover"`
+	Clients   *vdClientsModel  `tfsdk:"clients"`
+	VIP       types.String     `tfsdk:"vip"`
+	Objects   types.List       `tfsdk:"objects"`
+}
+
+type vdPortModel struct {
+	Number     int64  `tfsdk:"number"`
+	Protocol   string `tfsdk:"protocol"`
+	TargetPort *int64 `tfsdk:"target_port"`
+}
+
+type vdBackendModel struct {
+	Cluster    string          `tfsdk:"cluster"`
+	Namespace  string          `tfsdk:"namespace"`
+	Service    string          `tfsdk:"service"`
+	Priority   *int64          `tfsdk:"priority"`
+	Weight     *int64          `tfsdk:"weight"`
+	ExcludeFor *placementModel `tfsdk:"exclude_for"`
+}
+
+type vdFailoverModel struct {
+	Mode             *string                `tfsdk:"mode"`
+	OutlierDetection *outlierDetectionModel `tfsdk:"outlier_detection"`
+}
+
+type outlierDetectionModel struct {
+	Consecutive5xxErrors *int64  `tfsdk:"consecutive_5xx_errors"`
+	Interval             *string `tfsdk:"interval"`
+	BaseEjectionTime     *string `tfsdk:"base_ejection_time"`
+	MaxEjectionPercent   *int64  `tfsdk:"max_ejection_percent"`
+}
+
+type vdClientsModel struct {
+	Clusters        []string          `tfsdk:"clusters"`
+	ClusterSelector map[string]string `tfsdk:"cluster_selector"`
+	Namespaces      []string          `tfsdk:"namespaces"`
+}
+
+func (r *virtualDestinationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_virtual_destination"
+}
+
+func outlierDetectionAttribute(desc string) schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		MarkdownDescription: desc,
+		Optional:            true,
+		Attributes: map[string]schema.Attribute{
+			"consecutive_5xx_errors": schema.Int64Attribute{MarkdownDescription: "5xx responses in a row that eject a backend.", Optional: true, Validators: []validator.Int64{int64validator.AtLeast(1)}},
+			"interval":               schema.StringAttribute{MarkdownDescription: "Time between ejection sweeps, e.g. `10s`.", Optional: true, Validators: []validator.String{durationValidator{}}},
+			"base_ejection_time":     schema.StringAttribute{MarkdownDescription: "Minimum ejection time, e.g. `30s`.", Optional: true, Validators: []validator.String{durationValidator{}}},
+			"max_ejection_percent":   schema.Int64Attribute{MarkdownDescription: "Most backends that may be ejected at once, in percent.", Optional: true, Validators: []validator.Int64{int64validator.Between(0, 100)}},
+		},
+	}
+}
+
+func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One global hostname (e.g. `user.global`) served by Kubernetes services in several clusters. " +
+			"Client clusters get a ServiceEntry and DestinationRule for the hostname (local backends by service name, remote ones through their east-west gateway) " +
+			"with failover by priority or locality; backend clusters get what their east-west gateway needs to route the hostname to the local service. " +
+			"Clusters that are neither get nothing.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the intent; owned objects are named `vd-<name>`. A DNS label.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{dnsLabelValidator{}},
+			},
+			"hostname": schema.StringAttribute{
+				MarkdownDescription: "The global hostname clients call, e.g. `user.global`. It must be covered by the east-west Gateway hosts (`*.global` by default).",
+				Required:            true,
+			},
+			"namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace of the client-side objects in every client cluster: the namespace of the east-west gateway (mesh_cluster's `istio_namespace`). Default `istio-system`.",
+				Optional:            true,
+				Computed:            true,
+				Default:             stringdefault.StaticString(translate.DefaultIstioNS),
+			},
+			"ports": schema.ListNestedAttribute{
+				MarkdownDescription: "Ports of the hostname.",
+				Required:            true,
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"number":      schema.Int64Attribute{MarkdownDescription: "Port clients call.", Required: true, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
+					"protocol":    schema.StringAttribute{MarkdownDescription: "Protocol: `HTTP`, `HTTPS`, `HTTP2`, `GRPC`, `TCP`, `TLS`, ...", Required: true},
+					"target_port": schema.Int64Attribute{MarkdownDescription: "Port of the backend services. Default: `number`.", Optional: true, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
+				}},
+			},
+			"backends": schema.ListNestedAttribute{
+				MarkdownDescription: "Kubernetes services that serve the hostname, at most one per cluster.",
+				Required:            true,
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"cluster":   schema.StringAttribute{MarkdownDescription: "Cluster the service runs in.", Required: true},
+					"namespace": schema.StringAttribute{MarkdownDescription: "Namespace of the service.", Required: true},
+					"service":   schema.StringAttribute{MarkdownDescription: "Name of the service.", Required: true},
+					"priority": schema.Int64Attribute{
+						MarkdownDescription: "Failover order, lowest first: clients use the healthy backends of the lowest priority they can see, and only then the next. Default `0`.",
+						Optional:            true,
+						Validators:          []validator.Int64{int64validator.AtLeast(0)},
+					},
+					"weight": schema.Int64Attribute{MarkdownDescription: "Share of traffic among backends of the same priority. Default `1`.", Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000)}},
+					"exclude_for": schema.SingleNestedAttribute{
+						MarkdownDescription: "Client clusters that must never send traffic to this backend, not even on failover (e.g. `{ cluster_selector = { cloud = \"aws\" } }`). Empty excludes nobody.",
+						Optional:            true,
+						Attributes:          placementAttributes("client clusters to exclude"),
+					},
+				}},
+			},
+			"failover": schema.SingleNestedAttribute{
+				MarkdownDescription: "How clients fail over between backends. Default: by `priority`, with outlier detection of 5 consecutive 5xx errors, `10s` interval, `30s` ejection, 100% max ejection.",
+				Optional:            true,
+				Attributes: map[string]schema.Attribute{
+					"mode": schema.StringAttribute{
+						MarkdownDescription: "`priority` (backends' `priority` order) or `locality` (nearest region first).",
+						Optional:            true,
+						Validators:          []validator.String{stringvalidator.OneOf(translate.FailoverModePriority, translate.FailoverModeLocality)},
+					},
+					"outlier_detection": outlierDetectionAttribute("When a backend counts as failed. Failover needs it; unset fields take the defaults."),
+				},
+			},
+			"clients": schema.SingleNestedAttribute{
+				MarkdownDescription: "Where the hostname is called from. ServiceEntries go only to these clusters (default: every registered cluster), exported to `namespaces` (default: all).",
+				Optional:            true,
+				Attributes: withAttributes(placementAttributes("client clusters"), map[string]schema.Attribute{
+					"namespaces": schema.ListAttribute{MarkdownDescription: "Namespaces that may call the hostname (ServiceEntry `exportTo`).", Optional: true, ElementType: types.StringType},
+				}),
+			},
+			"vip": schema.StringAttribute{
+				MarkdownDescription: "Stable virtual IP of the hostname in every client cluster, derived from the hostname.",
+				Computed:            true,
+			},
+			"objects": objectsAttribute(),
+		},
+	}
+}
+
+// intent is where mesh_virtual_destination's attributes become translator
+// fields.
+func (m *virtualDestinationModel) intent() translate.VirtualDestinationIntent {
+	in := translate.VirtualDestinationIntent{
+		Name:      m.Name,
+		Hostname:  m.Hostname,
+		Namespace: m.Namespace,
+	}
+	for _, p := range m.Ports {
+		in.Ports = append(in.Ports, translate.VirtualDestinationPort{Number: p.Number, Protocol: p.Protocol, TargetPort: p.TargetPort})
+	}
+	for _, b := range m.Backends {
+		vb := translate.VirtualDestinationBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service, Weight: b.Weight, ExcludeFor: b.ExcludeFor.placement()}
+		if b.Priority != nil {
+			vb.Priority = *b.Priority
+		}
+		in.Backends = append(in.Backends, vb)
+	}
+	if f := m.Failover; f != nil {
+		in.Failover = &translate.VirtualDestinationFailover{}
+		if f.Mode != nil {
+			in.Failover.Mode = *f.Mode
+		}
+		in.Failover.OutlierDetection = f.OutlierDetection.vd()
+	}
+	if c := m.Clients; c != nil {
+		in.Clients = translate.VirtualDestinationClients{
+			Placement:  translate.Placement{Clusters: c.Clusters, ClusterSelector: c.ClusterSelector},
+			Namespaces: c.Namespaces,
+		}
+	}
+	return in
+}
+
+func (o *outlierDetectionModel) vd() *translate.VirtualDestinationOutlierDetection {
+	if o == nil {
+		return nil
+	}
+	return &translate.VirtualDestinationOutlierDetection{
+		Consecutive5xxErrors: o.Consecutive5xxErrors,
+		Interval:             deref(o.Interval),
+		BaseEjectionTime:     deref(o.BaseEjectionTime),
+		MaxEjectionPercent:   o.MaxEjectionPercent,
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func (m *virtualDestinationModel) spec(data *providerData) (intentSpec, diag.Diagnostics) {
+	in := m.intent()
+	m.ID = types.StringValue(m.Name)
+	m.VIP = types.StringValue(translate.VirtualDestinationVIP(m.Hostname))
+	if data != nil {
+		data.Destinations.remember(in)
+	}
+	return intentSpec{
+		Owner: engine.Owner{Kind: "virtual-destination", Name: m.Name},
+		Kinds: []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule")},
+		Translate: func(reg *translate.Registry) ([]translate.Object, error) {
+			return translate.TranslateVirtualDestination(in, reg)
+		},
+	}, nil
+}
+
+func (m *virtualDestinationModel) inventory() types.List     { return m.Objects }
+func (m *virtualDestinationModel) setInventory(l types.List) { m.Objects = l }
