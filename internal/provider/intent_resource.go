@@ -16,7 +16,9 @@ type intentModel[M any] interface {
 	*M
 	// spec turns the model into intent; it may set computed attributes
 	// that follow from the configuration (id, vip, resolved backends).
-	spec(data *providerData) (intentSpec, diag.Diagnostics)
+	// planning is set in ModifyPlan, where facts about other intents are
+	// looked up afresh rather than taken from state.
+	spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics)
 	inventory() types.List
 	setInventory(types.List)
 }
@@ -50,7 +52,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, diags := P(&m).spec(l.data)
+	spec, diags := P(&m).spec(l.data, true)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -67,7 +69,7 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, diags := P(&m).spec(l.data)
+	spec, diags := P(&m).spec(l.data, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -84,7 +86,7 @@ func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, diags := P(&m).spec(l.data)
+	spec, diags := P(&m).spec(l.data, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -103,7 +105,7 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, diags := P(&m).spec(l.data)
+	spec, diags := P(&m).spec(l.data, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -122,7 +124,7 @@ func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteR
 	}
 	// Deleting needs only the owner and the inventory, never a
 	// translation: an intent that no longer translates can still go.
-	spec, _ := P(&m).spec(l.data)
+	spec, _ := P(&m).spec(l.data, false)
 	left, diags := deleteObjects(ctx, l.data, spec, entriesOf(P(&m).inventory()))
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {

@@ -206,6 +206,7 @@ func (p *meshProvider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewClusterResource,
 		NewVirtualDestinationResource,
+		NewAccessPolicyResource,
 	}
 }
 

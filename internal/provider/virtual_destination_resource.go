@@ -236,7 +236,7 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func (m *virtualDestinationModel) spec(data *providerData) (intentSpec, diag.Diagnostics) {
+func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, diag.Diagnostics) {
 	in := m.intent()
 	m.ID = types.StringValue(m.Name)
 	m.VIP = types.StringValue(translate.VirtualDestinationVIP(m.Hostname))

@@ -1,0 +1,244 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+var (
+	_ resource.ResourceWithConfigure  = &accessPolicyResource{}
+	_ resource.ResourceWithModifyPlan = &accessPolicyResource{}
+)
+
+// NewAccessPolicyResource is mesh_access_policy: who may call a destination.
+func NewAccessPolicyResource() resource.Resource { return &accessPolicyResource{} }
+
+type accessPolicyResource struct {
+	intentLifecycle[accessPolicyModel, *accessPolicyModel]
+}
+
+type accessPolicyModel struct {
+	ID                  types.String       `tfsdk:"id"`
+	Name                string             `tfsdk:"name"`
+	Destination         apDestinationModel `tfsdk:"destination"`
+	Sources             []apSourceModel    `tfsdk:"sources"`
+	Rules               []apRuleModel      `tfsdk:"rules"`
+	DestinationBackends types.List         `tfsdk:"destination_backends"`
+	Objects             types.List         `tfsdk:"objects"`
+}
+
+type apDestinationModel struct {
+	VirtualDestination *string           `tfsdk:"virtual_destination"`
+	Service            *string           `tfsdk:"service"`
+	Namespace          *string           `tfsdk:"namespace"`
+	Clusters           []string          `tfsdk:"clusters"`
+	ClusterSelector    map[string]string `tfsdk:"cluster_selector"`
+	WorkloadLabels     map[string]string `tfsdk:"workload_labels"`
+}
+
+type apSourceModel struct {
+	Clusters            []string          `tfsdk:"clusters"`
+	ClusterSelector     map[string]string `tfsdk:"cluster_selector"`
+	Namespace           string            `tfsdk:"namespace"`
+	ServiceAccount      string            `tfsdk:"service_account"`
+	DestinationClusters *placementModel   `tfsdk:"destination_clusters"`
+}
+
+type apRuleModel struct {
+	Methods []string `tfsdk:"methods"`
+	Paths   []string `tfsdk:"paths"`
+	Ports   []int64  `tfsdk:"ports"`
+}
+
+var backendAttrTypes = map[string]attr.Type{
+	"cluster":   types.StringType,
+	"namespace": types.StringType,
+	"service":   types.StringType,
+}
+
+func backendsAttribute() schema.ListNestedAttribute {
+	return schema.ListNestedAttribute{
+		MarkdownDescription: "The backends of `destination.virtual_destination` as resolved at plan time from the `mesh_virtual_destination` with that hostname: where the policy is enforced.",
+		Computed:            true,
+		PlanModifiers:       []planmodifier.List{listplanmodifier.UseStateForUnknown()},
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"cluster":   schema.StringAttribute{Computed: true, MarkdownDescription: "Backend cluster."},
+			"namespace": schema.StringAttribute{Computed: true, MarkdownDescription: "Namespace of the backend service."},
+			"service":   schema.StringAttribute{Computed: true, MarkdownDescription: "Backend service."},
+		}},
+	}
+}
+
+func (r *accessPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_access_policy"
+}
+
+func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Who may call a destination. Translates into ALLOW AuthorizationPolicies in the clusters where the destination runs (Istio authorizes on the server side), " +
+			"with principals `<trust_domain of the source cluster>/ns/<namespace>/sa/<service_account>`. The same intent yields different principals in different backend clusters. " +
+			"Combine with `mesh_cluster.default_deny` so that only what access policies allow gets through. " +
+			"If two clusters share a trust domain and the policy would have to tell them apart, plan fails: the intent cannot be enforced.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				MarkdownDescription: "The name.",
+				Computed:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				MarkdownDescription: "Name of the intent; owned objects are named `ap-<name>`. A DNS label of at most 60 characters.",
+				Required:            true,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:          []validator.String{dnsLabelValidator{}},
+			},
+			"destination": schema.SingleNestedAttribute{
+				MarkdownDescription: "What is protected: a virtual destination by hostname (reference `mesh_virtual_destination.<x>.hostname` so Terraform plans it first), or a service and namespace; optionally restricted to some of its clusters.",
+				Required:            true,
+				Attributes: withAttributes(placementAttributes("destination clusters this policy covers (default: all where it runs)"), map[string]schema.Attribute{
+					"virtual_destination": schema.StringAttribute{MarkdownDescription: "Hostname of a `mesh_virtual_destination`.", Optional: true},
+					"service":             schema.StringAttribute{MarkdownDescription: "Name of a Kubernetes service (with `namespace`), instead of a virtual destination.", Optional: true},
+					"namespace":           schema.StringAttribute{MarkdownDescription: "Namespace of `service`.", Optional: true},
+					"workload_labels":     schema.MapAttribute{MarkdownDescription: "Labels of the destination pods. Default `{ app = <service> }`.", Optional: true, ElementType: types.StringType, Validators: []validator.Map{labelsValidator{}}},
+				}),
+				Validators: []validator.Object{objectvalidator.AtLeastOneOf(path.MatchRelative().AtName("virtual_destination"), path.MatchRelative().AtName("service"))},
+			},
+			"sources": schema.ListNestedAttribute{
+				MarkdownDescription: "Who may call: a service account in a namespace, in the clusters its placement selects (default: every cluster).",
+				Required:            true,
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+				NestedObject: schema.NestedAttributeObject{Attributes: withAttributes(placementAttributes("clusters the callers run in"), map[string]schema.Attribute{
+					"namespace":       schema.StringAttribute{MarkdownDescription: "Namespace of the callers.", Required: true},
+					"service_account": schema.StringAttribute{MarkdownDescription: "Service account of the callers.", Required: true},
+					"destination_clusters": schema.SingleNestedAttribute{
+						MarkdownDescription: "Restricts the destination clusters this source may call (e.g. public-cloud callers may reach `east` but not `onprem`). Default: all the destination covers.",
+						Optional:            true,
+						Attributes:          placementAttributes("destination clusters this source may call"),
+					},
+				})},
+			},
+			"rules": schema.ListNestedAttribute{
+				MarkdownDescription: "Which requests are allowed; a request must match one rule. Omitted: any request.",
+				Optional:            true,
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"methods": schema.ListAttribute{MarkdownDescription: "HTTP methods, e.g. `GET`.", Optional: true, ElementType: types.StringType},
+					"paths":   schema.ListAttribute{MarkdownDescription: "Paths: exact, `/prefix*`, `*suffix` or `*`.", Optional: true, ElementType: types.StringType},
+					"ports": schema.ListAttribute{MarkdownDescription: "Ports the destination workloads receive on.", Optional: true, ElementType: types.Int64Type,
+						Validators: []validator.List{listvalidator.ValueInt64sAre(int64validator.Between(1, 65535))}},
+				}},
+			},
+			"destination_backends": backendsAttribute(),
+			"objects":              objectsAttribute(),
+		},
+	}
+}
+
+// resolveBackends finds the backends of a virtual destination. While
+// planning, the virtual destinations planned in this run come first (their
+// backends may have changed); otherwise, and when the virtual destination
+// was not planned in this run (Terraform re-plans only changed resources
+// during apply), the value known from state.
+func resolveBackends(data *providerData, hostname string, known types.List, planning bool, at path.Path) ([]translate.AccessBackend, types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	haveKnown := !known.IsNull() && !known.IsUnknown()
+	if planning && data != nil {
+		if _, ok := data.Destinations.lookup(hostname); ok {
+			haveKnown = false
+		}
+	}
+	if haveKnown {
+		var out []translate.AccessBackend
+		for _, e := range known.Elements() {
+			a := e.(types.Object).Attributes()
+			out = append(out, translate.AccessBackend{
+				Cluster:   a["cluster"].(types.String).ValueString(),
+				Namespace: a["namespace"].(types.String).ValueString(),
+				Service:   a["service"].(types.String).ValueString(),
+			})
+		}
+		return out, known, diags
+	}
+	if data == nil {
+		return nil, types.ListUnknown(types.ObjectType{AttrTypes: backendAttrTypes}), diags
+	}
+	vd, ok := data.Destinations.lookup(hostname)
+	if !ok {
+		addAttrError(&diags, at, "Unknown virtual destination",
+			"No mesh_virtual_destination with hostname "+hostname+" is declared in this configuration, or it is planned after this resource. "+
+				"Reference it as mesh_virtual_destination.<name>.hostname so Terraform plans it first.")
+		return nil, types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes}), diags
+	}
+	var out []translate.AccessBackend
+	var elems []attr.Value
+	for _, b := range vd.Backends {
+		out = append(out, translate.AccessBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
+		elems = append(elems, types.ObjectValueMust(backendAttrTypes, map[string]attr.Value{
+			"cluster": types.StringValue(b.Cluster), "namespace": types.StringValue(b.Namespace), "service": types.StringValue(b.Service),
+		}))
+	}
+	return out, types.ListValueMust(types.ObjectType{AttrTypes: backendAttrTypes}, elems), diags
+}
+
+// spec is where mesh_access_policy's attributes become translator fields.
+func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	m.ID = types.StringValue(m.Name)
+	spec := intentSpec{
+		Owner: engine.Owner{Kind: "access-policy", Name: m.Name},
+		Kinds: []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
+	}
+	in := translate.AccessPolicyIntent{Name: m.Name}
+	for _, s := range m.Sources {
+		in.Sources = append(in.Sources, translate.AccessSource{
+			Placement:           translate.Placement{Clusters: s.Clusters, ClusterSelector: s.ClusterSelector},
+			Namespace:           s.Namespace,
+			ServiceAccount:      s.ServiceAccount,
+			DestinationClusters: s.DestinationClusters.placement(),
+		})
+	}
+	for _, r := range m.Rules {
+		rule := translate.AccessRule{Methods: r.Methods, Paths: r.Paths}
+		for _, p := range r.Ports {
+			rule.Ports = append(rule.Ports, int(p))
+		}
+		in.Rules = append(in.Rules, rule)
+	}
+	d := m.Destination
+	dest := translate.AccessDestination{
+		VirtualDestination: deref(d.VirtualDestination),
+		Service:            deref(d.Service),
+		Namespace:          deref(d.Namespace),
+		Placement:          translate.Placement{Clusters: d.Clusters, ClusterSelector: d.ClusterSelector},
+		WorkloadLabels:     d.WorkloadLabels,
+	}
+	known := m.DestinationBackends
+	m.DestinationBackends = types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes})
+	if dest.VirtualDestination != "" {
+		dest.Backends, m.DestinationBackends, diags = resolveBackends(data, dest.VirtualDestination, known, planning, path.Root("destination").AtName("virtual_destination"))
+	}
+	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
+		if m.DestinationBackends.IsUnknown() {
+			return nil, translate.ErrUnknownPlacement
+		}
+		return translate.TranslateAccessPolicy(in, dest, reg)
+	}
+	return spec, diags
+}
+
+func (m *accessPolicyModel) inventory() types.List     { return m.Objects }
+func (m *accessPolicyModel) setInventory(l types.List) { m.Objects = l }
