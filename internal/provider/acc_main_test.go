@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/localmesh"
 )
@@ -46,6 +48,7 @@ func runAcceptance(m *testing.M) int {
 	os.Setenv("TF_ACC_TERRAFORM_PATH", tf)
 	os.Setenv("CHECKPOINT_DISABLE", "1")
 
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	bin := os.Getenv("LOCAL_MESH_BIN")
 	if bin == "" {
 		fmt.Fprintln(os.Stderr, "acceptance tests need the local mesh binaries: run them through 'make test', or set LOCAL_MESH_BIN=$(tools/build-binaries.sh | tail -n1).")
