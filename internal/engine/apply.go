@@ -116,6 +116,9 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 		return objectError(d.Entry, "Applying", err)
 	}
 	ri := dyn.Resource(gvr).Namespace(d.Namespace)
+	if owner.Composition != nil {
+		return e.compose(ctx, ri, owner, d.Entry, false)
+	}
 	if !known {
 		if err := checkUnowned(ctx, ri, owner, d.Entry); err != nil {
 			return err
@@ -191,6 +194,9 @@ func (e *Engine) prune(ctx context.Context, dyn dynamic.Interface, owner Owner, 
 		return objectError(entry, "Deleting", err)
 	}
 	ri := dyn.Resource(gvr).Namespace(entry.Namespace)
+	if owner.Composition != nil {
+		return e.compose(ctx, ri, owner, entry, true)
+	}
 	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil // already gone (or the CRD with it)

@@ -22,22 +22,34 @@ const (
 type Owner struct {
 	Kind string // cluster, virtual-destination, traffic-policy, access-policy
 	Name string
+	// Composition is set for intents whose objects are shared with other
+	// intents of the same kind (see compose.go).
+	Composition *Composition
 }
 
 func (o Owner) String() string { return o.Kind + " " + o.Name }
 
 // Labels are the ownership labels of o's objects.
 func (o Owner) Labels() map[string]string {
+	if o.Composition != nil {
+		return map[string]string{LabelManagedBy: ManagedByValue, o.contributionKey(): "true"}
+	}
 	return map[string]string{LabelManagedBy: ManagedByValue, LabelOwnerKind: o.Kind, LabelOwnerName: o.Name}
 }
 
 // Selector is the label selector that lists o's objects.
 func (o Owner) Selector() string {
+	if o.Composition != nil {
+		return fmt.Sprintf("%s=%s,%s=true", LabelManagedBy, ManagedByValue, o.contributionKey())
+	}
 	return fmt.Sprintf("%s=%s,%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind, LabelOwnerName, o.Name)
 }
 
 // owns reports whether labels mark an object as o's.
 func (o Owner) owns(labels map[string]string) bool {
+	if o.Composition != nil {
+		return labels[LabelManagedBy] == ManagedByValue && labels[o.contributionKey()] == "true"
+	}
 	return labels[LabelManagedBy] == ManagedByValue && labels[LabelOwnerKind] == o.Kind && labels[LabelOwnerName] == o.Name
 }
 

@@ -23,7 +23,14 @@ func Plan(owner Owner, objs []translate.Object) ([]Desired, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !unknown {
+		if !unknown && owner.Composition != nil {
+			// The object's content depends on the other contributions,
+			// known only when applying; what this intent asks for is known.
+			if d.Digest, err = contributionDigest(owner.Composition.Contribution); err != nil {
+				return nil, err
+			}
+			d.Manifest = map[string]any{}
+		} else if !unknown {
 			m, err := o.Manifest()
 			if err != nil {
 				return nil, err

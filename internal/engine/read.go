@@ -60,7 +60,12 @@ func (e *Engine) readCluster(ctx context.Context, owner Owner, manager string, k
 		for i := range list.Items {
 			item := &list.Items[i]
 			entry := Entry{Cluster: cluster, APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: item.GetNamespace(), Name: item.GetName()}
-			if entry.Digest, err = liveDigest(item, manager); err != nil {
+			if owner.Composition != nil {
+				entry.Digest, err = contributionDigest(item.GetAnnotations()[owner.contributionKey()])
+			} else {
+				entry.Digest, err = liveDigest(item, manager)
+			}
+			if err != nil {
 				return nil, objectError(entry, "Reading", err)
 			}
 			out = append(out, entry)

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+// Composed objects are shared by several intents of one kind, e.g. the
+// VirtualService of a destination that several traffic policies shape:
+// Istio keeps only one VirtualService per host for sidecars, so the
+// policies must meet in one object. Each intent stores its contribution
+// (its intent, as JSON) in an annotation of the object; whoever writes
+// recomposes the object from every contribution, under one shared field
+// manager, guarded by the object's resourceVersion so that concurrent
+// writers never lose each other's contribution.
+
+// Composition makes an owner's objects composed.
+type Composition struct {
+	// Contribution is what this intent adds, stored verbatim.
+	Contribution string
+	// Compose renders the object key from all contributions (by intent
+	// name). It returns nil when nothing of the object remains.
+	Compose func(key translate.Key, contributions map[string]string) (map[string]any, error)
+}
+
+// composedRetries bounds the optimistic-concurrency retries of one object.
+const composedRetries = 8
+
+// contributionKey is the annotation (and label) key of an intent's
+// contribution: <kind>.mesh-intent.io/<name>.
+func (o Owner) contributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
+
+func (o Owner) composerManager(base string) string {
+	if base == "" {
+		base = ManagedByValue
+	}
+	return base + "/" + o.Kind + "-composer"
+}
+
+// compose writes one composed object with this intent's contribution set
+// (remove false) or removed (remove true).
+func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) *Error {
+	doing := "Applying"
+	if remove {
+		doing = "Releasing"
+	}
+	var lastErr error
+	for attempt := 0; attempt < composedRetries; attempt++ {
+		err := e.composeOnce(ctx, ri, owner, entry, remove)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			if e, ok := err.(*Error); ok {
+				return e
+			}
+			return objectError(entry, doing, err)
+		}
+		lastErr = err // someone else wrote in between: read again
+	}
+	return objectError(entry, doing, fmt.Errorf("the object kept changing under concurrent writers: %w", lastErr))
+}
+
+func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) error {
+	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && isMissingResource(err):
+		return err
+	case apierrors.IsNotFound(err):
+		if remove {
+			return nil
+		}
+		live = nil
+	case err != nil:
+		return err
+	}
+	contributions := map[string]string{}
+	prefix := owner.Kind + ".mesh-intent.io/"
+	if live != nil {
+		if labels := live.GetLabels(); labels[LabelManagedBy] != ManagedByValue {
+			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+				Detail: fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. Delete or rename it, then apply again.", entry)}
+		}
+		for k, v := range live.GetAnnotations() {
+			if strings.HasPrefix(k, prefix) {
+				contributions[strings.TrimPrefix(k, prefix)] = v
+			}
+		}
+	}
+	if remove {
+		delete(contributions, owner.Name)
+	} else {
+		contributions[owner.Name] = owner.Composition.Contribution
+	}
+	manifest, err := owner.Composition.Compose(entry.Key(), contributions)
+	if err != nil {
+		return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
+	}
+	if len(contributions) == 0 || manifest == nil {
+		manifest = map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
+			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace}}
+		if live == nil {
+			return nil
+		}
+		if live.GetLabels()[LabelOwnerKind] == "" {
+			// Nobody else holds the object: it goes.
+			uid, rv := live.GetUID(), live.GetResourceVersion()
+			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+		}
+	}
+	meta := manifest["metadata"].(map[string]any)
+	labels := map[string]any{LabelManagedBy: ManagedByValue}
+	annotations := map[string]any{}
+	for name, c := range contributions {
+		labels[prefix+name] = "true"
+		annotations[prefix+name] = c
+	}
+	meta["labels"], meta["annotations"] = labels, annotations
+	if live == nil {
+		// Create first, so two writers cannot both believe they created
+		// it; the loser reads it again and recomposes.
+		skeleton := &unstructured.Unstructured{Object: map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
+			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace, "labels": map[string]any{LabelManagedBy: ManagedByValue}}}}
+		created, err := ri.Create(ctx, skeleton, metav1.CreateOptions{FieldManager: owner.composerManager(e.FieldManager)})
+		if err != nil {
+			return err
+		}
+		live = created
+	}
+	meta["resourceVersion"] = live.GetResourceVersion()
+	_, err = ri.Apply(ctx, entry.Name, &unstructured.Unstructured{Object: manifest},
+		metav1.ApplyOptions{FieldManager: owner.composerManager(e.FieldManager), Force: true})
+	return err
+}
+
+// contributionDigest is the digest of an intent's part in a composed
+// object: what it asked for, not the composition of everyone's.
+func contributionDigest(contribution string) (string, error) {
+	return digestOf(map[string]any{"contribution": contribution})
+}

@@ -1,0 +1,634 @@
+package translate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// TrafficPolicyIntent is mesh_traffic_policy: how requests from some sources
+// to one destination behave. Istio applies routing at the client, so it
+// translates into a VirtualService (routing, resilience, fault injection,
+// headers, CORS) and DestinationRule settings (connection pool, outlier
+// detection, load balancing, TLS) in the source clusters only. The
+// destination is passed apart, as a TrafficPolicyDestination the provider
+// has resolved.
+//
+// Several policies may target one destination; how they combine is
+// ComposeTrafficPolicies's business (see docs/design/traffic-policy.md).
+type TrafficPolicyIntent struct {
+	// Name identifies the policy: it names its route in the VirtualService
+	// and every conflict error.
+	Name    string               `json:"name"`
+	Sources TrafficPolicySources `json:"sources"`
+	// Match narrows the policy to some requests; a request must match one
+	// entry. Empty means every request.
+	Match []TrafficPolicyMatch `json:"match,omitempty"`
+	// Timeout is the whole-request timeout, a Go duration ("2s").
+	Timeout      string                `json:"timeout,omitempty"`
+	Retries      *TrafficPolicyRetries `json:"retries,omitempty"`
+	Fault        *TrafficPolicyFault   `json:"fault,omitempty"`
+	TrafficShift []TrafficPolicyShift  `json:"trafficShift,omitempty"`
+	Mirror       *TrafficPolicyMirror  `json:"mirror,omitempty"`
+	Headers      *TrafficPolicyHeaders `json:"headers,omitempty"`
+	CORS         *TrafficPolicyCORS    `json:"cors,omitempty"`
+	// The settings below go to the destination's DestinationRule and hold
+	// for every caller in the source clusters.
+	ConnectionPool   *TrafficPolicyConnectionPool   `json:"connectionPool,omitempty"`
+	OutlierDetection *TrafficPolicyOutlierDetection `json:"outlierDetection,omitempty"`
+	// LoadBalancer is a simple Istio algorithm: ROUND_ROBIN, LEAST_REQUEST,
+	// RANDOM or (services only) PASSTHROUGH.
+	LoadBalancer string `json:"loadBalancer,omitempty"`
+	// TLSMode is the client TLS mode: ISTIO_MUTUAL, or for services also
+	// DISABLE or SIMPLE.
+	TLSMode string `json:"tlsMode,omitempty"`
+}
+
+// TrafficPolicySources is the sources attribute: which callers the policy
+// applies to. The placement (clusters, cluster_selector) picks the source
+// clusters, the only clusters that receive objects. Namespaces and
+// WorkloadLabels become match conditions (sourceNamespace, sourceLabels),
+// so other callers of the destination in those clusters are unaffected.
+type TrafficPolicySources struct {
+	Placement
+	Namespaces     []string          `json:"namespaces,omitempty"`
+	WorkloadLabels map[string]string `json:"workloadLabels,omitempty"`
+}
+
+// TrafficPolicyMatch is one entry of match. At most one of the URI fields
+// is set; header values match exactly.
+type TrafficPolicyMatch struct {
+	URIPrefix string            `json:"uriPrefix,omitempty"`
+	URIExact  string            `json:"uriExact,omitempty"`
+	URIRegex  string            `json:"uriRegex,omitempty"`
+	Method    string            `json:"method,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+}
+
+// TrafficPolicyRetries is the retries attribute. Attempts 0 turns Istio's
+// default retries off.
+type TrafficPolicyRetries struct {
+	Attempts      int      `json:"attempts"`
+	PerTryTimeout string   `json:"perTryTimeout,omitempty"`
+	RetryOn       []string `json:"retryOn,omitempty"`
+}
+
+// TrafficPolicyFault is the fault attribute: client-side fault injection.
+type TrafficPolicyFault struct {
+	Delay *TrafficPolicyDelay `json:"delay,omitempty"`
+	Abort *TrafficPolicyAbort `json:"abort,omitempty"`
+}
+
+// TrafficPolicyDelay delays Percent percent of the requests by FixedDelay.
+type TrafficPolicyDelay struct {
+	Percent    float64 `json:"percent"`
+	FixedDelay string  `json:"fixedDelay"`
+}
+
+// TrafficPolicyAbort answers Percent percent of the requests with
+// HTTPStatus without forwarding them.
+type TrafficPolicyAbort struct {
+	Percent    float64 `json:"percent"`
+	HTTPStatus int     `json:"httpStatus"`
+}
+
+// TrafficPolicyShift is one entry of traffic_shift: a share of the requests
+// (Weight percent; the weights sum to 100) and where it goes. Exactly one of
+// Cluster, Local and Subset is set:
+//   - Cluster: the backends in that cluster (a backend cluster of the
+//     virtual destination, or for a service the endpoints Istio labels
+//     topology.istio.io/cluster=<cluster>);
+//   - Local: the backends in the source cluster itself, so one entry means
+//     "stay in the caller's cluster" in every source cluster;
+//   - Subset (services only): the endpoints carrying Labels, e.g. a version.
+type TrafficPolicyShift struct {
+	Cluster string            `json:"cluster,omitempty"`
+	Local   bool              `json:"local,omitempty"`
+	Subset  string            `json:"subset,omitempty"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Weight  int               `json:"weight"`
+}
+
+// TrafficPolicyMirror is the mirror attribute: a copy of Percent percent of
+// the requests (all when nil) goes to the target, fire and forget. Exactly
+// one of Cluster and Subset is set, as in traffic_shift.
+type TrafficPolicyMirror struct {
+	Cluster string            `json:"cluster,omitempty"`
+	Subset  string            `json:"subset,omitempty"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Percent *float64          `json:"percent,omitempty"`
+}
+
+// TrafficPolicyHeaders is the headers attribute.
+type TrafficPolicyHeaders struct {
+	Request  *TrafficPolicyHeaderOps `json:"request,omitempty"`
+	Response *TrafficPolicyHeaderOps `json:"response,omitempty"`
+}
+
+// TrafficPolicyHeaderOps sets (overwrites), adds (appends) and removes
+// headers.
+type TrafficPolicyHeaderOps struct {
+	Set    map[string]string `json:"set,omitempty"`
+	Add    map[string]string `json:"add,omitempty"`
+	Remove []string          `json:"remove,omitempty"`
+}
+
+// TrafficPolicyCORS is the cors attribute. An origin "*" allows any origin;
+// others match exactly.
+type TrafficPolicyCORS struct {
+	AllowOrigins     []string `json:"allowOrigins"`
+	AllowMethods     []string `json:"allowMethods,omitempty"`
+	AllowHeaders     []string `json:"allowHeaders,omitempty"`
+	ExposeHeaders    []string `json:"exposeHeaders,omitempty"`
+	MaxAge           string   `json:"maxAge,omitempty"`
+	AllowCredentials *bool    `json:"allowCredentials,omitempty"`
+}
+
+// TrafficPolicyConnectionPool is the connection_pool attribute. Zero values
+// keep Istio's defaults.
+type TrafficPolicyConnectionPool struct {
+	TCP  *TrafficPolicyTCPPool  `json:"tcp,omitempty"`
+	HTTP *TrafficPolicyHTTPPool `json:"http,omitempty"`
+}
+
+// TrafficPolicyTCPPool holds the TCP settings of connection_pool.
+type TrafficPolicyTCPPool struct {
+	MaxConnections        int                     `json:"maxConnections,omitempty"`
+	ConnectTimeout        string                  `json:"connectTimeout,omitempty"`
+	IdleTimeout           string                  `json:"idleTimeout,omitempty"`
+	MaxConnectionDuration string                  `json:"maxConnectionDuration,omitempty"`
+	Keepalive             *TrafficPolicyKeepalive `json:"keepalive,omitempty"`
+}
+
+// TrafficPolicyKeepalive turns SO_KEEPALIVE on for upstream connections:
+// idle Time before the first probe, Interval between probes, and Probes
+// unanswered before the connection is dead. Zero values keep the OS's.
+type TrafficPolicyKeepalive struct {
+	Time     string `json:"time,omitempty"`
+	Interval string `json:"interval,omitempty"`
+	Probes   int    `json:"probes,omitempty"`
+}
+
+// TrafficPolicyHTTPPool holds the HTTP settings of connection_pool.
+type TrafficPolicyHTTPPool struct {
+	HTTP1MaxPendingRequests  int    `json:"http1MaxPendingRequests,omitempty"`
+	HTTP2MaxRequests         int    `json:"http2MaxRequests,omitempty"`
+	MaxRequestsPerConnection int    `json:"maxRequestsPerConnection,omitempty"`
+	MaxRetries               int    `json:"maxRetries,omitempty"`
+	IdleTimeout              string `json:"idleTimeout,omitempty"`
+}
+
+// TrafficPolicyOutlierDetection is the outlier_detection attribute.
+type TrafficPolicyOutlierDetection struct {
+	Consecutive5xxErrors     *int   `json:"consecutive5xxErrors,omitempty"`
+	ConsecutiveGatewayErrors *int   `json:"consecutiveGatewayErrors,omitempty"`
+	Interval                 string `json:"interval,omitempty"`
+	BaseEjectionTime         string `json:"baseEjectionTime,omitempty"`
+	MaxEjectionPercent       int    `json:"maxEjectionPercent,omitempty"`
+	MinHealthPercent         int    `json:"minHealthPercent,omitempty"`
+}
+
+// TrafficPolicyDestination is the destination attribute, as the provider
+// resolves it. Exactly one of VirtualDestination and Service is set.
+type TrafficPolicyDestination struct {
+	// VirtualDestination is the hostname of a mesh_virtual_destination.
+	VirtualDestination string `json:"virtualDestination,omitempty"`
+	// VirtualDestinationName and VirtualDestinationNamespace are the name
+	// and namespace (DefaultIstioNS when empty) of that
+	// mesh_virtual_destination. The VirtualService goes to that namespace,
+	// and destination settings (connection_pool, load_balancer) are written
+	// into its DestinationRule VirtualDestinationObjectName(name) there, as
+	// fields of their own: Istio would ignore the traffic policy of a
+	// second DestinationRule for the host.
+	VirtualDestinationName      string `json:"virtualDestinationName,omitempty"`
+	VirtualDestinationNamespace string `json:"virtualDestinationNamespace,omitempty"`
+	// BackendClusters are the clusters that back the virtual destination;
+	// nil when not known at plan, which skips the checks that need them.
+	BackendClusters []string `json:"backendClusters,omitempty"`
+	// ClientBackends, when known, maps each client cluster of the virtual
+	// destination to the backend clusters it can reach (its exclusions
+	// applied); it refines BackendClusters. Source clusters that are no
+	// client get nothing: the hostname does not exist there.
+	ClientBackends map[string][]string `json:"clientBackends,omitempty"`
+
+	// Service and Namespace name a Kubernetes service; its host is
+	// <service>.<namespace>.svc.cluster.local.
+	Service   string `json:"service,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// TrafficPolicyDestinationOf resolves a traffic policy's destination from
+// the mesh_virtual_destination it names, with the virtual destination's own
+// planning: its name and namespace, its backend clusters and, when its
+// placements resolve, which backends each client cluster reaches
+// (exclusions applied). When the virtual destination cannot be planned
+// (invalid, or placements known only after apply) ClientBackends stays nil
+// and the checks that need it are skipped.
+func TrafficPolicyDestinationOf(vd VirtualDestinationIntent, reg *Registry) TrafficPolicyDestination {
+	d := TrafficPolicyDestination{
+		VirtualDestination:          vd.Hostname,
+		VirtualDestinationName:      vd.Name,
+		VirtualDestinationNamespace: vd.Namespace,
+		BackendClusters:             []string{},
+	}
+	for _, b := range vd.Backends {
+		d.BackendClusters = append(d.BackendClusters, b.Cluster)
+	}
+	sort.Strings(d.BackendClusters)
+	p, err := planVirtualDestination(vd, reg)
+	if err != nil {
+		return d
+	}
+	d.ClientBackends = map[string][]string{}
+	for _, v := range p.views {
+		if !v.client {
+			continue
+		}
+		reached := []string{}
+		for _, t := range v.targets {
+			reached = append(reached, t.backend.Cluster)
+		}
+		sort.Strings(reached)
+		d.ClientBackends[v.cluster.Name] = reached
+	}
+	return d
+}
+
+// NamedTrafficPolicy is one policy with its destination, as
+// ComposeTrafficPolicies takes them.
+type NamedTrafficPolicy struct {
+	Policy      TrafficPolicyIntent      `json:"policy"`
+	Destination TrafficPolicyDestination `json:"destination"`
+}
+
+// TrafficPolicyNamePrefix starts the name of the VirtualService (and, for a
+// service, the DestinationRule) of a destination's traffic policies:
+// tp-<host>. Objects are named after the destination, not the policy,
+// because Istio honours one VirtualService per host for sidecars: two
+// policies on one host must meet in one object, never in two.
+const TrafficPolicyNamePrefix = "tp-"
+
+const (
+	// tpClusterLabel is the label Istio puts on every endpoint with the ID
+	// of the cluster it runs in; per-cluster subsets of a service select it.
+	tpClusterLabel = "topology.istio.io/cluster"
+	// tpDefaultRoute names the catch-all route that keeps requests no policy
+	// selects as they would be without a VirtualService.
+	tpDefaultRoute = "default"
+)
+
+// tpTarget is a destination resolved: its host and where its objects live.
+type tpTarget struct {
+	host    string
+	virtual bool
+	// backends are the backend clusters of a virtual destination; nil when
+	// not known.
+	backends map[string]bool
+	// clients maps a client cluster of a virtual destination to the
+	// backend clusters it reaches; nil when not known.
+	clients map[string]map[string]bool
+	// The VirtualService of the destination's policies.
+	vsNamespace, vsName string
+	// The DestinationRule the policies' destination settings go to: the
+	// virtual destination's own, or one of ours for a service.
+	drNamespace, drName string
+	// ownDR is set for services: the DestinationRule is ours, exported to
+	// every namespace and holding the subsets the routes use.
+	ownDR bool
+}
+
+func tpResolveTarget(d TrafficPolicyDestination) tpTarget {
+	if d.VirtualDestination != "" {
+		ns := d.VirtualDestinationNamespace
+		if ns == "" {
+			ns = DefaultIstioNS
+		}
+		t := tpTarget{
+			host:        d.VirtualDestination,
+			virtual:     true,
+			vsNamespace: ns,
+			vsName:      tpObjectName(d.VirtualDestination),
+			drNamespace: ns,
+		}
+		if d.VirtualDestinationName != "" {
+			t.drName = VirtualDestinationObjectName(d.VirtualDestinationName)
+		}
+		if d.BackendClusters != nil {
+			t.backends = tpSet(d.BackendClusters)
+		}
+		if d.ClientBackends != nil {
+			t.clients = map[string]map[string]bool{}
+			for c, bs := range d.ClientBackends {
+				t.clients[c] = tpSet(bs)
+			}
+		}
+		return t
+	}
+	host := d.Service + "." + d.Namespace + "." + ClusterServiceDomain
+	return tpTarget{
+		host:        host,
+		vsNamespace: d.Namespace,
+		vsName:      tpObjectName(host),
+		drNamespace: d.Namespace,
+		drName:      tpObjectName(host),
+		ownDR:       true,
+	}
+}
+
+// reachable returns the backend clusters a source cluster reaches, and
+// whether that is known (services: never).
+func (t tpTarget) reachable(source string) (map[string]bool, bool) {
+	switch {
+	case t.clients != nil:
+		return t.clients[source], true
+	case t.backends != nil:
+		return t.backends, true
+	}
+	return nil, false
+}
+
+// tpObjectName is tp-<host>, a DNS-1123 subdomain for any valid host.
+// Unknown hosts keep their placeholder, so the object shows as unknown.
+func tpObjectName(host string) string {
+	return TrafficPolicyNamePrefix + strings.ToLower(host)
+}
+
+func tpSet(list []string) map[string]bool {
+	set := make(map[string]bool, len(list))
+	for _, v := range list {
+		set[v] = true
+	}
+	return set
+}
+
+// tpPart is what one policy contributes in one source cluster: the requests
+// it selects, its route settings and its destination settings.
+type tpPart struct {
+	policy  string
+	cluster string
+	target  tpTarget
+	conds   []tpCond
+	route   []tpSetting
+	dest    []tpSetting
+}
+
+// TranslateTrafficPolicy returns the objects of one traffic policy: in each
+// source cluster, the destination's VirtualService with this policy's route
+// (when it sets route settings) and its DestinationRule settings (when it
+// sets any). It is ComposeTrafficPolicies of this policy alone.
+//
+// Errors are Errors with attribute paths. A placement that depends on
+// labels not known yet yields ErrUnknownPlacement.
+func TranslateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination, reg *Registry) ([]Object, error) {
+	parts, err := tpPlan(in, dest, reg)
+	if err != nil {
+		return nil, err
+	}
+	return tpBuild(parts)
+}
+
+// ComposeTrafficPolicies translates several policies together: policies on
+// the same destination in the same cluster share one VirtualService and
+// one DestinationRule. Where they select disjoint requests their routes sit
+// side by side; where they overlap the overlap gets a route of its own with
+// the settings of both; the same setting with different values on
+// overlapping requests is an error naming both policies, as is an overlap
+// the translator cannot decide (two different uri_regex). The result does
+// not depend on the order of policies.
+//
+// Errors of one policy's own are returned with its name in the detail.
+func ComposeTrafficPolicies(policies []NamedTrafficPolicy, reg *Registry) ([]Object, error) {
+	sorted := append([]NamedTrafficPolicy(nil), policies...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Policy.Name < sorted[j].Policy.Name })
+	var (
+		parts   []tpPart
+		errs    Errors
+		unknown bool
+	)
+	for i, p := range sorted {
+		if i > 0 && sorted[i-1].Policy.Name == p.Policy.Name {
+			errs.Add(Errorf(Root("name"), "Duplicate traffic policy",
+				"Two traffic policies are named %q; names identify policies in routes and errors, so they must be unique.", p.Policy.Name))
+			continue
+		}
+		got, err := tpPlan(p.Policy, p.Destination, reg)
+		switch {
+		case err == ErrUnknownPlacement:
+			unknown = true
+		case err != nil:
+			errs = append(errs, tpInPolicy(p.Policy.Name, err)...)
+		default:
+			parts = append(parts, got...)
+		}
+	}
+	errs = append(errs, tpCheckTargets(sorted)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if unknown {
+		return nil, ErrUnknownPlacement
+	}
+	return tpBuild(parts)
+}
+
+// CheckTrafficPolicyConflicts reports whether a and b cannot both hold: it
+// returns the conflicts ComposeTrafficPolicies would find between them (each
+// naming both policies), or nil. Problems of either policy alone are not
+// its business and are ignored; ErrUnknownPlacement means the answer is
+// known only at apply. The provider calls it for every pair of policies in
+// one configuration, to fail at plan rather than at apply.
+func CheckTrafficPolicyConflicts(a, b NamedTrafficPolicy, reg *Registry) error {
+	for _, p := range []NamedTrafficPolicy{a, b} {
+		if _, err := tpPlan(p.Policy, p.Destination, reg); err != nil {
+			if err == ErrUnknownPlacement {
+				return err
+			}
+			return nil
+		}
+	}
+	_, err := ComposeTrafficPolicies([]NamedTrafficPolicy{a, b}, reg)
+	return err
+}
+
+// tpPlan validates one policy, resolves its source clusters and computes
+// its contribution in each of them.
+func tpPlan(in TrafficPolicyIntent, dest TrafficPolicyDestination, reg *Registry) ([]tpPart, error) {
+	errs := ValidateTrafficPolicy(in, dest)
+	clusters, err := reg.Select(in.Sources.Placement, Root("sources"))
+	if err == ErrUnknownPlacement {
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		return nil, ErrUnknownPlacement
+	}
+	errs.Add(err)
+	target := tpResolveTarget(dest)
+	clusters, err = tpClientClusters(target, clusters)
+	errs.Add(err)
+	errs = append(errs, tpValidateClusters(in, target, clusters, reg)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	conds := tpConditions(in)
+	parts := make([]tpPart, 0, len(clusters))
+	for _, c := range clusters {
+		s := tpScope{in: in, target: target, cluster: c}
+		parts = append(parts, tpPart{
+			policy: in.Name, cluster: c, target: target, conds: conds,
+			route: tpRouteSettings(s),
+			dest:  tpDestinationSettings(s),
+		})
+	}
+	return parts, nil
+}
+
+// tpClientClusters keeps the source clusters where the destination exists:
+// for a virtual destination whose clients are known, its client clusters.
+// Elsewhere the hostname is unknown to the sidecars and a policy would do
+// nothing. A policy left with no cluster at all is an error.
+func tpClientClusters(t tpTarget, sources []string) ([]string, error) {
+	if t.clients == nil || len(sources) == 0 {
+		return sources, nil
+	}
+	var kept []string
+	for _, c := range sources {
+		if _, ok := t.clients[c]; ok {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, Errorf(Root("sources"), "No client cluster",
+			"None of the source clusters (%s) is a client of virtual destination %s (clients: %s), so the policy would do nothing. Add them to the virtual destination's clients, or select client clusters.",
+			strings.Join(sources, ", "), t.host, strings.Join(tpSortedKeys(t.clients), ", "))
+	}
+	return kept, nil
+}
+
+// tpBuild composes the contributions into objects: one VirtualService per
+// cluster and destination with route settings, one DestinationRule per
+// cluster and destination with destination settings.
+func tpBuild(parts []tpPart) ([]Object, error) {
+	type key struct{ cluster, namespace, name string }
+	routes := map[key][]tpPart{}
+	rules := map[key][]tpPart{}
+	var routeKeys, ruleKeys []key
+	for _, p := range parts {
+		if len(p.route) > 0 {
+			k := key{p.cluster, p.target.vsNamespace, p.target.vsName}
+			if routes[k] == nil {
+				routeKeys = append(routeKeys, k)
+			}
+			routes[k] = append(routes[k], p)
+		}
+		if len(p.dest) > 0 {
+			k := key{p.cluster, p.target.drNamespace, p.target.drName}
+			if rules[k] == nil {
+				ruleKeys = append(ruleKeys, k)
+			}
+			rules[k] = append(rules[k], p)
+		}
+	}
+	var (
+		out  []Object
+		errs tpClusterErrors
+	)
+	for _, k := range routeKeys {
+		group := routes[k]
+		http, es := tpComposeRoutes(group)
+		errs.add(k.cluster, es)
+		if len(es) == 0 {
+			out = append(out, Object{Cluster: k.cluster, Resource: trafficPolicyVirtualService(group[0].target, http)})
+		}
+	}
+	for _, k := range ruleKeys {
+		group := rules[k]
+		rule, es := tpComposeDestinationRule(group)
+		errs.add(k.cluster, es)
+		if len(es) == 0 {
+			out = append(out, Object{Cluster: k.cluster, Resource: trafficPolicyDestinationRule(group[0].target, rule)})
+		}
+	}
+	if err := errs.result(); err != nil {
+		return nil, err
+	}
+	Sort(out)
+	return out, nil
+}
+
+// tpClusterErrors gathers composition errors found in several clusters:
+// the same conflict is reported once, naming every cluster it holds in.
+type tpClusterErrors struct {
+	order    []string
+	errs     map[string]*Error
+	clusters map[string][]string
+}
+
+func (c *tpClusterErrors) add(cluster string, es Errors) {
+	for _, e := range es {
+		k := e.Error()
+		if c.errs == nil {
+			c.errs, c.clusters = map[string]*Error{}, map[string][]string{}
+		}
+		if _, ok := c.errs[k]; !ok {
+			c.order = append(c.order, k)
+			c.errs[k] = e
+		}
+		c.clusters[k] = append(c.clusters[k], cluster)
+	}
+}
+
+func (c *tpClusterErrors) result() error {
+	var out Errors
+	for _, k := range c.order {
+		e := *c.errs[k]
+		clusters := tpUnique(c.clusters[k])
+		sort.Strings(clusters)
+		word := "cluster"
+		if len(clusters) > 1 {
+			word = "clusters"
+		}
+		e.Detail = fmt.Sprintf("%s (Source %s: %s.)", e.Detail, word, strings.Join(clusters, ", "))
+		out = append(out, &e)
+	}
+	return out.Err()
+}
+
+// tpCheckTargets refuses policies that describe one host two ways (a
+// virtual destination whose objects live in two namespaces): their objects
+// would not meet, and Istio would silently pick one.
+func tpCheckTargets(policies []NamedTrafficPolicy) Errors {
+	var errs Errors
+	seen := map[string]NamedTrafficPolicy{}
+	for _, p := range policies {
+		t := tpResolveTarget(p.Destination)
+		if t.host == "" {
+			continue
+		}
+		prev, ok := seen[t.host]
+		if !ok {
+			seen[t.host] = p
+			continue
+		}
+		pt := tpResolveTarget(prev.Destination)
+		if pt.vsNamespace != t.vsNamespace || pt.drNamespace != t.drNamespace || pt.drName != t.drName {
+			errs.Add(Errorf(Root("destination"), "Inconsistent destination",
+				"Traffic policies %q and %q target %s but place its objects differently (%s/%s vs %s/%s); they must share one VirtualService and DestinationRule.",
+				prev.Policy.Name, p.Policy.Name, t.host, pt.vsNamespace, pt.drName, t.vsNamespace, t.drName))
+		}
+	}
+	return errs
+}
+
+// tpInPolicy names the policy in each of its errors, for messages about
+// several policies.
+func tpInPolicy(name string, err error) Errors {
+	var in Errors
+	in.Add(err)
+	out := make(Errors, len(in))
+	for i, e := range in {
+		c := *e
+		c.Detail = fmt.Sprintf("In traffic policy %q: %s", name, e.Detail)
+		out[i] = &c
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package translate
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	networkingapi "istio.io/api/networking/v1alpha3"
+)
+
+// tpCond is one conjunction of request conditions: a request matches when
+// every set field matches. A policy selects the union of its conditions:
+// one per source namespace and match entry. The zero tpCond matches every
+// request.
+type tpCond struct {
+	Namespace string            `json:"ns,omitempty"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	URIKind   string            `json:"uriKind,omitempty"` // "prefix", "exact", "regex"
+	URI       string            `json:"uri,omitempty"`
+	Method    string            `json:"method,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+}
+
+// tpConditions turns sources and match into conditions: the cross product
+// of the source namespaces (or any) and the match entries (or any), each
+// with the workload labels.
+func tpConditions(in TrafficPolicyIntent) []tpCond {
+	namespaces := in.Sources.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{""}
+	}
+	matches := in.Match
+	if len(matches) == 0 {
+		matches = []TrafficPolicyMatch{{}}
+	}
+	var out []tpCond
+	seen := map[string]bool{}
+	for _, ns := range namespaces {
+		for _, m := range matches {
+			c := tpCond{Namespace: ns, Labels: copyMap(in.Sources.WorkloadLabels), Method: m.Method, Headers: copyMap(m.Headers)}
+			switch {
+			case m.URIExact != "":
+				c.URIKind, c.URI = "exact", m.URIExact
+			case m.URIPrefix != "":
+				c.URIKind, c.URI = "prefix", m.URIPrefix
+			case m.URIRegex != "":
+				c.URIKind, c.URI = "regex", m.URIRegex
+			}
+			if k := c.key(); !seen[k] {
+				seen[k] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// key is a canonical form of c (JSON sorts map keys).
+func (c tpCond) key() string {
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// all reports whether c matches every request.
+func (c tpCond) all() bool {
+	return c.Namespace == "" && len(c.Labels) == 0 && c.URIKind == "" && c.Method == "" && len(c.Headers) == 0
+}
+
+// match renders c as an Istio match request; nil when it matches all.
+func (c tpCond) match() *networkingapi.HTTPMatchRequest {
+	if c.all() {
+		return nil
+	}
+	m := &networkingapi.HTTPMatchRequest{SourceNamespace: c.Namespace, SourceLabels: copyMap(c.Labels)}
+	switch c.URIKind {
+	case "exact":
+		m.Uri = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: c.URI}}
+	case "prefix":
+		m.Uri = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Prefix{Prefix: c.URI}}
+	case "regex":
+		m.Uri = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Regex{Regex: c.URI}}
+	}
+	if c.Method != "" {
+		m.Method = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: c.Method}}
+	}
+	for _, name := range tpSortedKeys(c.Headers) {
+		if m.Headers == nil {
+			m.Headers = map[string]*networkingapi.StringMatch{}
+		}
+		m.Headers[name] = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: c.Headers[name]}}
+	}
+	return m
+}
+
+// describe renders c for error messages.
+func (c tpCond) describe() string {
+	if c.all() {
+		return "every request"
+	}
+	var parts []string
+	if c.Namespace != "" {
+		parts = append(parts, "namespace "+c.Namespace)
+	}
+	for _, k := range tpSortedKeys(c.Labels) {
+		parts = append(parts, fmt.Sprintf("workload label %s=%s", k, c.Labels[k]))
+	}
+	if c.URIKind != "" {
+		parts = append(parts, fmt.Sprintf("uri_%s %q", c.URIKind, c.URI))
+	}
+	if c.Method != "" {
+		parts = append(parts, "method "+c.Method)
+	}
+	for _, k := range tpSortedKeys(c.Headers) {
+		parts = append(parts, fmt.Sprintf("header %s=%s", k, c.Headers[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// tpOverlap is what the translator knows about two conditions together.
+type tpOverlap int
+
+const (
+	tpDisjoint  tpOverlap = iota // no request matches both
+	tpOverlaps                   // the returned condition is exactly the requests matching both
+	tpUndecided                  // the translator cannot tell (two regexes, a regex and a prefix)
+)
+
+// tpIntersect returns the condition matching exactly the requests both a
+// and b match. Each field is either unset, equal, or one implies the other;
+// otherwise the two are disjoint or, for regular expressions, undecided.
+func tpIntersect(a, b tpCond) (tpCond, tpOverlap) {
+	out := tpCond{}
+	var ok bool
+	if out.Namespace, ok = tpSameOrEither(a.Namespace, b.Namespace); !ok {
+		return tpCond{}, tpDisjoint
+	}
+	if out.Method, ok = tpSameOrEither(a.Method, b.Method); !ok {
+		return tpCond{}, tpDisjoint
+	}
+	if out.Labels, ok = tpUnion(a.Labels, b.Labels); !ok {
+		return tpCond{}, tpDisjoint
+	}
+	if out.Headers, ok = tpUnion(a.Headers, b.Headers); !ok {
+		return tpCond{}, tpDisjoint
+	}
+	kind, uri, overlap := tpIntersectURI(a.URIKind, a.URI, b.URIKind, b.URI)
+	if overlap != tpOverlaps {
+		return tpCond{}, overlap
+	}
+	out.URIKind, out.URI = kind, uri
+	return out, tpOverlaps
+}
+
+// tpIntersectURI intersects two URI conditions. Envoy matches a regex
+// against the whole path (RE2, as Go's regexp), so a regex against an exact
+// path is decidable; a regex against a prefix or another regex is not.
+func tpIntersectURI(ak, a, bk, b string) (string, string, tpOverlap) {
+	switch {
+	case ak == "":
+		return bk, b, tpOverlaps
+	case bk == "":
+		return ak, a, tpOverlaps
+	case ak == bk && a == b:
+		return ak, a, tpOverlaps
+	case ak == "regex" && bk == "exact":
+		return tpIntersectURI(bk, b, ak, a)
+	case ak == "regex" && bk == "prefix":
+		return tpIntersectURI(bk, b, ak, a)
+	}
+	switch ak + "/" + bk {
+	case "exact/exact":
+		return "", "", tpDisjoint
+	case "exact/prefix":
+		if strings.HasPrefix(a, b) {
+			return ak, a, tpOverlaps
+		}
+		return "", "", tpDisjoint
+	case "prefix/exact":
+		return tpIntersectURI(bk, b, ak, a)
+	case "prefix/prefix":
+		switch {
+		case strings.HasPrefix(a, b):
+			return ak, a, tpOverlaps
+		case strings.HasPrefix(b, a):
+			return bk, b, tpOverlaps
+		}
+		return "", "", tpDisjoint
+	case "exact/regex":
+		re, err := regexp.Compile(`^(?:` + b + `)$`)
+		if err != nil {
+			return "", "", tpUndecided
+		}
+		if re.MatchString(a) {
+			return ak, a, tpOverlaps
+		}
+		return "", "", tpDisjoint
+	}
+	// prefix/regex, regex/regex (different expressions)
+	return "", "", tpUndecided
+}
+
+func tpSameOrEither(a, b string) (string, bool) {
+	switch {
+	case a == "":
+		return b, true
+	case b == "" || a == b:
+		return a, true
+	}
+	return "", false
+}
+
+// tpUnion merges two exact-match maps; a key with two values matches
+// nothing.
+func tpUnion(a, b map[string]string) (map[string]string, bool) {
+	if len(a) == 0 && len(b) == 0 {
+		return nil, true
+	}
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if prev, ok := out[k]; ok && prev != v {
+			return nil, false
+		}
+		out[k] = v
+	}
+	return out, true
+}

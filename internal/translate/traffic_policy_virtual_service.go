@@ -1,0 +1,304 @@
+package translate
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	networkingapi "istio.io/api/networking/v1alpha3"
+	networking "istio.io/client-go/pkg/apis/networking/v1"
+)
+
+// tpScope is what a feature function sees: the policy, its destination and
+// the source cluster the settings are for (a "local" shift differs per
+// cluster).
+type tpScope struct {
+	in      TrafficPolicyIntent
+	target  tpTarget
+	cluster string
+}
+
+// tpSetting is one setting of one policy: a fragment of an HTTPRoute or of
+// a DestinationRule holding only that setting. Two policies may set the
+// same key on the same requests only to the same value; fragments with
+// different keys merge.
+type tpSetting struct {
+	key  string // e.g. "timeout", "fault.delay", "headers.request[x-mesh]"
+	at   Path   // the attribute that set it
+	frag proto.Message
+}
+
+// tpRouteSettings lists the route settings of a policy, one feature
+// function each, in a fixed order. Each touches one part of the HTTPRoute.
+func tpRouteSettings(s tpScope) []tpSetting {
+	var out []tpSetting
+	out = append(out, tpTimeout(s)...)
+	out = append(out, tpRetries(s)...)
+	out = append(out, tpFault(s)...)
+	out = append(out, tpTrafficShift(s)...)
+	out = append(out, tpMirror(s)...)
+	out = append(out, tpHeaders(s)...)
+	out = append(out, tpCORS(s)...)
+	return out
+}
+
+// tpTimeout sets the route timeout.
+func tpTimeout(s tpScope) []tpSetting {
+	if s.in.Timeout == "" {
+		return nil
+	}
+	return []tpSetting{{key: "timeout", at: Root("timeout"),
+		frag: &networkingapi.HTTPRoute{Timeout: tpDurationpb(s.in.Timeout)}}}
+}
+
+// tpRetries sets the retry policy; attempts 0 disables Istio's default
+// retries.
+func tpRetries(s tpScope) []tpSetting {
+	r := s.in.Retries
+	if r == nil {
+		return nil
+	}
+	out := &networkingapi.HTTPRetry{Attempts: int32(r.Attempts)}
+	if r.PerTryTimeout != "" {
+		out.PerTryTimeout = tpDurationpb(r.PerTryTimeout)
+	}
+	out.RetryOn = strings.Join(tpUnique(r.RetryOn), ",")
+	return []tpSetting{{key: "retries", at: Root("retries"), frag: &networkingapi.HTTPRoute{Retries: out}}}
+}
+
+// tpFault injects a delay and/or an abort. They are separate settings, so
+// one policy may delay and another abort the same requests.
+func tpFault(s tpScope) []tpSetting {
+	f := s.in.Fault
+	if f == nil {
+		return nil
+	}
+	var out []tpSetting
+	if d := f.Delay; d != nil {
+		out = append(out, tpSetting{key: "fault.delay", at: Root("fault").Attr("delay"),
+			frag: &networkingapi.HTTPRoute{Fault: &networkingapi.HTTPFaultInjection{Delay: &networkingapi.HTTPFaultInjection_Delay{
+				Percentage:    &networkingapi.Percent{Value: d.Percent},
+				HttpDelayType: &networkingapi.HTTPFaultInjection_Delay_FixedDelay{FixedDelay: tpDurationpb(d.FixedDelay)},
+			}}}})
+	}
+	if a := f.Abort; a != nil {
+		out = append(out, tpSetting{key: "fault.abort", at: Root("fault").Attr("abort"),
+			frag: &networkingapi.HTTPRoute{Fault: &networkingapi.HTTPFaultInjection{Abort: &networkingapi.HTTPFaultInjection_Abort{
+				Percentage: &networkingapi.Percent{Value: a.Percent},
+				ErrorType:  &networkingapi.HTTPFaultInjection_Abort_HttpStatus{HttpStatus: int32(a.HTTPStatus)},
+			}}}})
+	}
+	return out
+}
+
+// tpTrafficShift splits the requests across subsets by weight. Entries that
+// land on the same subset in this cluster (local and the cluster itself)
+// add up; zero weights are dropped; a single destination carries no weight.
+// Without traffic_shift the route goes to the host as a whole (set when the
+// route is assembled).
+func tpTrafficShift(s tpScope) []tpSetting {
+	if len(s.in.TrafficShift) == 0 {
+		return nil
+	}
+	var order []string
+	weights := map[string]int{}
+	for _, e := range s.in.TrafficShift {
+		subset := tpTargetSubset(s, e.Cluster, e.Local, e.Subset)
+		if _, ok := weights[subset]; !ok {
+			order = append(order, subset)
+		}
+		weights[subset] += e.Weight
+	}
+	var dests []*networkingapi.HTTPRouteDestination
+	for _, subset := range order {
+		if weights[subset] == 0 {
+			continue
+		}
+		dests = append(dests, &networkingapi.HTTPRouteDestination{
+			Destination: &networkingapi.Destination{Host: s.target.host, Subset: subset},
+			Weight:      int32(weights[subset]),
+		})
+	}
+	if len(dests) == 1 {
+		dests[0].Weight = 0
+	}
+	return []tpSetting{{key: "traffic_shift", at: Root("traffic_shift"), frag: &networkingapi.HTTPRoute{Route: dests}}}
+}
+
+// tpMirror mirrors a share of the requests to a subset.
+func tpMirror(s tpScope) []tpSetting {
+	m := s.in.Mirror
+	if m == nil {
+		return nil
+	}
+	frag := &networkingapi.HTTPRoute{Mirror: &networkingapi.Destination{
+		Host: s.target.host, Subset: tpTargetSubset(s, m.Cluster, false, m.Subset)}}
+	if m.Percent != nil {
+		frag.MirrorPercentage = &networkingapi.Percent{Value: *m.Percent}
+	}
+	return []tpSetting{{key: "mirror", at: Root("mirror"), frag: frag}}
+}
+
+// tpHeaders manipulates request and response headers: one setting per
+// header, so policies touching different headers combine.
+func tpHeaders(s tpScope) []tpSetting {
+	h := s.in.Headers
+	if h == nil {
+		return nil
+	}
+	var out []tpSetting
+	for _, dir := range []struct {
+		name string
+		ops  *TrafficPolicyHeaderOps
+		wrap func(*networkingapi.Headers_HeaderOperations) *networkingapi.Headers
+	}{
+		{"request", h.Request, func(o *networkingapi.Headers_HeaderOperations) *networkingapi.Headers {
+			return &networkingapi.Headers{Request: o}
+		}},
+		{"response", h.Response, func(o *networkingapi.Headers_HeaderOperations) *networkingapi.Headers {
+			return &networkingapi.Headers{Response: o}
+		}},
+	} {
+		if dir.ops == nil {
+			continue
+		}
+		at := Root("headers").Attr(dir.name)
+		key := func(name string) string { return "headers." + dir.name + "[" + strings.ToLower(name) + "]" }
+		for _, name := range tpSortedKeys(dir.ops.Set) {
+			out = append(out, tpSetting{key: key(name), at: at.Attr("set").Key(name), frag: &networkingapi.HTTPRoute{
+				Headers: dir.wrap(&networkingapi.Headers_HeaderOperations{Set: map[string]string{name: dir.ops.Set[name]}})}})
+		}
+		for _, name := range tpSortedKeys(dir.ops.Add) {
+			out = append(out, tpSetting{key: key(name), at: at.Attr("add").Key(name), frag: &networkingapi.HTTPRoute{
+				Headers: dir.wrap(&networkingapi.Headers_HeaderOperations{Add: map[string]string{name: dir.ops.Add[name]}})}})
+		}
+		for i, name := range dir.ops.Remove {
+			out = append(out, tpSetting{key: key(name), at: at.Attr("remove").Index(i), frag: &networkingapi.HTTPRoute{
+				Headers: dir.wrap(&networkingapi.Headers_HeaderOperations{Remove: []string{name}})}})
+		}
+	}
+	return out
+}
+
+// tpCORS sets the CORS policy. "*" allows any origin (a regex, since Istio
+// refuses an empty match); other origins match exactly.
+func tpCORS(s tpScope) []tpSetting {
+	c := s.in.CORS
+	if c == nil {
+		return nil
+	}
+	out := &networkingapi.CorsPolicy{
+		AllowMethods:  append([]string(nil), c.AllowMethods...),
+		AllowHeaders:  append([]string(nil), c.AllowHeaders...),
+		ExposeHeaders: append([]string(nil), c.ExposeHeaders...),
+	}
+	for _, o := range c.AllowOrigins {
+		if o == "*" {
+			out.AllowOrigins = append(out.AllowOrigins, &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Regex{Regex: ".*"}})
+			continue
+		}
+		out.AllowOrigins = append(out.AllowOrigins, &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: o}})
+	}
+	if c.MaxAge != "" {
+		out.MaxAge = tpDurationpb(c.MaxAge)
+	}
+	if c.AllowCredentials != nil {
+		out.AllowCredentials = wrapperspb.Bool(*c.AllowCredentials)
+	}
+	return []tpSetting{{key: "cors", at: Root("cors"), frag: &networkingapi.HTTPRoute{CorsPolicy: out}}}
+}
+
+// tpTargetSubset is the subset a shift or mirror target routes to in the
+// scope's source cluster.
+func tpTargetSubset(s tpScope, cluster string, local bool, subset string) string {
+	switch {
+	case cluster != "":
+		return SubsetName(cluster)
+	case local:
+		return SubsetName(s.cluster)
+	default:
+		return subset
+	}
+}
+
+// tpAssembleRoute builds one HTTPRoute from settings (already checked not
+// to conflict), in key order so the result does not depend on the order
+// policies were given in.
+func tpAssembleRoute(name string, host string, settings map[string]tpSetting, conds []tpCond) *networkingapi.HTTPRoute {
+	route := &networkingapi.HTTPRoute{Name: name}
+	for _, k := range tpSortedKeys(settings) {
+		proto.Merge(route, settings[k].frag)
+	}
+	if len(route.Route) == 0 {
+		route.Route = []*networkingapi.HTTPRouteDestination{{Destination: &networkingapi.Destination{Host: host}}}
+	}
+	if h := route.Headers; h != nil {
+		for _, ops := range []*networkingapi.Headers_HeaderOperations{h.Request, h.Response} {
+			if ops != nil {
+				sort.Strings(ops.Remove)
+			}
+		}
+	}
+	for _, c := range conds {
+		if m := c.match(); m != nil {
+			route.Match = append(route.Match, m)
+		}
+	}
+	return route
+}
+
+// tpDefaultHTTPRoute is the last route: requests no policy selects go to
+// the host as they would without a VirtualService (a sidecar answers 404
+// to a request no route of the host's VirtualService matches).
+func tpDefaultHTTPRoute(host string) *networkingapi.HTTPRoute {
+	return &networkingapi.HTTPRoute{
+		Name:  tpDefaultRoute,
+		Route: []*networkingapi.HTTPRouteDestination{{Destination: &networkingapi.Destination{Host: host}}},
+	}
+}
+
+// trafficPolicyVirtualService is the destination's VirtualService in one
+// source cluster. It binds to sidecars only (no gateways) and is exported
+// to every namespace explicitly, so a mesh-wide
+// defaultVirtualServiceExportTo cannot hide it from callers.
+func trafficPolicyVirtualService(t tpTarget, http []*networkingapi.HTTPRoute) *networking.VirtualService {
+	return &networking.VirtualService{
+		TypeMeta:   typeMeta(NetworkingV1, "VirtualService"),
+		ObjectMeta: objectMeta(t.vsNamespace, t.vsName),
+		Spec: networkingapi.VirtualService{
+			Hosts:    []string{t.host},
+			ExportTo: []string{"*"},
+			Http:     http,
+		},
+	}
+}
+
+// tpDurationpb converts a validated duration.
+func tpDurationpb(v string) *durationpb.Duration {
+	d, _ := time.ParseDuration(v)
+	return durationpb.New(d)
+}
+
+func tpUnique(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func tpSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
