@@ -99,6 +99,8 @@ var resources = map[schema.GroupVersionKind]string{
 	{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"}:   "authorizationpolicies",
 	{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"}:    "peerauthentications",
 	{Group: "security.istio.io", Version: "v1", Kind: "RequestAuthentication"}: "requestauthentications",
+	// A virtual destination\'s record, read by policies applied later.
+	{Version: "v1", Kind: "ConfigMap"}: "configmaps",
 }
 
 // resourceFor returns the API resource of an entry's kind.
@@ -122,4 +124,9 @@ func Kinds() []schema.GroupVersionKind {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// KindSelector selects the objects of every intent of o's kind.
+func (o Owner) KindSelector() string {
+	return fmt.Sprintf("%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind)
 }

@@ -87,16 +87,17 @@ func dyn(t *testing.T, cluster string) dynamic.Interface {
 }
 
 var (
-	gvrGateway  = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "gateways"}
-	gvrPeerAuth = schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}
-	gvrAuthz    = schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}
-	gvrSE       = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
-	gvrDR       = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"}
-	gvrVS       = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"}
+	gvrGateway   = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "gateways"}
+	gvrPeerAuth  = schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}
+	gvrAuthz     = schema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}
+	gvrSE        = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
+	gvrDR        = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"}
+	gvrVS        = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"}
+	gvrConfigMap = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
 // allOwnedGVRs are the kinds the provider may write, for sweeping checks.
-var allOwnedGVRs = []schema.GroupVersionResource{gvrGateway, gvrPeerAuth, gvrAuthz, gvrSE, gvrDR, gvrVS}
+var allOwnedGVRs = []schema.GroupVersionResource{gvrGateway, gvrPeerAuth, gvrAuthz, gvrSE, gvrDR, gvrVS, gvrConfigMap}
 
 // getObject reads one object from a cluster; nil when it does not exist.
 func getObject(t *testing.T, cluster string, gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {

@@ -148,50 +148,51 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 }
 
-// resolveBackends finds the backends of a virtual destination. While
-// planning, the virtual destinations planned in this run come first (their
-// backends may have changed); otherwise, and when the virtual destination
-// was not planned in this run (Terraform re-plans only changed resources
-// during apply), the value known from state.
+// resolveBackends finds the backends of a virtual destination: while
+// planning, or when nothing is known yet, from the virtual destination
+// itself (see lookupVirtualDestination); otherwise from state.
 func resolveBackends(data *providerData, hostname string, known types.List, planning bool, at path.Path) ([]translate.AccessBackend, types.List, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	haveKnown := !known.IsNull() && !known.IsUnknown()
-	if planning && data != nil {
-		if _, ok := data.Destinations.lookup(hostname); ok {
-			haveKnown = false
+	if planning || !haveKnown {
+		vd, ok, err := lookupVirtualDestination(context.Background(), data, hostname)
+		if ok {
+			var out []translate.AccessBackend
+			var elems []attr.Value
+			for _, b := range vd.Backends {
+				out = append(out, translate.AccessBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
+				elems = append(elems, types.ObjectValueMust(backendAttrTypes, map[string]attr.Value{
+					"cluster": types.StringValue(b.Cluster), "namespace": types.StringValue(b.Namespace), "service": types.StringValue(b.Service),
+				}))
+			}
+			return out, types.ListValueMust(types.ObjectType{AttrTypes: backendAttrTypes}, elems), diags
 		}
-	}
-	if haveKnown {
-		var out []translate.AccessBackend
-		for _, e := range known.Elements() {
-			a := e.(types.Object).Attributes()
-			out = append(out, translate.AccessBackend{
-				Cluster:   a["cluster"].(types.String).ValueString(),
-				Namespace: a["namespace"].(types.String).ValueString(),
-				Service:   a["service"].(types.String).ValueString(),
-			})
+		if !haveKnown {
+			diags.Append(unknownVirtualDestination(at, hostname, err)...)
+			return nil, types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes}), diags
 		}
-		return out, known, diags
-	}
-	if data == nil {
-		return nil, types.ListUnknown(types.ObjectType{AttrTypes: backendAttrTypes}), diags
-	}
-	vd, ok := data.Destinations.lookup(hostname)
-	if !ok {
-		addAttrError(&diags, at, "Unknown virtual destination",
-			"No mesh_virtual_destination with hostname "+hostname+" is declared in this configuration, or it is planned after this resource. "+
-				"Reference it as mesh_virtual_destination.<name>.hostname so Terraform plans it first.")
-		return nil, types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes}), diags
 	}
 	var out []translate.AccessBackend
-	var elems []attr.Value
-	for _, b := range vd.Backends {
-		out = append(out, translate.AccessBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
-		elems = append(elems, types.ObjectValueMust(backendAttrTypes, map[string]attr.Value{
-			"cluster": types.StringValue(b.Cluster), "namespace": types.StringValue(b.Namespace), "service": types.StringValue(b.Service),
-		}))
+	for _, e := range known.Elements() {
+		a := e.(types.Object).Attributes()
+		out = append(out, translate.AccessBackend{
+			Cluster:   a["cluster"].(types.String).ValueString(),
+			Namespace: a["namespace"].(types.String).ValueString(),
+			Service:   a["service"].(types.String).ValueString(),
+		})
 	}
-	return out, types.ListValueMust(types.ObjectType{AttrTypes: backendAttrTypes}, elems), diags
+	return out, known, diags
+}
+
+func unknownVirtualDestination(at path.Path, hostname string, err error) diag.Diagnostics {
+	var diags diag.Diagnostics
+	detail := "No mesh_virtual_destination with hostname " + hostname + " is declared in this configuration or recorded in any registered cluster. " +
+		"Declare it, and reference it as mesh_virtual_destination.<name>.hostname so Terraform plans it first."
+	if err != nil {
+		detail += " (" + err.Error() + ")"
+	}
+	addAttrError(&diags, at, "Unknown virtual destination", detail)
+	return diags
 }
 
 // spec is where mesh_access_policy's attributes become translator fields.

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"sort"
 	"sync"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
@@ -30,4 +31,31 @@ func (d *destinationIndex) lookup(hostname string) (translate.VirtualDestination
 	defer d.mu.Unlock()
 	in, ok := d.byHost[hostname]
 	return in, ok
+}
+
+// trafficPolicyIndex holds the traffic policies planned in this run, so a
+// policy can be checked against the others on the same destination.
+type trafficPolicyIndex struct {
+	mu     sync.Mutex
+	byName map[string]translate.NamedTrafficPolicy
+}
+
+// rememberAndList records p and returns every policy on p's destination,
+// p included, sorted by name.
+func (t *trafficPolicyIndex) rememberAndList(p translate.NamedTrafficPolicy) []translate.NamedTrafficPolicy {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byName == nil {
+		t.byName = map[string]translate.NamedTrafficPolicy{}
+	}
+	t.byName[p.Policy.Name] = p
+	var out []translate.NamedTrafficPolicy
+	for _, o := range t.byName {
+		if o.Destination.VirtualDestination == p.Destination.VirtualDestination &&
+			o.Destination.Service == p.Destination.Service && o.Destination.Namespace == p.Destination.Namespace {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Policy.Name < out[j].Policy.Name })
+	return out
 }

@@ -54,6 +54,8 @@ type providerData struct {
 	Engine          *engine.Engine
 	// Destinations indexes the virtual destinations seen in this run.
 	Destinations *destinationIndex
+	// TrafficPolicies indexes the traffic policies planned in this run.
+	TrafficPolicies *trafficPolicyIndex
 }
 
 func (p *meshProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -192,6 +194,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		RegistryUnknown: unknown,
 		Clients:         clients,
 		Destinations:    &destinationIndex{},
+		TrafficPolicies: &trafficPolicyIndex{},
 		Engine: &engine.Engine{
 			Clients:        clients,
 			FieldManager:   m.FieldManager.ValueString(),
@@ -207,6 +210,7 @@ func (p *meshProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewClusterResource,
 		NewVirtualDestinationResource,
 		NewAccessPolicyResource,
+		NewTrafficPolicyResource,
 	}
 }
 

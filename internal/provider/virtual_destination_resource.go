@@ -245,9 +245,13 @@ func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, 
 	}
 	return intentSpec{
 		Owner: engine.Owner{Kind: "virtual-destination", Name: m.Name},
-		Kinds: []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule")},
+		Kinds: []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) {
-			return translate.TranslateVirtualDestination(in, reg)
+			objs, err := translate.TranslateVirtualDestination(in, reg)
+			if err != nil {
+				return nil, err
+			}
+			return withRecords(in, objs)
 		},
 	}, nil
 }

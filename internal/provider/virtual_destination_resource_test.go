@@ -110,8 +110,10 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 					snapshotVersions(t, "virtual-destination", "user", v2),
 					func(s *terraform.State) error {
 						// east's gateway-side objects served only west, so they go too.
+						// The records of the intent change wherever it has objects.
 						return changedExactly(v1, v2, "west/ServiceEntry/istio-system/vd-user", "west/DestinationRule/istio-system/vd-user",
-							"east/ServiceEntry/users/vd-user-backend", "east/DestinationRule/users/vd-user-backend")(s)
+							"east/ServiceEntry/users/vd-user-backend", "east/DestinationRule/users/vd-user-backend",
+							"east/ConfigMap/istio-system/vd-user", "west/ConfigMap/istio-system/vd-user", "onprem/ConfigMap/istio-system/vd-user")(s)
 					},
 					checkInventoryMatches(t, "mesh_virtual_destination.user", "virtual-destination", "user"),
 				),
@@ -126,7 +128,8 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 					func(s *terraform.State) error {
 						return changedExactly(v2, v3,
 							"east/ServiceEntry/istio-system/vd-user", "east/DestinationRule/istio-system/vd-user",
-							"west/ServiceEntry/users/vd-user-backend", "west/DestinationRule/users/vd-user-backend")(s)
+							"west/ServiceEntry/users/vd-user-backend", "west/DestinationRule/users/vd-user-backend",
+							"east/ConfigMap/istio-system/vd-user", "west/ConfigMap/istio-system/vd-user", "onprem/ConfigMap/istio-system/vd-user")(s)
 					},
 					checkServiceEntryEndpoints(t, "east", "user.users.svc.cluster.local", "ew.onprem.example.com", "203.0.113.20"),
 				),

@@ -97,6 +97,10 @@ func (o Object) Manifest() (map[string]any, error) {
 			}
 		}
 	}
+	apiVersion, _ := m["apiVersion"].(string)
+	if !strings.Contains(apiVersion, "istio.io/") {
+		return m, nil // a core object (a record), without spec
+	}
 	spec, ok := m["spec"].(map[string]any)
 	if !ok {
 		// An empty spec is meaningful (a deny-all AuthorizationPolicy), and

@@ -1,0 +1,192 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+var (
+	_ resource.ResourceWithConfigure  = &trafficPolicyResource{}
+	_ resource.ResourceWithModifyPlan = &trafficPolicyResource{}
+)
+
+// NewTrafficPolicyResource is mesh_traffic_policy: how traffic from some
+// sources to a destination behaves.
+func NewTrafficPolicyResource() resource.Resource { return &trafficPolicyResource{} }
+
+type trafficPolicyResource struct {
+	intentLifecycle[trafficPolicyModel, *trafficPolicyModel]
+}
+
+type trafficPolicyModel struct {
+	ID                  types.String `tfsdk:"id"`
+	Name                types.String `tfsdk:"name"`
+	Destination         types.Object `tfsdk:"destination"`
+	Sources             types.Object `tfsdk:"sources"`
+	Match               types.List   `tfsdk:"match"`
+	Timeout             types.String `tfsdk:"timeout"`
+	Retries             types.Object `tfsdk:"retries"`
+	Fault               types.Object `tfsdk:"fault"`
+	TrafficShift        types.List   `tfsdk:"traffic_shift"`
+	Mirror              types.Object `tfsdk:"mirror"`
+	Headers             types.Object `tfsdk:"headers"`
+	CORS                types.Object `tfsdk:"cors"`
+	ConnectionPool      types.Object `tfsdk:"connection_pool"`
+	OutlierDetection    types.Object `tfsdk:"outlier_detection"`
+	LoadBalancer        types.String `tfsdk:"load_balancer"`
+	TLSMode             types.String `tfsdk:"tls_mode"`
+	ResolvedDestination types.String `tfsdk:"resolved_destination"`
+	Objects             types.List   `tfsdk:"objects"`
+}
+
+func (r *trafficPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_traffic_policy"
+}
+
+func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "How traffic from some sources to a destination behaves: routing (match, traffic shift, mirror), resilience (timeout, retries, fault injection), " +
+			"headers and CORS, and connection settings. Written as VirtualService routes and DestinationRule settings in the source clusters only, since Istio applies them at the client. " +
+			"Several policies on one destination compose into one VirtualService per cluster: requests they do not share get separate routes, shared requests get the settings of both, " +
+			"and the same setting with different values is an error that names both policies.",
+		Attributes: trafficPolicyAttributes(),
+	}
+}
+
+// intent is where mesh_traffic_policy's attributes become translator
+// fields: the attribute tree mirrors translate.TrafficPolicyIntent.
+func (m *trafficPolicyModel) intent(ctx context.Context) (translate.TrafficPolicyIntent, error) {
+	var in translate.TrafficPolicyIntent
+	err := intentJSON(ctx, map[string]attr.Value{
+		"name": m.Name, "sources": m.Sources, "match": m.Match, "timeout": m.Timeout, "retries": m.Retries,
+		"fault": m.Fault, "traffic_shift": m.TrafficShift, "mirror": m.Mirror, "headers": m.Headers, "cors": m.CORS,
+		"connection_pool": m.ConnectionPool, "outlier_detection": m.OutlierDetection, "load_balancer": m.LoadBalancer, "tls_mode": m.TLSMode,
+	}, &in)
+	return in, err
+}
+
+// destination resolves where the policy points. A virtual destination is
+// looked up among those planned in this run while planning, and otherwise
+// taken from state (Terraform re-plans only changed resources on apply).
+func (m *trafficPolicyModel) destination(data *providerData, planning bool) (translate.TrafficPolicyDestination, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	var d struct {
+		VirtualDestination *string `tfsdk:"virtual_destination"`
+		Service            *string `tfsdk:"service"`
+		Namespace          *string `tfsdk:"namespace"`
+	}
+	diags.Append(m.Destination.As(context.Background(), &d, objectAsOptions)...)
+	if diags.HasError() {
+		return translate.TrafficPolicyDestination{}, diags
+	}
+	if d.VirtualDestination == nil {
+		m.ResolvedDestination = types.StringNull()
+		return translate.TrafficPolicyDestination{Service: deref(d.Service), Namespace: deref(d.Namespace)}, diags
+	}
+	host := *d.VirtualDestination
+	var known translate.TrafficPolicyDestination
+	s := m.ResolvedDestination
+	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
+	var lookupErr error
+	if planning || !haveKnown {
+		vd, ok, err := lookupVirtualDestination(context.Background(), data, host)
+		if ok {
+			dest := translate.TrafficPolicyDestinationOf(vd, data.Registry)
+			raw, _ := json.Marshal(dest)
+			m.ResolvedDestination = types.StringValue(string(raw))
+			return dest, diags
+		}
+		lookupErr = err
+	}
+	if haveKnown {
+		return known, diags
+	}
+	diags.Append(unknownVirtualDestination(path.Root("destination").AtName("virtual_destination"), host, lookupErr)...)
+	return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+}
+
+func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	name := m.Name.ValueString()
+	m.ID = types.StringValue(name)
+	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
+	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, Composition: &engine.Composition{}}
+	in, err := m.intent(context.Background())
+	if err != nil {
+		diags.AddError("Reading mesh_traffic_policy "+name, err.Error())
+		return spec, diags
+	}
+	dest, d := m.destination(data, planning)
+	diags.Append(d...)
+	if diags.HasError() {
+		return spec, diags
+	}
+	self := translate.NamedTrafficPolicy{Policy: in, Destination: dest}
+	raw, _ := json.Marshal(self)
+	spec.Owner.Composition.Contribution = string(raw)
+	spec.Owner.Composition.Compose = func(key translate.Key, contributions map[string]string) (map[string]any, error) {
+		return composeTrafficPolicies(data.Registry, key, contributions)
+	}
+	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
+		objs, err := translate.TranslateTrafficPolicy(in, dest, reg)
+		if err != nil || !planning || data == nil {
+			return objs, err
+		}
+		// Policies planned earlier in this run that target the same
+		// destination must compose with this one: fail at plan if not.
+		others := data.TrafficPolicies.rememberAndList(self)
+		if len(others) > 1 {
+			if _, err := translate.ComposeTrafficPolicies(others, reg); err != nil {
+				return nil, err
+			}
+		}
+		return objs, nil
+	}
+	return spec, diags
+}
+
+// composeTrafficPolicies renders one shared object from every traffic
+// policy that contributes to it.
+func composeTrafficPolicies(reg *translate.Registry, key translate.Key, contributions map[string]string) (map[string]any, error) {
+	names := make([]string, 0, len(contributions))
+	for n := range contributions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	policies := make([]translate.NamedTrafficPolicy, 0, len(names))
+	for _, n := range names {
+		var p translate.NamedTrafficPolicy
+		if err := json.Unmarshal([]byte(contributions[n]), &p); err != nil {
+			return nil, fmt.Errorf("the contribution of traffic policy %q on the object cannot be read: %v", n, err)
+		}
+		policies = append(policies, p)
+	}
+	if len(policies) == 0 {
+		return nil, nil
+	}
+	objs, err := translate.ComposeTrafficPolicies(policies, reg)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if o.Key() == key {
+			return o.Manifest()
+		}
+	}
+	return nil, nil
+}
+
+func (m *trafficPolicyModel) inventory() types.List     { return m.Objects }
+func (m *trafficPolicyModel) setInventory(l types.List) { m.Objects = l }

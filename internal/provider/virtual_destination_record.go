@@ -1,0 +1,100 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+// A virtual destination leaves a record of its intent (a ConfigMap named
+// like its other objects) in every cluster where it has objects. Traffic
+// and access policies need a virtual destination's backends. While
+// planning they find them among the virtual destinations planned in the
+// same run, without contacting a cluster; but when Terraform applies a new
+// policy it plans that policy once more, and an unchanged virtual
+// destination is not planned again then. The record answers that case (and
+// a virtual destination managed in another Terraform state).
+
+const (
+	recordHostnameKey = "hostname"
+	recordIntentKey   = "intent"
+)
+
+// withRecords adds the record to the objects of a virtual destination.
+func withRecords(in translate.VirtualDestinationIntent, objs []translate.Object) ([]translate.Object, error) {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	ns := in.Namespace
+	if ns == "" {
+		ns = translate.DefaultIstioNS
+	}
+	seen := map[string]bool{}
+	out := append([]translate.Object(nil), objs...)
+	for _, o := range objs {
+		if seen[o.Cluster] {
+			continue
+		}
+		seen[o.Cluster] = true
+		out = append(out, translate.Object{Cluster: o.Cluster, Resource: &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: translate.VirtualDestinationObjectName(in.Name), Namespace: ns},
+			Data:       map[string]string{recordHostnameKey: in.Hostname, recordIntentKey: string(raw)},
+		}})
+	}
+	translate.Sort(out)
+	return out, nil
+}
+
+// lookupVirtualDestination finds the virtual destination with a hostname:
+// first among those planned in this run, then in the records in the
+// clusters.
+func lookupVirtualDestination(ctx context.Context, data *providerData, hostname string) (translate.VirtualDestinationIntent, bool, error) {
+	if data == nil {
+		return translate.VirtualDestinationIntent{}, false, nil
+	}
+	if in, ok := data.Destinations.lookup(hostname); ok {
+		return in, true, nil
+	}
+	sel := engine.Owner{Kind: "virtual-destination"}.KindSelector()
+	var errs []string
+	for _, cluster := range data.Registry.Names() {
+		c, err := data.Clients.Get(cluster)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", cluster, err))
+			continue
+		}
+		list, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).
+			List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", cluster, err))
+			continue
+		}
+		for _, item := range list.Items {
+			d, _, _ := unstructuredStringMap(item.Object, "data")
+			if d[recordHostnameKey] != hostname {
+				continue
+			}
+			var in translate.VirtualDestinationIntent
+			if err := json.Unmarshal([]byte(d[recordIntentKey]), &in); err != nil {
+				return in, false, fmt.Errorf("the record of %s in cluster %s cannot be read: %v", hostname, cluster, err)
+			}
+			data.Destinations.remember(in)
+			return in, true, nil
+		}
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return translate.VirtualDestinationIntent{}, false, fmt.Errorf("some clusters could not be searched: %v", errs)
+	}
+	return translate.VirtualDestinationIntent{}, false, nil
+}
