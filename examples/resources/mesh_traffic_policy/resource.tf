@@ -1,0 +1,34 @@
+resource "mesh_virtual_destination" "bar" {
+  name     = "bar"
+  hostname = "bar.global"
+  ports    = [{ number = 8080, protocol = "HTTP" }]
+  backends = [
+    { cluster = "east", namespace = "bar", service = "bar", priority = 0 },
+    { cluster = "wine", namespace = "bar", service = "bar", priority = 0 },
+  ]
+}
+
+# Callers in the clusters labelled foo send 20% of their traffic for bar to
+# cluster wine and keep the rest in their own cluster, with a timeout and
+# retries for every request.
+resource "mesh_traffic_policy" "bar_shift" {
+  name          = "bar-shift"
+  destination   = { virtual_destination = mesh_virtual_destination.bar.hostname }
+  sources       = { cluster_selector = { foo = "true" } }
+  timeout       = "2s"
+  retries       = { attempts = 3, per_try_timeout = "500ms", retry_on = ["5xx", "connect-failure"] }
+  traffic_shift = [{ local = true, weight = 80 }, { cluster = "wine", weight = 20 }]
+}
+
+# Connection settings for everyone calling bar across clusters: TCP
+# keepalive keeps long-lived connections alive through NATs and load
+# balancers between networks.
+resource "mesh_traffic_policy" "bar_connections" {
+  name        = "bar-connections"
+  destination = { virtual_destination = mesh_virtual_destination.bar.hostname }
+  connection_pool = {
+    tcp  = { max_connections = 100, connect_timeout = "1s", keepalive = { time = "60s", interval = "10s" } }
+    http = { max_requests_per_connection = 10 }
+  }
+  load_balancer = "LEAST_REQUEST"
+}
