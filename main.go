@@ -12,10 +12,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/provider"
 )
 
-// Run "go generate" to format example Terraform files and generate the docs
-// for the registry and website.
-//go:generate terraform fmt -recursive ./examples/
-//go:generate go run github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs generate -provider-name mesh
+// Docs: "make docs" runs tfplugindocs (pinned in tools/docs).
 
 // version is set by goreleaser.
 var version = "dev"
