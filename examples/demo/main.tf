@@ -71,8 +71,8 @@ provider "mesh" {
 # Joining the mesh. Every cluster speaks mutual TLS only. The clusters that
 # serve other networks (east and onprem run user and ledger) open their
 # east-west gateway to mesh traffic and deny whatever no access policy
-# allows. west only makes calls out, so it exposes nothing and keeps
-# Istio's default of allowing local traffic.
+# allows. west only makes calls out: it exposes nothing and keeps Istio's
+# default of allowing any request.
 # ---------------------------------------------------------------------------
 
 resource "mesh_cluster" "east" {
@@ -115,7 +115,10 @@ resource "mesh_virtual_destination" "user" {
   backends = [
     { cluster = "east", namespace = "users", service = "user", priority = 0 },
     {
-      cluster     = "onprem", namespace = "users", service = "user", priority = 1
+      cluster     = "onprem"
+      namespace   = "users"
+      service     = "user"
+      priority    = 1
       exclude_for = { cluster_selector = { cloud = "aws" } }
     },
   ]
@@ -174,12 +177,3 @@ resource "mesh_access_policy" "user_to_ledger" {
   destination = { virtual_destination = mesh_virtual_destination.ledger.hostname }
   sources     = [{ clusters = ["east"], namespace = "users", service_account = "user" }]
 }
-
-# ---------------------------------------------------------------------------
-# Traffic policy: goes here.
-#
-# Once mesh_traffic_policy lands, traffic.tf in this directory adds the
-# cross-cluster shift: 20% of the calls account makes from one set of
-# clusters to user.global are sent to another cluster (for example, west's
-# callers: 80% east, 20% onprem).
-# ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -70,6 +71,9 @@ func providerConfigWith(t *testing.T, extra string, conn func(*testing.T, string
 
 func requireMesh(t *testing.T) {
 	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: runs with TF_ACC=1 against the local mesh (make test)")
+	}
 	if testMesh == nil {
 		t.Fatal("the local mesh is not running: acceptance tests run with TF_ACC=1 through 'make test'")
 	}
