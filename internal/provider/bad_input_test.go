@@ -1,0 +1,144 @@
+package provider
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// badInputVD is a valid virtual destination the policy cases refer to.
+const badInputVD = `
+resource "mesh_virtual_destination" "user" {
+  name     = "user"
+  hostname = "user.global"
+  ports    = [{ number = 8080, protocol = "HTTP" }]
+  backends = [
+    { cluster = "east", namespace = "users", service = "user", priority = 0 },
+    { cluster = "onprem", namespace = "users", service = "user", priority = 1 },
+  ]
+}
+`
+
+// vdWith is a virtual destination with one attribute replaced or added.
+func vdWith(attrs string) string {
+	base := map[string]string{
+		"name":     `"user"`,
+		"hostname": `"user.global"`,
+		"ports":    `[{ number = 8080, protocol = "HTTP" }]`,
+		"backends": `[{ cluster = "east", namespace = "users", service = "user" }, { cluster = "onprem", namespace = "users", service = "user", priority = 1 }]`,
+	}
+	var b strings.Builder
+	b.WriteString("resource \"mesh_virtual_destination\" \"user\" {\n")
+	for _, k := range []string{"name", "hostname", "ports", "backends"} {
+		if !regexp.MustCompile(`(?m)^\s*` + k + `\s*=`).MatchString(attrs) {
+			b.WriteString("  " + k + " = " + base[k] + "\n")
+		}
+	}
+	b.WriteString(attrs + "\n}\n")
+	return b.String()
+}
+
+func tpWith(attrs string) string {
+	return badInputVD + `
+resource "mesh_traffic_policy" "p" {
+  name        = "p"
+  destination = { virtual_destination = mesh_virtual_destination.user.hostname }
+` + attrs + "\n}\n"
+}
+
+func apWith(attrs string) string {
+	return badInputVD + `
+resource "mesh_access_policy" "p" {
+  name        = "p"
+  destination = { virtual_destination = mesh_virtual_destination.user.hostname }
+` + attrs + "\n}\n"
+}
+
+// Bad input across every resource and the provider: each fails at plan
+// with a diagnostic naming the attribute, and nothing reaches any cluster.
+func TestAccBadInputFailsAtPlan(t *testing.T) {
+	requireMesh(t)
+	noWestGateway := strings.Replace(providerConfig(t, ""), `east_west_gateway = { address = "203.0.113.20" }`, "", 1)
+	sharedTrust := strings.Replace(providerConfig(t, ""), `trust_domain = "west.mesh"`, `trust_domain = "east.mesh"`, 1)
+	cases := []struct {
+		name, provider, config, path string
+	}{
+		// mesh_cluster
+		{"cluster name not a DNS label", "", `resource "mesh_cluster" "c" { name = "East_1" }`, `name`},
+		{"cluster not registered", "", `resource "mesh_cluster" "c" { name = "wine" }`, `name`},
+		{"mtls mode", "", `resource "mesh_cluster" "c" {
+  name      = "east"
+  mtls_mode = "STRICTER"
+}`, `mtls_mode`},
+		{"istio namespace", "", `resource "mesh_cluster" "c" {
+  name            = "east"
+  istio_namespace = "Istio_System"
+}`, `istio_namespace`},
+		{"gateway selector label", "", `resource "mesh_cluster" "c" {
+  name               = "east"
+  east_west_selector = { "bad key!" = "x" }
+}`, `east_west_selector\["bad key!"\]`},
+		// mesh_virtual_destination
+		{"vd name", "", vdWith(`  name = "User_1"`), `name`},
+		{"vd hostname", "", vdWith(`  hostname = "not a host!"`), `hostname`},
+		{"vd port zero", "", vdWith(`  ports = [{ number = 0, protocol = "HTTP" }]`), `ports\[0\]\.number`},
+		{"vd protocol", "", vdWith(`  ports = [{ number = 8080, protocol = "SMTP" }]`), `ports\[0\]\.protocol`},
+		{"vd unknown backend cluster", "", vdWith(`  backends = [{ cluster = "wine", namespace = "users", service = "user" }]`), `backends\[0\]\.cluster`},
+		{"vd duplicate backend", "", vdWith(`  backends = [{ cluster = "east", namespace = "users", service = "user" }, { cluster = "east", namespace = "users", service = "user" }]`), `backends\[1\]`},
+		{"vd failover mode", "", vdWith(`  failover = { mode = "random" }`), `failover\.mode`},
+		{"vd outlier interval", "", vdWith(`  failover = { outlier_detection = { interval = "soon" } }`), `failover\.outlier_detection\.interval`},
+		{"vd unknown client cluster", "", vdWith(`  clients = { clusters = ["wine"] }`), `clients\.clusters\[0\]`},
+		{"vd exclusion of unknown cluster", "", vdWith(`  backends = [{ cluster = "east", namespace = "users", service = "user" }, { cluster = "onprem", namespace = "users", service = "user", priority = 1, exclude_for = { clusters = ["wine"] } }]`), `backends\[1\]\.exclude_for\.clusters\[0\]`},
+		{"vd remote backend without gateway", noWestGateway, vdWith(`  backends = [{ cluster = "east", namespace = "users", service = "user" }, { cluster = "west", namespace = "users", service = "user", priority = 1 }]`), `backends\[1\]`},
+		// mesh_traffic_policy
+		{"tp weights do not sum to 100", "", tpWith(`  traffic_shift = [{ local = true, weight = 70 }, { cluster = "onprem", weight = 20 }]`), `traffic_shift`},
+		{"tp timeout", "", tpWith(`  timeout = "fast"`), `timeout`},
+		{"tp fault percent", "", tpWith(`  fault = { abort = { percent = 150, http_status = 503 } }`), `fault\.abort\.percent`},
+		{"tp fault status", "", tpWith(`  fault = { abort = { percent = 1, http_status = 99 } }`), `fault\.abort\.http_status`},
+		{"tp shift to a cluster that is no backend", "", tpWith(`  traffic_shift = [{ local = true, weight = 80 }, { cluster = "west", weight = 20 }]`), `traffic_shift\[1\]\.cluster`},
+		{"tp retries", "", tpWith(`  retries = { attempts = -1 }`), `retries\.attempts`},
+		{"tp load balancer", "", tpWith(`  load_balancer = "FASTEST"`), `load_balancer`},
+		{"tp outlier detection on a virtual destination", "", tpWith(`  outlier_detection = { consecutive_5xx_errors = 3 }`), `outlier_detection`},
+		{"tp per-try timeout", "", tpWith(`  retries = { attempts = 2, per_try_timeout = "500" }`), `retries\.per_try_timeout`},
+		{"tp unknown source cluster", "", tpWith(`  sources = { clusters = ["wine"] }`), `sources\.clusters\[0\]`},
+		// mesh_access_policy
+		{"ap no sources", "", apWith(`  sources = []`), `sources`},
+		{"ap unknown source cluster", "", apWith(`  sources = [{ clusters = ["wine"], namespace = "accounts", service_account = "account" }]`), `sources\[0\]\.clusters\[0\]`},
+		{"ap method", "", apWith(`  sources = [{ namespace = "accounts", service_account = "account" }]
+  rules   = [{ methods = ["get"] }]`), `rules\[0\]\.methods\[0\]`},
+		{"ap path", "", apWith(`  sources = [{ namespace = "accounts", service_account = "account" }]
+  rules   = [{ paths = ["/a*b"] }]`), `rules\[0\]\.paths\[0\]`},
+		{"ap port", "", apWith(`  sources = [{ namespace = "accounts", service_account = "account" }]
+  rules   = [{ ports = [0] }]`), `rules\[0\]\.ports\[0\]`},
+		{"ap namespace", "", apWith(`  sources = [{ namespace = "Bad NS", service_account = "account" }]`), `sources\[0\]\.namespace`},
+		{"ap trust domains collide", sharedTrust, apWith(`  sources = [{ cluster_selector = { cloud = "aws" }, namespace = "accounts", service_account = "account" }]`), `sources\[0\]`},
+		// provider
+		{"provider exec with token", strings.Replace(providerConfig(t, ""), `config_context = "east"`, `config_context = "east"
+        token = "t"
+        exec = { api_version = "client.authentication.k8s.io/v1", command = "true" }`, 1),
+			`resource "mesh_cluster" "c" { name = "east" }`, `clusters\["east"\]\.kubernetes\.exec`},
+		{"provider label key", strings.Replace(providerConfig(t, ""), `labels = { cloud = "aws", env = "prod" }`, `labels = { "cloud provider" = "aws" }`, 1),
+			`resource "mesh_cluster" "c" { name = "east" }`, `clusters\["east"\]\.labels\["cloud provider"\]`},
+	}
+	if len(cases) < 30 {
+		t.Fatalf("the table must hold at least 30 cases, has %d", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			provider := c.provider
+			if provider == "" {
+				provider = providerConfig(t, "")
+			}
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				CheckDestroy:             checkNothingOwned(t),
+				Steps: []resource.TestStep{{
+					Config:      provider + c.config,
+					ExpectError: regexp.MustCompile(`Attribute\s+` + c.path),
+				}},
+			})
+		})
+	}
+}
