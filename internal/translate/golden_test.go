@@ -108,6 +108,11 @@ func runGolden(t *testing.T, path string, translate func([]byte, *Registry) ([]O
 	if err != nil {
 		return []byte(fmt.Sprintf("error: %s\n", err))
 	}
+	for _, o := range objs {
+		if err := checkSchema(t, o); err != nil {
+			t.Errorf("%s: output fails Istio's CRD schema: %v", path, err)
+		}
+	}
 	return RenderYAML(t, objs)
 }
 

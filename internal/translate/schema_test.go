@@ -1,0 +1,127 @@
+package translate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
+)
+
+// Offline validation of translator output against Istio's CRD schemas
+// (from the istio.io/api module the provider is built with): the OpenAPI
+// schema, unknown fields (which a server would prune silently) and the CEL
+// rules, as an API server applies them. The acceptance tests check the same
+// against a real API server.
+
+type crdSchema struct {
+	structural *structuralschema.Structural
+	validator  validation.SchemaValidator
+	cel        *cel.Validator
+}
+
+var (
+	schemasOnce sync.Once
+	schemas     map[string]*crdSchema // by "apiVersion/kind"
+	schemasErr  error
+)
+
+func istioSchemas(t testing.TB) map[string]*crdSchema {
+	t.Helper()
+	schemasOnce.Do(func() { schemas, schemasErr = loadIstioSchemas() })
+	if schemasErr != nil {
+		t.Fatalf("loading Istio's CRD schemas: %v", schemasErr)
+	}
+	return schemas
+}
+
+func loadIstioSchemas() (map[string]*crdSchema, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/api").Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the istio.io/api module (needs the go command): %w", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "kubernetes", "customresourcedefinitions.gen.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	result := map[string]*crdSchema{}
+	for _, doc := range bytes.Split(raw, []byte("\n---\n")) {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(doc, &crd); err != nil || crd.Spec.Names.Kind == "" {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+				continue
+			}
+			var internal apiextensions.JSONSchemaProps
+			if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+				return nil, err
+			}
+			ss, err := structuralschema.NewStructural(&internal)
+			if err != nil {
+				return nil, err
+			}
+			val, _, err := validation.NewSchemaValidator(&internal)
+			if err != nil {
+				return nil, err
+			}
+			result[crd.Spec.Group+"/"+v.Name+"/"+crd.Spec.Names.Kind] = &crdSchema{structural: ss, validator: val, cel: cel.NewValidator(ss, true, 1_000_000)}
+		}
+	}
+	if len(result) == 0 {
+		return nil, fmt.Errorf("no CRD schemas found")
+	}
+	return result, nil
+}
+
+// checkSchema validates one rendered object; objects of kinds that are not
+// Istio's (records) are not checked here.
+func checkSchema(t testing.TB, o Object) error {
+	rendered, err := o.Manifest()
+	if err != nil {
+		return err
+	}
+	// As the API server decodes it: integers as int64, not float64.
+	raw, err := utiljson.Marshal(rendered)
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	key := fmt.Sprint(m["apiVersion"]) + "/" + fmt.Sprint(m["kind"])
+	s, ok := istioSchemas(t)[key]
+	if !ok {
+		if strings.Contains(key, "istio.io") {
+			return fmt.Errorf("no schema for %s", key)
+		}
+		return nil
+	}
+	obj := runtime.DeepCopyJSON(m)
+	if unknown := structuralpruning.PruneWithOptions(obj, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}); len(unknown) > 0 {
+		return fmt.Errorf("%s: fields unknown to the schema: %v", o.Key(), unknown)
+	}
+	if errs := validation.ValidateCustomResource(nil, m, s.validator); len(errs) > 0 {
+		return fmt.Errorf("%s: %v", o.Key(), errs.ToAggregate())
+	}
+	if errs, _ := s.cel.Validate(context.Background(), nil, s.structural, m, nil, 1_000_000); len(errs) > 0 {
+		return fmt.Errorf("%s: %v", o.Key(), errs.ToAggregate())
+	}
+	return nil
+}
