@@ -100,7 +100,7 @@ func (g *gen) mostlyInt(valid []int, invalid ...int) int {
 	}
 	return g.pick2(valid...)
 }
-func (g *gen) chance(p float64) bool    { return g.r.Float64() < p }
+func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
 
 var fuzzClusters = []string{"east", "west", "onprem", "wine", "edge-1"}
 
