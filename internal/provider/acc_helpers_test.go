@@ -121,12 +121,18 @@ func getObject(t *testing.T, cluster string, gvr schema.GroupVersionResource, ns
 // "cluster/Kind/namespace/name".
 func liveOwned(t *testing.T, kind, name string) []string {
 	t.Helper()
+	return liveOwnedIn(t, testClusters, kind, name)
+}
+
+// liveOwnedIn is liveOwned over some clusters only.
+func liveOwnedIn(t *testing.T, clusters []string, kind, name string) []string {
+	t.Helper()
 	sel := engine.LabelManagedBy + "=" + engine.ManagedByValue
 	if kind != "" {
 		sel += "," + engine.LabelOwnerKind + "=" + kind + "," + engine.LabelOwnerName + "=" + name
 	}
 	var out []string
-	for _, c := range testClusters {
+	for _, c := range clusters {
 		for _, gvr := range allOwnedGVRs {
 			list, err := dyn(t, c).Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
 			if err != nil {

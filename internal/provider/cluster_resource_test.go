@@ -361,6 +361,30 @@ func TestAccMeshCluster_clusterDownDuringApply(t *testing.T) {
 				ExpectError: regexp.MustCompile(`in cluster onprem[\s\S]*(unreachable|did not answer)`),
 			},
 			{
+				// Right after the failure, with onprem still down: east's
+				// new object is recorded, onprem keeps what it had.
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true, // onprem still lacks its PeerAuthentication
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(s *terraform.State) error {
+						want, _ := stateObjects(s, "mesh_cluster.east")
+						if got := liveOwnedIn(t, []string{"east"}, "cluster", "east"); fmt.Sprint(got) != fmt.Sprint(want) {
+							return fmt.Errorf("east: state %v, cluster %v", want, got)
+						}
+						return nil
+					},
+					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "2"),
+					func(s *terraform.State) error {
+						got, _ := stateObjects(s, "mesh_cluster.onprem")
+						if len(got) != 1 {
+							return fmt.Errorf("onprem state objects: %v", got)
+						}
+						return nil
+					},
+					resource.TestCheckResourceAttr("mesh_cluster.onprem", "objects.0.kind", "Gateway"),
+				),
+			},
+			{
 				PreConfig: restart,
 				Config:    providerConfig(t, "") + twoStrict,
 				Check: resource.ComposeAggregateTestCheckFunc(
