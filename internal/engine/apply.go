@@ -2,7 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,7 +20,9 @@ import (
 //
 // The returned inventory lists exactly what exists afterwards, also when
 // some writes failed: applied objects, plus prior objects that could not be
-// deleted or updated. The error names each failure.
+// deleted or updated, plus objects whose write or delete was cut off before
+// the cluster answered (with DigestUnconfirmed: they may or may not exist).
+// The error names each failure.
 func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prior []Entry) ([]Entry, error) {
 	var want []Entry
 	for _, d := range desired {
@@ -55,10 +61,16 @@ func (e *Engine) applyCluster(ctx context.Context, owner Owner, cluster string, 
 	bounded(len(desired), e.concurrency(), func(i int) {
 		d := desired[i]
 		prev, existed := had[d.Key().String()]
-		if err := e.upsert(ctx, c.Dynamic, owner, d, existed); err != nil {
+		// An unconfirmed entry may name an object that was never created,
+		// so its name is checked for someone else's object first.
+		if err := e.upsert(ctx, c.Dynamic, owner, d, existed && prev.Digest != DigestUnconfirmed); err != nil {
 			errs[i] = err
 			if existed {
 				results[i] = &prev // still there, as it was
+			} else if unconfirmed(err) {
+				maybe := d.Entry // it may have been created: never forget it
+				maybe.Digest = DigestUnconfirmed
+				results[i] = &maybe
 			}
 			return
 		}
@@ -82,6 +94,9 @@ func (e *Engine) applyCluster(ctx context.Context, owner Owner, cluster string, 
 		if err := e.prune(ctx, c.Dynamic, owner, stale[i]); err != nil {
 			pruneErrs[i] = err
 			kept[i] = &stale[i]
+			if unconfirmed(err) {
+				kept[i].Digest = DigestUnconfirmed // it may be gone
+			}
 		}
 	})
 
@@ -102,6 +117,31 @@ func (e *Engine) applyCluster(ctx context.Context, owner Owner, cluster string, 
 		}
 	}
 	return out, outErrs
+}
+
+// DigestUnconfirmed is the digest of an inventory entry whose object may or
+// may not exist: a request to create or delete it was sent, but the
+// connection failed or timed out before the cluster answered. Listing it
+// keeps an object that was created from becoming an orphan; the next
+// refresh replaces the entry with what the cluster holds, and as no plan
+// produces this digest, a plan never takes the object for up to date.
+const DigestUnconfirmed = "unconfirmed"
+
+// unconfirmed reports whether a failed request may still have taken effect:
+// the cluster never answered (transport error, timeout, cancellation), as
+// opposed to answering with an error status, or the request never leaving
+// (connection refused, unknown host).
+func unconfirmed(e *Error) bool {
+	if e == nil || e.Err == nil {
+		return false
+	}
+	var status apierrors.APIStatus
+	var dnsErr *net.DNSError
+	if errors.As(e.Err, &status) || errors.As(e.Err, &dnsErr) || errors.Is(e.Err, syscall.ECONNREFUSED) {
+		return false
+	}
+	var urlErr *url.Error
+	return errors.As(e.Err, &urlErr) || errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)
 }
 
 // upsert server-side applies one object. An object that is not yet in our

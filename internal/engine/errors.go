@@ -85,12 +85,14 @@ func describe(cluster string, err error) string {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		return fmt.Sprintf("Cluster %s did not answer in time (%v). Check that its API server is reachable from where Terraform runs, or raise the provider's request_timeout.", cluster, err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Sprintf("The request to cluster %s was cancelled before the cluster answered, because Terraform was interrupted (%v). Apply again to finish; state lists every object that may have been written.", cluster, err)
 	case errors.As(err, &urlErr):
 		return fmt.Sprintf("Cluster %s is unreachable: %v. Check its connection settings and network path; objects in other clusters were still applied and are recorded in state.", cluster, err)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Sprintf("Cluster %s rejected the credentials (401 Unauthorized): %v. Check the token, client certificate or exec plugin of this cluster.", cluster, err)
 	case apierrors.IsForbidden(err):
-		return fmt.Sprintf("Cluster %s denied the request (403 Forbidden): %v. Grant the provider's identity the ClusterRole shown in the README (get, list, create, patch, delete on Istio's networking and security resources).", cluster, err)
+		return fmt.Sprintf("Cluster %s denied the request (403 Forbidden): %v. Grant the provider's identity the ClusterRole shown in the README (get, list, create, patch, delete on the Istio networking and security resources it writes and on configmaps).", cluster, err)
 	}
 	return fmt.Sprintf("Cluster %s: %v", cluster, err)
 }

@@ -116,6 +116,12 @@ func resourceFor(apiVersion, kind string) (schema.GroupVersionResource, error) {
 	return gv.WithResource(r), nil
 }
 
+// ResourceOf returns the API resource of a kind the engine can own.
+func ResourceOf(gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool) {
+	r, ok := resources[gvk]
+	return gvk.GroupVersion().WithResource(r), ok
+}
+
 // Kinds lists every kind the engine can own, for refresh to list.
 func Kinds() []schema.GroupVersionKind {
 	out := make([]schema.GroupVersionKind, 0, len(resources))

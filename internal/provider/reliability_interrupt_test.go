@@ -1,0 +1,262 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+)
+
+// relInterruptConfig is an apply across three clusters with a dependency
+// chain: three mesh_cluster and a virtual destination start together; an
+// access policy and a traffic policy wait for the virtual destination.
+func relInterruptConfig(provider string) string {
+	var b strings.Builder
+	b.WriteString(provider)
+	for _, c := range testClusters {
+		fmt.Fprintf(&b, `
+resource "mesh_cluster" %[1]q {
+  name             = %[1]q
+  mtls_mode        = "STRICT"
+  default_deny     = true
+  expose_east_west = true
+}
+`, c)
+	}
+	b.WriteString(relVDConfig("int", "rel-int", 8080, `["east", "west", "onprem"]`))
+	b.WriteString(`
+resource "mesh_access_policy" "int" {
+  name        = "rel-int"
+  destination = { virtual_destination = mesh_virtual_destination.int.hostname }
+  sources     = [{ clusters = ["east", "west", "onprem"], namespace = "accounts", service_account = "account" }]
+  rules       = [{ methods = ["GET"] }]
+}
+
+resource "mesh_traffic_policy" "int" {
+  name        = "rel-int"
+  destination = { virtual_destination = mesh_virtual_destination.int.hostname }
+  sources     = { clusters = ["east", "west"] }
+  timeout     = "3s"
+}
+`)
+	return b.String()
+}
+
+// relInterruptOwners are the intents of relInterruptConfig, for cleanup.
+var relInterruptOwners = []engine.Owner{
+	{Kind: "cluster", Name: "east"}, {Kind: "cluster", Name: "west"}, {Kind: "cluster", Name: "onprem"},
+	{Kind: "virtual-destination", Name: "rel-int"}, {Kind: "access-policy", Name: "rel-int"},
+}
+
+// Terraform is interrupted (SIGINT, as Ctrl-C sends it to the whole
+// process group) while an apply across three slow clusters is writing:
+// Terraform stops the provider, in-flight requests are cancelled and the
+// resources not started yet are skipped. Right afterwards no object with
+// our managed-by label exists that state does not list; plan and apply then
+// converge, with every inventory exact.
+func TestAccReliability_interruptedApply(t *testing.T) {
+	relInterrupted(t, 1)
+}
+
+// The same, interrupted twice: Terraform exits at once without waiting for
+// the provider ("data loss may have occurred"), so objects written by
+// requests in flight are in no state. The next plan and apply still
+// converge and leave no orphan: the objects carry our owner labels, so the
+// apply recognises them as ours and takes them back into its inventory.
+func TestAccReliability_interruptedTwice(t *testing.T) {
+	relInterrupted(t, 2)
+}
+
+func relInterrupted(t *testing.T, interrupts int) {
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
+	proxies := newRelProxies(t)
+	w := newRelTF(t)
+	relCleanup(t, w, func() { relWaitForProviders(t, w); proxies.heal(t) }, relInterruptOwners...)
+	w.write(relInterruptConfig(providerConfigWith(t, "", proxies.connection)))
+	for _, p := range proxies {
+		p.SetLatency(150 * time.Millisecond)
+	}
+
+	// SIGINT the moment the first object of the virtual destination is
+	// written to east: the apply is then writing to every cluster, and the
+	// policies that depend on the virtual destination have not started.
+	ctx, cancel := context.WithTimeout(context.Background(), relCommandTimeout)
+	defer cancel()
+	cmd, out := w.command(ctx, "apply", "-auto-approve", "-no-color", "-input=false")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	vd := engine.Owner{Kind: "virtual-destination", Name: "rel-int"}
+	interrupted := relWatch(t, "east", vd, func(keys []string, _ map[string]string) bool { return len(keys) > 0 }, func() {
+		for i := 0; i < interrupts; i++ {
+			if i > 0 {
+				// Apart enough not to merge into one signal, close
+				// enough that Terraform has not finished waiting.
+				time.Sleep(10 * time.Millisecond)
+			}
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		}
+	})
+	err := cmd.Wait()
+	if !relFired(interrupted) {
+		t.Fatalf("the apply ended (%v) before the virtual destination wrote anything: the interrupt did not land mid-apply\n%s", err, out)
+	}
+	if err == nil {
+		t.Fatalf("the interrupted apply succeeded:\n%s", out)
+	}
+	t.Logf("interrupted apply: %v\n%s", err, relTail(out, 16))
+	if interrupts == 1 && (!strings.Contains(out.String(), "because Terraform was interrupted") || strings.Contains(out.String(), "unreachable")) {
+		t.Errorf("the errors of an interrupted apply must say it was interrupted, not that a cluster is unreachable:\n%s", out)
+	}
+	// After a second interrupt Terraform does not wait for its provider:
+	// let that process finish (its requests are bounded) before looking.
+	relWaitForProviders(t, w)
+
+	if interrupts == 2 {
+		// Terraform did not wait: what the provider wrote meanwhile is in
+		// no state. The next apply must take it back.
+		listed := map[string]bool{}
+		for _, k := range w.allInventories() {
+			listed[k] = true
+		}
+		var unlisted []string
+		for _, k := range relAllOwned(t) {
+			if !listed[k] {
+				unlisted = append(unlisted, k)
+			}
+		}
+		t.Logf("after the hard exit, %d objects exist that no state lists: %v", len(unlisted), unlisted)
+		if len(unlisted) == 0 {
+			t.Fatal("the hard exit lost nothing, so this test proves nothing: the interrupt came too late")
+		}
+	}
+	if interrupts == 1 {
+		// A graceful interrupt saves what the provider returned: every
+		// object that exists is in state, those cut in flight marked
+		// unconfirmed.
+		requireNoOrphans(t, w)
+		for _, e := range w.mustInventory("mesh_virtual_destination.int") {
+			if e.Digest != engine.DigestUnconfirmed && !relContains(liveOwned(t, vd.Kind, vd.Name), e.Key) {
+				t.Errorf("state lists %s as applied, but it does not exist", e.Key)
+			}
+		}
+		if n := len(w.mustInventory("mesh_access_policy.int")); n > 0 {
+			t.Errorf("the access policy was started after the interrupt: %d objects", n)
+		}
+	}
+
+	for _, p := range proxies {
+		p.SetLatency(0)
+	}
+	planOut, code := w.run("plan", "-detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("plan after the interrupt: exit %d, want 2 (changes to finish the apply):\n%s", code, planOut)
+	}
+	w.apply()
+	requireNoOrphans(t, w)
+	w.requireExact("mesh_virtual_destination.int", vd.Kind, vd.Name)
+	w.requireExact("mesh_access_policy.int", "access-policy", "rel-int")
+	for _, c := range testClusters {
+		w.requireExact("mesh_cluster."+c, "cluster", c)
+	}
+	if n := len(w.mustInventory("mesh_traffic_policy.int")); n != 2 {
+		t.Errorf("traffic policy: %d objects, want its VirtualService in east and west", n)
+	}
+	w.planIsEmpty()
+	w.destroy()
+	if left := relAllOwned(t); len(left) > 0 {
+		t.Fatalf("left after destroy: %v", left)
+	}
+}
+
+// relWaitForProviders waits until no provider process started for w runs,
+// and kills one that is still running after 30 seconds.
+func relWaitForProviders(t *testing.T, w *relTF) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pids := relProviderPIDs(w)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				t.Logf("provider process %d still runs after Terraform exited; killing it", pid)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// relProviderPIDs lists the live provider processes started by w's
+// Terraform: those whose environment has w's marker.
+func relProviderPIDs(w *relTF) []int {
+	marker := []byte(relRunEnv + "=" + w.dir)
+	serve := []byte(relServeEnv + "=1")
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		vars := bytes.Split(env, []byte{0})
+		if containsBytes(vars, marker) && containsBytes(vars, serve) && !relZombie(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func relZombie(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+func containsBytes(list [][]byte, b []byte) bool {
+	for _, x := range list {
+		if bytes.Equal(x, b) {
+			return true
+		}
+	}
+	return false
+}
+
+func relContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// relTail returns the last n lines of out.
+func relTail(out fmt.Stringer, n int) string {
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
