@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -11,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -76,7 +76,6 @@ func backendsAttribute() schema.ListNestedAttribute {
 	return schema.ListNestedAttribute{
 		MarkdownDescription: "The backends of `destination.virtual_destination` as resolved at plan time from the `mesh_virtual_destination` with that hostname: where the policy is enforced.",
 		Computed:            true,
-		PlanModifiers:       []planmodifier.List{listplanmodifier.UseStateForUnknown()},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"cluster":   schema.StringAttribute{Computed: true, MarkdownDescription: "Backend cluster."},
 			"namespace": schema.StringAttribute{Computed: true, MarkdownDescription: "Namespace of the backend service."},
@@ -156,6 +155,9 @@ func resolveBackends(data *providerData, hostname string, known types.List, plan
 	haveKnown := !known.IsNull() && !known.IsUnknown()
 	if planning || !haveKnown {
 		vd, ok, err := lookupVirtualDestination(context.Background(), data, hostname)
+		if errors.Is(err, errPendingDestination) {
+			return nil, types.ListUnknown(types.ObjectType{AttrTypes: backendAttrTypes}), diags
+		}
 		if ok {
 			var out []translate.AccessBackend
 			var elems []attr.Value

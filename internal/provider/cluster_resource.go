@@ -212,7 +212,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 	if importing {
 		resp.Diagnostics.Append(r.inferFromCluster(ctx, &m)...)
 	}
-	r.probe(&m)
+	r.refreshProbe(&m)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
@@ -250,8 +250,11 @@ func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportSt
 }
 
 // probe records the cluster's version and whether it serves Istio's APIs.
-// An unreachable cluster keeps what was known.
+// An unreachable cluster keeps what was known. A value the plan already
+// fixed (kubernetes_version keeps its state value on update) is left as
+// planned: apply must produce what plan promised.
 func (r *clusterResource) probe(m *clusterResourceModel) {
+	versionOpen := m.KubernetesVersion.IsUnknown() || m.KubernetesVersion.IsNull()
 	if m.KubernetesVersion.IsUnknown() {
 		m.KubernetesVersion = types.StringValue("")
 	}
@@ -266,6 +269,18 @@ func (r *clusterResource) probe(m *clusterResourceModel) {
 	if err != nil {
 		return
 	}
-	m.KubernetesVersion = types.StringValue(info.KubernetesVersion)
+	if versionOpen {
+		m.KubernetesVersion = types.StringValue(info.KubernetesVersion)
+	}
 	m.IstioCRDsInstalled = types.BoolValue(info.IstioInstalled())
+}
+
+// refreshProbe is probe for Read, where every value may change.
+func (r *clusterResource) refreshProbe(m *clusterResourceModel) {
+	prior := m.KubernetesVersion
+	m.KubernetesVersion = types.StringUnknown()
+	r.probe(m)
+	if m.KubernetesVersion.ValueString() == "" && !prior.IsNull() {
+		m.KubernetesVersion = prior // unreachable: keep what was known
+	}
 }

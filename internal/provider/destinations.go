@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 
@@ -8,29 +9,54 @@ import (
 )
 
 // destinationIndex holds the virtual destinations this provider process has
-// seen, by hostname, so traffic and access policies that name a hostname
-// can find its backends without contacting a cluster. Terraform plans a
-// policy after the virtual destination it references
+// planned, by hostname, so traffic and access policies that name a hostname
+// find its backends without contacting a cluster. Terraform plans a policy
+// after the virtual destination it references
 // (mesh_virtual_destination.x.hostname), so the entry is there in time.
 type destinationIndex struct {
 	mu     sync.Mutex
-	byHost map[string]translate.VirtualDestinationIntent
+	byHost map[string]destinationEntry
 }
 
-func (d *destinationIndex) remember(in translate.VirtualDestinationIntent) {
+type destinationEntry struct {
+	intent translate.VirtualDestinationIntent
+	// pending is set when the virtual destination's configuration is not
+	// fully known yet: policies on it are planned as known after apply.
+	pending bool
+	name    string
+}
+
+// remember records a planned virtual destination. Two virtual destinations
+// with one hostname are an error: Istio would keep one of them, silently.
+func (d *destinationIndex) remember(in translate.VirtualDestinationIntent) error {
+	return d.put(in.Hostname, destinationEntry{intent: in, name: in.Name})
+}
+
+// rememberPending records that the virtual destination name serves
+// hostname, with a configuration known only after apply.
+func (d *destinationIndex) rememberPending(name, hostname string) error {
+	return d.put(hostname, destinationEntry{pending: true, name: name})
+}
+
+func (d *destinationIndex) put(hostname string, e destinationEntry) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.byHost == nil {
-		d.byHost = map[string]translate.VirtualDestinationIntent{}
+		d.byHost = map[string]destinationEntry{}
 	}
-	d.byHost[in.Hostname] = in
+	if old, ok := d.byHost[hostname]; ok && old.name != e.name {
+		return fmt.Errorf("virtual destinations %q and %q both serve hostname %s; Istio would keep only one of them. Give each a hostname of its own", old.name, e.name, hostname)
+	}
+	d.byHost[hostname] = e
+	return nil
 }
 
-func (d *destinationIndex) lookup(hostname string) (translate.VirtualDestinationIntent, bool) {
+// lookup returns the virtual destination planned for hostname.
+func (d *destinationIndex) lookup(hostname string) (in translate.VirtualDestinationIntent, pending, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	in, ok := d.byHost[hostname]
-	return in, ok
+	e, ok := d.byHost[hostname]
+	return e.intent, e.pending, ok
 }
 
 // trafficPolicyIndex holds the traffic policies planned in this run, so a

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -28,6 +29,10 @@ type intentModel[M any] interface {
 // translator and the engine through objects.go, and sets state.
 type intentLifecycle[M any, P intentModel[M]] struct {
 	data *providerData
+	// partlyKnown, when set, is told about a configuration that is not
+	// fully known at plan, so that intents depending on this one can plan
+	// their own values as known after apply.
+	partlyKnown func(ctx context.Context, data *providerData, config tfsdk.Config) diag.Diagnostics
 }
 
 func (l *intentLifecycle[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
@@ -44,6 +49,9 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		return // destroy
 	}
 	if !req.Config.Raw.IsFullyKnown() {
+		if l.partlyKnown != nil {
+			resp.Diagnostics.Append(l.partlyKnown(ctx, l.data, req.Config)...)
+		}
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), types.ListUnknown(objectType))...)
 		return
 	}

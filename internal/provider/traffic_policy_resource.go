@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -102,7 +103,20 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 	var lookupErr error
 	if planning || !haveKnown {
 		vd, ok, err := lookupVirtualDestination(context.Background(), data, host)
+		if errors.Is(err, errPendingDestination) {
+			m.ResolvedDestination = types.StringUnknown()
+			return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+		}
 		if ok {
+			if data.RegistryUnknown {
+				m.ResolvedDestination = types.StringUnknown()
+				return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+			}
+			if _, err := translate.TranslateVirtualDestination(vd, data.Registry); errors.Is(err, translate.ErrUnknownPlacement) {
+				// Which clusters are clients is known only after apply.
+				m.ResolvedDestination = types.StringUnknown()
+				return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+			}
 			dest := translate.TrafficPolicyDestinationOf(vd, data.Registry)
 			raw, _ := json.Marshal(dest)
 			m.ResolvedDestination = types.StringValue(string(raw))
@@ -140,6 +154,9 @@ func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec
 		return composeTrafficPolicies(data.Registry, key, contributions)
 	}
 	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
+		if m.ResolvedDestination.IsUnknown() {
+			return nil, translate.ErrUnknownPlacement
+		}
 		objs, err := translate.TranslateTrafficPolicy(in, dest, reg)
 		if err != nil || !planning || data == nil {
 			return objs, err

@@ -165,7 +165,6 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 		"resolved_destination": schema.StringAttribute{
 			MarkdownDescription: "The destination as resolved at plan time (JSON): for a virtual destination its name, namespace and the backend clusters each client cluster can reach.",
 			Computed:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		},
 		"objects": objectsAttribute(),
 	}

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -58,11 +59,17 @@ func withRecords(in translate.VirtualDestinationIntent, objs []translate.Object)
 // lookupVirtualDestination finds the virtual destination with a hostname:
 // first among those planned in this run, then in the records in the
 // clusters.
+//
+// errPendingDestination means the virtual destination is planned in this
+// run but its configuration is known only after apply.
 func lookupVirtualDestination(ctx context.Context, data *providerData, hostname string) (translate.VirtualDestinationIntent, bool, error) {
 	if data == nil {
 		return translate.VirtualDestinationIntent{}, false, nil
 	}
-	if in, ok := data.Destinations.lookup(hostname); ok {
+	if in, pending, ok := data.Destinations.lookup(hostname); ok {
+		if pending {
+			return in, false, errPendingDestination
+		}
 		return in, true, nil
 	}
 	sel := engine.Owner{Kind: "virtual-destination"}.KindSelector()
@@ -88,7 +95,6 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 			if err := json.Unmarshal([]byte(d[recordIntentKey]), &in); err != nil {
 				return in, false, fmt.Errorf("the record of %s in cluster %s cannot be read: %v", hostname, cluster, err)
 			}
-			data.Destinations.remember(in)
 			return in, true, nil
 		}
 	}
@@ -98,3 +104,5 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 	}
 	return translate.VirtualDestinationIntent{}, false, nil
 }
+
+var errPendingDestination = errors.New("the virtual destination's configuration is known only after apply")

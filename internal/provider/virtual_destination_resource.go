@@ -7,12 +7,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
@@ -26,7 +28,25 @@ var (
 
 // NewVirtualDestinationResource is mesh_virtual_destination: one global
 // hostname with backends in several clusters.
-func NewVirtualDestinationResource() resource.Resource { return &virtualDestinationResource{} }
+func NewVirtualDestinationResource() resource.Resource {
+	return &virtualDestinationResource{intentLifecycle[virtualDestinationModel, *virtualDestinationModel]{partlyKnown: rememberPendingDestination}}
+}
+
+// rememberPendingDestination marks a virtual destination whose hostname is
+// known but whose other settings are not: policies on it wait for apply.
+func rememberPendingDestination(ctx context.Context, data *providerData, config tfsdk.Config) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var name, host types.String
+	diags.Append(config.GetAttribute(ctx, path.Root("name"), &name)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("hostname"), &host)...)
+	if data == nil || diags.HasError() || host.IsUnknown() || host.IsNull() {
+		return diags
+	}
+	if err := data.Destinations.rememberPending(name.ValueString(), host.ValueString()); err != nil {
+		addAttrError(&diags, path.Root("hostname"), "Duplicate hostname", err.Error())
+	}
+	return diags
+}
 
 type virtualDestinationResource struct {
 	intentLifecycle[virtualDestinationModel, *virtualDestinationModel]
@@ -240,8 +260,11 @@ func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, 
 	in := m.intent()
 	m.ID = types.StringValue(m.Name)
 	m.VIP = types.StringValue(translate.VirtualDestinationVIP(m.Hostname))
+	var diags diag.Diagnostics
 	if data != nil {
-		data.Destinations.remember(in)
+		if err := data.Destinations.remember(in); err != nil {
+			addAttrError(&diags, path.Root("hostname"), "Duplicate hostname", err.Error())
+		}
 	}
 	return intentSpec{
 		Owner: engine.Owner{Kind: "virtual-destination", Name: m.Name},
@@ -253,7 +276,7 @@ func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, 
 			}
 			return withRecords(in, objs)
 		},
-	}, nil
+	}, diags
 }
 
 func (m *virtualDestinationModel) inventory() types.List     { return m.Objects }
