@@ -37,6 +37,7 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		}
 		return e.applyCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
 	})
+	e.wroteEntries(want, prior) // listings taken before are out of date
 	return entries, errs.Err()
 }
 
@@ -223,6 +224,11 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 	if labels[LabelManagedBy] == ManagedByValue {
 		detail = fmt.Sprintf("%s is already owned by %s %q. Two intents produce the same object; rename one of them.",
 			entry, labels[LabelOwnerKind], labels[LabelOwnerName])
+		if labels[LabelOwnerKind] == owner.Kind && labels[LabelOwnerName] == owner.Name {
+			detail = fmt.Sprintf("%s is owned by another %s named %q (instance %s), from another Terraform state or a replaced resource. "+
+				"Two states must not declare intents with the same name for the same objects; rename one. If that instance is gone for good, "+
+				"delete the object or relabel it %s=%s.", entry, owner.Kind, owner.Name, labels[LabelOwnerID], LabelOwnerID, owner.ID)
+		}
 	}
 	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail}
 }
@@ -236,6 +242,19 @@ func (e *Engine) prune(ctx context.Context, dyn dynamic.Interface, owner Owner, 
 	ri := dyn.Resource(gvr).Namespace(entry.Namespace)
 	if owner.Composition != nil {
 		return e.compose(ctx, ri, owner, entry, true)
+	}
+	// Seen in this process's listing of the kind: delete it as it was
+	// then, without reading it again. If it changed since, the
+	// preconditions fail and it is read below.
+	gvk := gvr.GroupVersion().WithKind(entry.Kind)
+	if seen, ok := e.lookup(ctx, dyn, entry.Cluster, gvk, entry.Namespace, entry.Name); ok && owner.owns(seen.labels) {
+		err := ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}})
+		switch {
+		case err == nil || apierrors.IsNotFound(err):
+			return nil
+		case !apierrors.IsConflict(err):
+			return objectError(entry, "Deleting", err)
+		}
 	}
 	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {

@@ -89,6 +89,10 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
 				Detail: fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. Delete or rename it, then apply again.", entry)}
 		}
+		if id, ok := live.GetLabels()[owner.contributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
+			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+				Detail: fmt.Sprintf("Another %s named %q (instance %s), from another Terraform state or a replaced resource, already contributes to %s. Rename one of them.", owner.Kind, owner.Name, id, entry)}
+		}
 		for k, v := range live.GetAnnotations() {
 			if strings.HasPrefix(k, prefix) {
 				contributions[strings.TrimPrefix(k, prefix)] = v
@@ -121,7 +125,15 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	annotations := map[string]any{}
 	for name, c := range contributions {
 		labels[prefix+name] = "true"
+		if live != nil {
+			if id, ok := live.GetLabels()[prefix+name]; ok {
+				labels[prefix+name] = id // keep every contributor's instance
+			}
+		}
 		annotations[prefix+name] = c
+	}
+	if !remove {
+		labels[owner.contributionKey()] = owner.idValue()
 	}
 	meta["labels"], meta["annotations"] = labels, annotations
 	if live == nil {

@@ -79,6 +79,19 @@ func withoutIdentity(m map[string]any) map[string]any {
 				rest[k] = v
 			}
 		}
+		// The instance ID is identity too, and unknown while planning a
+		// create: it must not make the digest unknown.
+		if labels, ok := rest["labels"].(map[string]any); ok {
+			if _, has := labels[LabelOwnerID]; has {
+				trimmed := make(map[string]any, len(labels))
+				for k, v := range labels {
+					if k != LabelOwnerID {
+						trimmed[k] = v
+					}
+				}
+				rest["labels"] = trimmed
+			}
+		}
 		if len(rest) == 0 {
 			delete(out, "metadata")
 		} else {
@@ -90,12 +103,20 @@ func withoutIdentity(m map[string]any) map[string]any {
 
 // digestOf hashes the canonical JSON of v (encoding/json sorts map keys).
 func digestOf(v any) (string, error) {
-	raw, err := json.Marshal(pruneEmpty(v))
+	raw, err := canonicalJSON(v)
 	if err != nil {
 		return "", err
 	}
+	return digestOfJSON(raw), nil
+}
+
+// canonicalJSON is what digestOf hashes: v without empty objects, as JSON
+// with sorted keys.
+func canonicalJSON(v any) ([]byte, error) { return json.Marshal(pruneEmpty(v)) }
+
+func digestOfJSON(raw []byte) string {
 	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:])[:digestLen], nil
+	return hex.EncodeToString(sum[:])[:digestLen]
 }
 
 // pruneEmpty drops empty objects: the server records no owned field for an

@@ -22,6 +22,9 @@ type Engine struct {
 	ForceConflicts bool
 	// Concurrency bounds the requests in flight per cluster.
 	Concurrency int
+
+	// lists holds this process's listings (listcache.go).
+	lists listings
 }
 
 // DefaultConcurrency is the number of objects written at once per cluster.

@@ -16,12 +16,19 @@ const (
 	ManagedByValue = "terraform-provider-mesh"
 	LabelOwnerKind = "mesh-intent.io/owner-kind"
 	LabelOwnerName = "mesh-intent.io/owner-name"
+	// LabelOwnerID tells apart same-named intents of different Terraform
+	// states (or the old and new instance of a replaced one): an object is
+	// ours only when it carries our instance's ID.
+	LabelOwnerID = "mesh-intent.io/owner-id"
 )
 
 // Owner identifies the intent (one Terraform resource) that owns objects.
 type Owner struct {
 	Kind string // cluster, virtual-destination, traffic-policy, access-policy
 	Name string
+	// ID identifies the Terraform resource instance; empty while planning
+	// a create (and while importing), when it is not known yet.
+	ID string
 	// Composition is set for intents whose objects are shared with other
 	// intents of the same kind (see compose.go).
 	Composition *Composition
@@ -32,25 +39,49 @@ func (o Owner) String() string { return o.Kind + " " + o.Name }
 // Labels are the ownership labels of o's objects.
 func (o Owner) Labels() map[string]string {
 	if o.Composition != nil {
-		return map[string]string{LabelManagedBy: ManagedByValue, o.contributionKey(): "true"}
+		return map[string]string{LabelManagedBy: ManagedByValue, o.contributionKey(): o.idValue()}
 	}
-	return map[string]string{LabelManagedBy: ManagedByValue, LabelOwnerKind: o.Kind, LabelOwnerName: o.Name}
+	l := map[string]string{LabelManagedBy: ManagedByValue, LabelOwnerKind: o.Kind, LabelOwnerName: o.Name}
+	if o.ID != "" {
+		l[LabelOwnerID] = o.ID
+	}
+	return l
 }
 
-// Selector is the label selector that lists o's objects.
+// idValue is the value of a contribution label: the instance ID.
+func (o Owner) idValue() string {
+	if o.ID == "" {
+		return "true"
+	}
+	return o.ID
+}
+
+// Selector is the label selector that lists o's objects. Without an ID
+// (an import) it matches every instance of that kind and name.
 func (o Owner) Selector() string {
 	if o.Composition != nil {
-		return fmt.Sprintf("%s=%s,%s=true", LabelManagedBy, ManagedByValue, o.contributionKey())
+		if o.ID == "" {
+			return fmt.Sprintf("%s=%s,%s", LabelManagedBy, ManagedByValue, o.contributionKey())
+		}
+		return fmt.Sprintf("%s=%s,%s=%s", LabelManagedBy, ManagedByValue, o.contributionKey(), o.ID)
 	}
-	return fmt.Sprintf("%s=%s,%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind, LabelOwnerName, o.Name)
+	sel := fmt.Sprintf("%s=%s,%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind, LabelOwnerName, o.Name)
+	if o.ID != "" {
+		sel += "," + LabelOwnerID + "=" + o.ID
+	}
+	return sel
 }
 
 // owns reports whether labels mark an object as o's.
 func (o Owner) owns(labels map[string]string) bool {
-	if o.Composition != nil {
-		return labels[LabelManagedBy] == ManagedByValue && labels[o.contributionKey()] == "true"
+	if labels[LabelManagedBy] != ManagedByValue {
+		return false
 	}
-	return labels[LabelManagedBy] == ManagedByValue && labels[LabelOwnerKind] == o.Kind && labels[LabelOwnerName] == o.Name
+	if o.Composition != nil {
+		v, ok := labels[o.contributionKey()]
+		return ok && (o.ID == "" || v == o.ID)
+	}
+	return labels[LabelOwnerKind] == o.Kind && labels[LabelOwnerName] == o.Name && (o.ID == "" || labels[LabelOwnerID] == o.ID)
 }
 
 // FieldManager is the server-side-apply field manager of o: one per intent,

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -14,32 +16,45 @@ type Desired struct {
 
 // Plan renders the translator's objects for owner: ownership labels added,
 // digests computed. It contacts no cluster.
+//
+// Rendering an Istio object to JSON (protobuf's jsonpb) is most of the
+// cost, so an object is rendered once: whether it holds a value known only
+// after apply is read from the digest's own JSON, rather than from a
+// rendering of its own (translate.Object.HasUnknown).
 func Plan(owner Owner, objs []translate.Object) ([]Desired, error) {
 	out := make([]Desired, 0, len(objs))
 	for _, o := range objs {
 		k := o.Key()
 		d := Desired{Entry: Entry{Cluster: k.Cluster, APIVersion: k.APIVersion, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}}
-		unknown, err := o.HasUnknown()
-		if err != nil {
-			return nil, err
-		}
-		if !unknown && owner.Composition != nil {
-			// The object's content depends on the other contributions,
-			// known only when applying; what this intent asks for is known.
-			if d.Digest, err = contributionDigest(owner.Composition.Contribution); err != nil {
-				return nil, err
-			}
-			d.Manifest = map[string]any{}
-		} else if !unknown {
-			m, err := o.Manifest()
+		if owner.Composition != nil {
+			unknown, err := o.HasUnknown()
 			if err != nil {
 				return nil, err
 			}
-			addLabels(m, owner.Labels())
-			if d.Digest, err = desiredDigest(m); err != nil {
-				return nil, err
+			if !unknown {
+				// The object's content depends on the other contributions,
+				// known only when applying; what this intent asks for is known.
+				if d.Digest, err = contributionDigest(owner.Composition.Contribution); err != nil {
+					return nil, err
+				}
+				d.Manifest = map[string]any{}
 			}
-			d.Manifest = m
+			out = append(out, d)
+			continue
+		}
+		m, err := o.Manifest()
+		if err != nil {
+			return nil, err
+		}
+		addLabels(m, owner.Labels())
+		raw, err := canonicalJSON(withoutIdentity(m))
+		if err != nil {
+			return nil, err
+		}
+		// The body holds every field of the rendering but the identity;
+		// json.Marshal escapes the NUL that starts every placeholder.
+		if !bytes.Contains(raw, []byte(`\u0000unknown:`)) && !translate.IsUnknown(k.Namespace) && !translate.IsUnknown(k.Name) {
+			d.Digest, d.Manifest = digestOfJSON(raw), m
 		}
 		out = append(out, d)
 	}

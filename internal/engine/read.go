@@ -3,16 +3,15 @@ package engine
 import (
 	"context"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Read lists what owner owns in the given clusters (and in every cluster of
 // prior) and digests the fields it owns, so that Terraform sees objects
 // deleted or changed out of band, and objects left behind by an
-// interrupted apply. One LIST per cluster and kind, filtered by the owner
-// labels.
+// interrupted apply. It is answered from the process's listing of each
+// cluster and kind (listcache.go): one LIST per cluster and kind for all
+// the intents Terraform refreshes, not one per intent.
 //
 // A cluster that cannot be read keeps its prior entries: an unreachable
 // cluster is not a reason to forget what exists there. Its error is
@@ -29,9 +28,8 @@ func (e *Engine) Read(ctx context.Context, owner Owner, kinds []schema.GroupVers
 	for c := range all {
 		names = append(names, c)
 	}
-	manager := owner.FieldManager(e.FieldManager)
 	return perCluster(ctx, names, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
-		got, err := e.readCluster(ctx, owner, manager, kinds, cluster)
+		got, err := e.readCluster(ctx, owner, kinds, cluster)
 		if err != nil {
 			return byCluster(prior, cluster), []*Error{err}
 		}
@@ -39,36 +37,22 @@ func (e *Engine) Read(ctx context.Context, owner Owner, kinds []schema.GroupVers
 	})
 }
 
-func (e *Engine) readCluster(ctx context.Context, owner Owner, manager string, kinds []schema.GroupVersionKind, cluster string) ([]Entry, *Error) {
+func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.GroupVersionKind, cluster string) ([]Entry, *Error) {
 	c, err := e.Clients.Get(cluster)
 	if err != nil {
 		return nil, clusterError(cluster, "Reading owned objects", err)
 	}
 	var out []Entry
 	for _, gvk := range kinds {
-		gvr, err := resourceFor(gvk.GroupVersion().String(), gvk.Kind)
-		if err != nil {
-			return nil, clusterError(cluster, "Reading owned objects", err)
+		l, lerr := e.listed(ctx, c.Dynamic, cluster, gvk)
+		if lerr != nil {
+			return nil, lerr
 		}
-		list, err := c.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: owner.Selector()})
-		if apierrors.IsNotFound(err) {
-			continue // the kind is not installed, so nothing of it is ours
-		}
-		if err != nil {
-			return nil, clusterError(cluster, "Reading owned objects", err)
-		}
-		for i := range list.Items {
-			item := &list.Items[i]
-			entry := Entry{Cluster: cluster, APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: item.GetNamespace(), Name: item.GetName()}
-			if owner.Composition != nil {
-				entry.Digest, err = contributionDigest(item.GetAnnotations()[owner.contributionKey()])
-			} else {
-				entry.Digest, err = liveDigest(item, manager)
+		if oe := l.owners[ownerKeyOf(owner)]; oe != nil {
+			if oe.err != nil {
+				return nil, oe.err
 			}
-			if err != nil {
-				return nil, objectError(entry, "Reading", err)
-			}
-			out = append(out, entry)
+			out = append(out, oe.entries...)
 		}
 	}
 	return out, nil

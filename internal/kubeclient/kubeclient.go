@@ -52,8 +52,8 @@ type Exec struct {
 // Client rates: client-go's defaults (5 QPS, burst 10) throttle an apply of
 // hundreds of objects; a provider run is short-lived and bounded.
 const (
-	DefaultQPS     = 100
-	DefaultBurst   = 200
+	DefaultQPS     = 1000
+	DefaultBurst   = 2000
 	DefaultTimeout = 30 * time.Second
 )
 

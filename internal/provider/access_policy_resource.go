@@ -95,11 +95,7 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 			"Combine with `mesh_cluster.default_deny` so that only what access policies allow gets through. " +
 			"If two clusters share a trust domain and the policy would have to tell them apart, plan fails: the intent cannot be enforced.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": idAttribute(),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the intent; owned objects are named `ap-<name>`. A DNS label of at most 60 characters.",
 				Required:            true,
@@ -200,9 +196,8 @@ func unknownVirtualDestination(at path.Path, hostname string, err error) diag.Di
 // spec is where mesh_access_policy's attributes become translator fields.
 func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	m.ID = types.StringValue(m.Name)
 	spec := intentSpec{
-		Owner: engine.Owner{Kind: "access-policy", Name: m.Name},
+		Owner: engine.Owner{Kind: "access-policy", Name: m.Name, ID: ownerIDOf(m.ID)},
 		Kinds: []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
 	}
 	in := translate.AccessPolicyIntent{Name: m.Name}
@@ -245,3 +240,5 @@ func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec,
 
 func (m *accessPolicyModel) inventory() types.List     { return m.Objects }
 func (m *accessPolicyModel) setInventory(l types.List) { m.Objects = l }
+
+func (m *accessPolicyModel) ownerID() *types.String { return &m.ID }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -19,9 +20,6 @@ type k8sGVK = k8sschema.GroupVersionKind
 // importDefaults fills the attributes an import by name leaves empty with
 // their defaults, before the cluster's objects tell the rest.
 func (m *clusterResourceModel) importDefaults() {
-	if m.Name.IsNull() {
-		m.Name = m.ID
-	}
 	m.IstioNamespace = types.StringValue(translate.DefaultIstioNS)
 	m.DefaultDeny = types.BoolValue(false)
 	m.ExposeEastWest = types.BoolValue(false)
@@ -47,6 +45,11 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 		diags.AddWarning("Import could not read the cluster", err.Error())
 		return diags
 	}
+	defer func() {
+		if m.ID.IsNull() {
+			m.ID = types.StringValue(newOwnerID()) // nothing found to adopt
+		}
+	}()
 	for _, e := range entriesOf(m.Objects) {
 		gvr := k8sschema.GroupVersionResource{}
 		switch e.Kind {
@@ -55,9 +58,7 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 		case "PeerAuthentication":
 			gvr = k8sschema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}
 		case "AuthorizationPolicy":
-			m.DefaultDeny = types.BoolValue(true)
-			m.IstioNamespace = types.StringValue(e.Namespace)
-			continue
+			gvr = k8sschema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}
 		default:
 			continue
 		}
@@ -66,7 +67,14 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 			diags.AddWarning("Import could not read "+e.String(), err.Error())
 			continue
 		}
+		if id := live.GetLabels()[engine.LabelOwnerID]; id != "" && m.ID.IsNull() {
+			m.ID = types.StringValue(id)
+		}
 		m.IstioNamespace = types.StringValue(e.Namespace)
+		if e.Kind == "AuthorizationPolicy" {
+			m.DefaultDeny = types.BoolValue(true)
+			continue
+		}
 		switch e.Kind {
 		case "Gateway":
 			m.ExposeEastWest = types.BoolValue(true)

@@ -66,11 +66,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		MarkdownDescription: "A registered cluster joins the mesh: its mesh-wide bootstrap objects (east-west Gateway, mTLS mode, default deny) in its Istio root namespace. " +
 			"Its objects go to its own cluster only; destroying it removes them.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The cluster name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": idAttribute(),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Key of the cluster in the provider's `clusters`.",
 				Required:            true,
@@ -150,7 +146,7 @@ func (m *clusterResourceModel) spec() intentSpec {
 		EastWestSelector: selector,
 	}
 	return intentSpec{
-		Owner: engine.Owner{Kind: "cluster", Name: in.Name},
+		Owner: engine.Owner{Kind: "cluster", Name: in.Name, ID: ownerIDOf(m.ID)},
 		Kinds: []k8sGVK{
 			gvk(translate.NetworkingV1, "Gateway"),
 			gvk(translate.SecurityV1, "PeerAuthentication"),
@@ -172,9 +168,6 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	objects, diags := planObjects(r.data, plan.spec())
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), objects)...)
-	if !plan.Name.IsUnknown() {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), plan.Name)...)
-	}
 }
 
 // knowable reports whether the configuration is known well enough to
@@ -189,9 +182,10 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	m.ID = types.StringValue(newOwnerID())
 	objects, diags := applyObjects(ctx, r.data, m.spec(), nil)
 	resp.Diagnostics.Append(diags...)
-	m.ID, m.Objects = m.Name, objects
+	m.Objects = objects
 	r.probe(&m)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
@@ -204,6 +198,7 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	importing := m.Objects.IsNull()
 	if importing {
+		m.ID = types.StringNull() // found on the objects below
 		m.importDefaults()
 	}
 	objects, diags := readObjects(ctx, r.data, m.spec(), entriesOf(m.Objects), importing)
@@ -225,7 +220,7 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 	}
 	objects, diags := applyObjects(ctx, r.data, m.spec(), entriesOf(prior.Objects))
 	resp.Diagnostics.Append(diags...)
-	m.ID, m.Objects = m.Name, objects
+	m.Objects = objects
 	r.probe(&m)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
@@ -245,8 +240,10 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 }
 
 func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	// The import ID is the cluster name; the instance ID is read from the
+	// objects found (see inferFromCluster).
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 }
 
 // probe records the cluster's version and whether it serves Istio's APIs.

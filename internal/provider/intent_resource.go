@@ -22,6 +22,8 @@ type intentModel[M any] interface {
 	spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics)
 	inventory() types.List
 	setInventory(types.List)
+	// ownerID is the instance ID (the id attribute), set at create.
+	ownerID() *types.String
 }
 
 // intentLifecycle implements Configure, ModifyPlan, Create, Read, Update and
@@ -77,6 +79,7 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	*P(&m).ownerID() = types.StringValue(newOwnerID())
 	spec, diags := P(&m).spec(l.data, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

@@ -140,6 +140,29 @@ func relInterrupted(t *testing.T, interrupts int) {
 		if len(unlisted) == 0 {
 			t.Fatal("the hard exit lost nothing, so this test proves nothing: the interrupt came too late")
 		}
+		// Their owner instance is in no state any more. The next apply
+		// creates new instances, which must not take those objects for
+		// their own (they could as well be another state's): it stops,
+		// naming them, and nothing is overwritten.
+		for _, p := range proxies {
+			p.SetLatency(0)
+		}
+		if out := w.applyFails(); !strings.Contains(out, "instance") {
+			t.Fatalf("the apply after a lost state must name the objects of the lost instance:\n%s", out)
+		}
+		// The documented recovery (docs/reliability.md): delete what no
+		// state lists, then apply.
+		left := map[string]bool{}
+		for _, k := range w.allInventories() {
+			left[k] = true
+		}
+		var lost []string
+		for _, k := range unlisted {
+			if !left[k] {
+				lost = append(lost, k)
+			}
+		}
+		relForceDelete(t, lost)
 	}
 	if interrupts == 1 {
 		// A graceful interrupt saves what the provider returned: every

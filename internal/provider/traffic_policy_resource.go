@@ -134,9 +134,8 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	name := m.Name.ValueString()
-	m.ID = types.StringValue(name)
 	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
-	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, Composition: &engine.Composition{}}
+	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: &engine.Composition{}}
 	in, err := m.intent(context.Background())
 	if err != nil {
 		diags.AddError("Reading mesh_traffic_policy "+name, err.Error())
@@ -207,3 +206,5 @@ func composeTrafficPolicies(reg *translate.Registry, key translate.Key, contribu
 
 func (m *trafficPolicyModel) inventory() types.List     { return m.Objects }
 func (m *trafficPolicyModel) setInventory(l types.List) { m.Objects = l }
+
+func (m *trafficPolicyModel) ownerID() *types.String { return &m.ID }

@@ -54,11 +54,7 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 		"labels":  optMap("Pod labels of `subset`, e.g. `{ version = \"v2\" }`."),
 	}
 	return map[string]schema.Attribute{
-		"id": schema.StringAttribute{
-			MarkdownDescription: "The name.",
-			Computed:            true,
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
+		"id": idAttribute(),
 		"name": schema.StringAttribute{
 			MarkdownDescription: "Name of the intent; it names the routes it contributes and the errors that involve it. A DNS label.",
 			Required:            true,

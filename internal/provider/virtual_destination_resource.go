@@ -122,11 +122,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 			"with failover by priority or locality; backend clusters get what their east-west gateway needs to route the hostname to the local service. " +
 			"Clusters that are neither get nothing.",
 		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				MarkdownDescription: "The name.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
+			"id": idAttribute(),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the intent; owned objects are named `vd-<name>`. A DNS label.",
 				Required:            true,
@@ -258,7 +254,6 @@ func deref[T any](p *T) T {
 
 func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, diag.Diagnostics) {
 	in := m.intent()
-	m.ID = types.StringValue(m.Name)
 	m.VIP = types.StringValue(translate.VirtualDestinationVIP(m.Hostname))
 	var diags diag.Diagnostics
 	if data != nil {
@@ -267,7 +262,7 @@ func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, 
 		}
 	}
 	return intentSpec{
-		Owner: engine.Owner{Kind: "virtual-destination", Name: m.Name},
+		Owner: engine.Owner{Kind: "virtual-destination", Name: m.Name, ID: ownerIDOf(m.ID)},
 		Kinds: []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) {
 			objs, err := translate.TranslateVirtualDestination(in, reg)
@@ -281,3 +276,5 @@ func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, 
 
 func (m *virtualDestinationModel) inventory() types.List     { return m.Objects }
 func (m *virtualDestinationModel) setInventory(l types.List) { m.Objects = l }
+
+func (m *virtualDestinationModel) ownerID() *types.String { return &m.ID }
