@@ -58,10 +58,10 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 		if err == nil {
 			return nil
 		}
+		if e, ok := err.(*Error); ok {
+			return e // explained already (a field conflict, not ours)
+		}
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
-			if e, ok := err.(*Error); ok {
-				return e
-			}
 			return objectError(entry, doing, err)
 		}
 		lastErr = err // someone else wrote in between: read again
@@ -139,8 +139,11 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	if live == nil {
 		// Create first, so two writers cannot both believe they created
 		// it; the loser reads it again and recomposes.
+		// It carries our contribution label, so that refresh finds it
+		// even if the apply below never happens.
 		skeleton := &unstructured.Unstructured{Object: map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
-			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace, "labels": map[string]any{LabelManagedBy: ManagedByValue}}}}
+			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace,
+				"labels": map[string]any{LabelManagedBy: ManagedByValue, owner.contributionKey(): owner.idValue()}}}}
 		created, err := ri.Create(ctx, skeleton, metav1.CreateOptions{FieldManager: owner.composerManager(e.FieldManager)})
 		if err != nil {
 			return err
@@ -148,9 +151,40 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		live = created
 	}
 	meta["resourceVersion"] = live.GetResourceVersion()
-	_, err = ri.Apply(ctx, entry.Name, &unstructured.Unstructured{Object: manifest},
-		metav1.ApplyOptions{FieldManager: owner.composerManager(e.FieldManager), Force: true})
+	obj := &unstructured.Unstructured{Object: manifest}
+	manager := owner.composerManager(e.FieldManager)
+	_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
+	if managers, fields := conflictManagers(err); len(managers) > 0 {
+		// Our own intents (a virtual destination's fields in its
+		// DestinationRule) and plain edits may be taken over; another
+		// tool's server-side apply is a conflict the user decides.
+		if !e.oursOrEdits(live, managers) {
+			return conflictError(entry, managers, fields, err)
+		}
+		_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	}
 	return err
+}
+
+// oursOrEdits reports whether every manager is one of this provider's or
+// only ever updated the object (kubectl edit, patch).
+func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string) bool {
+	base := e.FieldManager
+	if base == "" {
+		base = ManagedByValue
+	}
+	applied := map[string]bool{}
+	for _, mf := range live.GetManagedFields() {
+		if mf.Operation == metav1.ManagedFieldsOperationApply {
+			applied[mf.Manager] = true
+		}
+	}
+	for _, m := range managers {
+		if !strings.HasPrefix(m, base+"/") && applied[m] {
+			return false
+		}
+	}
+	return true
 }
 
 // contributionDigest is the digest of an intent's part in a composed

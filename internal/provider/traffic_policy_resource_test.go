@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -9,7 +10,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // user.global runs in all three clusters; callers in east (aws) send 20%
@@ -166,6 +169,49 @@ func TestAccTrafficPolicy_composition(t *testing.T) {
 					checkRoutes(t, "east", "canary-fault@", "default@"),
 					checkPool(t, "east", 0),
 				),
+			},
+		},
+	})
+}
+
+// A field another tool applied in a shared object is not taken silently by
+// the composed traffic policies: conflict error naming the manager, and
+// force_conflicts takes it.
+func TestAccTrafficPolicy_conflictWithAnotherTool(t *testing.T) {
+	requireMesh(t)
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
+	pool := `
+resource "mesh_traffic_policy" "pool" {
+  name            = "pool"
+  destination     = { virtual_destination = mesh_virtual_destination.user.hostname }
+  sources         = { clusters = ["east"] }
+  connection_pool = { tcp = { max_connections = 100 } }
+}
+`
+	gitops := `{"apiVersion":"networking.istio.io/v1","kind":"DestinationRule","metadata":{"name":"vd-user","namespace":"istio-system"},
+"spec":{"host":"user.global","trafficPolicy":{"connectionPool":{"tcp":{"maxConnections":5}}}}}`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkNothingOwned(t),
+		Steps: []resource.TestStep{
+			{Config: providerConfig(t, "") + trafficVD},
+			{
+				PreConfig: func() {
+					force := true
+					_, err := dyn(t, "east").Resource(gvrDR).Namespace("istio-system").Patch(context.Background(), "vd-user",
+						types.ApplyPatchType, []byte(gitops), metav1.PatchOptions{FieldManager: "gitops", Force: &force})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      providerConfig(t, "") + trafficVD + pool,
+				ExpectError: regexp.MustCompile(`Conflict applying DestinationRule istio-system/vd-user in cluster east[\s\S]*"gitops"[\s\S]*force_conflicts`),
+			},
+			{
+				Config: providerConfig(t, "force_conflicts = true") + trafficVD + pool,
+				Check:  checkPool(t, "east", 100),
 			},
 		},
 	})
