@@ -143,6 +143,10 @@ func expandHome(p string) (string, error) {
 	return filepath.Join(home, strings.TrimPrefix(p, "~")), nil
 }
 
+// ErrNotRegistered means a cluster is not (or no longer) in the provider's
+// clusters.
+var ErrNotRegistered = errors.New("not registered in the provider's clusters")
+
 // Clients are the clients of one cluster.
 type Clients struct {
 	Config    *rest.Config
@@ -183,7 +187,7 @@ func (s *Set) Timeout() time.Duration {
 func (s *Set) Get(cluster string) (*Clients, error) {
 	conn, ok := s.conns[cluster]
 	if !ok {
-		return nil, fmt.Errorf("cluster %q is not registered in the provider's clusters", cluster)
+		return nil, fmt.Errorf("cluster %q: %w", cluster, ErrNotRegistered)
 	}
 	s.mu.Lock()
 	l := s.clients[cluster]
