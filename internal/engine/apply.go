@@ -14,29 +14,55 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// Apply makes the clusters hold exactly desired for owner: it server-side
-// applies every desired object, clusters in parallel, then deletes the
-// objects of prior (the last inventory) that are no longer desired.
+// Apply makes the clusters hold exactly desired for owner, in two phases:
+// first it server-side applies every desired object, clusters in parallel;
+// then, only if every write succeeded, it deletes the objects of prior (the
+// last inventory) that are no longer desired. So a client cluster never
+// loses the objects that still route traffic while a new backend's objects
+// are not in place yet.
 //
 // The returned inventory lists exactly what exists afterwards, also when
 // some writes failed: applied objects, plus prior objects that could not be
-// deleted or updated, plus objects whose write or delete was cut off before
-// the cluster answered (with DigestUnconfirmed: they may or may not exist).
-// The error names each failure.
+// (or were not yet) deleted or updated, plus objects whose write or delete
+// was cut off before the cluster answered (with DigestUnconfirmed: they may
+// or may not exist). The error names each failure.
 func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prior []Entry) ([]Entry, error) {
 	var want []Entry
 	for _, d := range desired {
 		want = append(want, d.Entry)
 	}
-	entries, errs := perCluster(ctx, clustersOf(want, prior), func(ctx context.Context, cluster string) ([]Entry, []*Error) {
+	wanted := map[string]bool{}
+	for _, d := range desired {
+		wanted[d.Key().String()] = true
+	}
+	var stale []Entry
+	for _, p := range prior {
+		if !wanted[p.Key().String()] {
+			stale = append(stale, p)
+		}
+	}
+	applied, errs := perCluster(ctx, clustersOf(want), func(ctx context.Context, cluster string) ([]Entry, []*Error) {
 		var ds []Desired
 		for _, d := range desired {
 			if d.Cluster == cluster {
 				ds = append(ds, d)
 			}
 		}
-		return e.applyCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
+		return e.upsertCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
 	})
+	entries := applied
+	if len(errs) > 0 {
+		// Prune nothing after a failed write: what would be pruned may be
+		// what traffic still relies on. The next apply prunes it.
+		entries = append(entries, stale...)
+	} else {
+		left, pruneErrs := perCluster(ctx, clustersOf(stale), func(ctx context.Context, cluster string) ([]Entry, []*Error) {
+			return e.pruneCluster(ctx, owner, cluster, byCluster(stale, cluster))
+		})
+		entries, errs = append(entries, left...), append(errs, pruneErrs...)
+	}
+	SortEntries(entries)
+	errs.sort()
 	e.wroteEntries(want, prior) // listings taken before are out of date
 	return entries, errs.Err()
 }
@@ -47,16 +73,27 @@ func (e *Engine) Delete(ctx context.Context, owner Owner, prior []Entry) ([]Entr
 	return e.Apply(ctx, owner, nil, prior)
 }
 
-func (e *Engine) applyCluster(ctx context.Context, owner Owner, cluster string, desired []Desired, prior []Entry) ([]Entry, []*Error) {
+// upsertCluster applies the desired objects of one cluster and returns the
+// entries of what exists of them afterwards.
+func (e *Engine) upsertCluster(ctx context.Context, owner Owner, cluster string, desired []Desired, prior []Entry) ([]Entry, []*Error) {
+	wanted := map[string]bool{}
+	for _, d := range desired {
+		wanted[d.Key().String()] = true
+	}
+	var kept []Entry // prior entries of desired objects, if the cluster cannot be reached
+	for _, p := range prior {
+		if wanted[p.Key().String()] {
+			kept = append(kept, p)
+		}
+	}
 	c, err := e.Clients.Get(cluster)
 	if err != nil {
-		return prior, []*Error{clusterError(cluster, "Connecting", err)}
+		return kept, []*Error{clusterError(cluster, "Connecting", err)}
 	}
 	had := map[string]Entry{}
 	for _, p := range prior {
 		had[p.Key().String()] = p
 	}
-
 	results := make([]*Entry, len(desired))
 	errs := make([]*Error, len(desired))
 	bounded(len(desired), e.concurrency(), func(i int) {
@@ -78,43 +115,41 @@ func (e *Engine) applyCluster(ctx context.Context, owner Owner, cluster string, 
 		entry := d.Entry
 		results[i] = &entry
 	})
+	return collect(results, errs)
+}
 
-	wanted := map[string]bool{}
-	for _, d := range desired {
-		wanted[d.Key().String()] = true
-	}
-	var stale []Entry
-	for _, p := range prior {
-		if !wanted[p.Key().String()] {
-			stale = append(stale, p)
-		}
+// pruneCluster deletes stale objects of one cluster and returns the entries
+// of those still there.
+func (e *Engine) pruneCluster(ctx context.Context, owner Owner, cluster string, stale []Entry) ([]Entry, []*Error) {
+	c, err := e.Clients.Get(cluster)
+	if err != nil {
+		return stale, []*Error{clusterError(cluster, "Connecting", err)}
 	}
 	kept := make([]*Entry, len(stale))
-	pruneErrs := make([]*Error, len(stale))
+	errs := make([]*Error, len(stale))
 	bounded(len(stale), e.concurrency(), func(i int) {
 		if err := e.prune(ctx, c.Dynamic, owner, stale[i]); err != nil {
-			pruneErrs[i] = err
+			errs[i] = err
 			kept[i] = &stale[i]
 			if unconfirmed(err) {
 				kept[i].Digest = DigestUnconfirmed // it may be gone
 			}
 		}
 	})
+	return collect(kept, errs)
+}
 
+func collect(entries []*Entry, errs []*Error) ([]Entry, []*Error) {
 	var out []Entry
-	var outErrs []*Error
-	for _, list := range [][]*Entry{results, kept} {
-		for _, r := range list {
-			if r != nil {
-				out = append(out, *r)
-			}
+	for _, r := range entries {
+		if r != nil {
+			out = append(out, *r)
 		}
 	}
-	for _, list := range [][]*Error{errs, pruneErrs} {
-		for _, err := range list {
-			if err != nil {
-				outErrs = append(outErrs, err)
-			}
+	var outErrs []*Error
+	for _, err := range errs {
+		if err != nil {
+			outErrs = append(outErrs, err)
 		}
 	}
 	return out, outErrs
