@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // digestLen is how many hex characters of the SHA-256 a digest keeps: 64
@@ -37,12 +37,7 @@ func liveDigest(live *unstructured.Unstructured, manager string) (string, error)
 		// We own nothing any more: someone took every field over.
 		return digestOf(map[string]any{"ownedFields": "none"})
 	}
-	tv, err := typed.DeducedParseableType.FromUnstructured(live.Object)
-	if err != nil {
-		return "", fmt.Errorf("reading the live object: %w", err)
-	}
-	extracted := tv.ExtractItems(owned.Leaves())
-	u, ok := extracted.AsValue().Unstructured().(map[string]any)
+	u, ok := extract(live.Object, owned).(map[string]any)
 	if !ok {
 		return "", fmt.Errorf("reading the live object: unexpected shape")
 	}
@@ -136,4 +131,80 @@ func pruneEmpty(v any) any {
 		out[k] = val
 	}
 	return out
+}
+
+// extract returns the part of v that the field set covers. It follows the
+// set's own path elements, so list elements selected by key (list-type map
+// in a CRD schema, such as a ServiceEntry's ports) or value are taken one
+// by one: another manager's element, or a field it added inside ours, is
+// not ours and stays out. A member without children is taken whole.
+func extract(v any, set *fieldpath.Set) any {
+	switch node := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		set.Members.Iterate(func(pe fieldpath.PathElement) {
+			if pe.FieldName != nil {
+				if val, ok := node[*pe.FieldName]; ok {
+					out[*pe.FieldName] = val
+				}
+			}
+		})
+		set.Children.Iterate(func(pe fieldpath.PathElement) {
+			if pe.FieldName == nil {
+				return
+			}
+			child, _ := set.Children.Get(pe)
+			if val, ok := node[*pe.FieldName]; ok {
+				out[*pe.FieldName] = extract(val, child)
+			}
+		})
+		return out
+	case []any:
+		var out []any
+		for i, elem := range node {
+			var taken any
+			found := false
+			set.Members.Iterate(func(pe fieldpath.PathElement) {
+				if !found && elementMatches(pe, i, elem) {
+					taken, found = elem, true
+				}
+			})
+			set.Children.Iterate(func(pe fieldpath.PathElement) {
+				if elementMatches(pe, i, elem) {
+					child, _ := set.Children.Get(pe)
+					taken, found = extract(elem, child), true
+				}
+			})
+			if found {
+				out = append(out, taken)
+			}
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// elementMatches reports whether a list path element selects elem, the
+// i-th element of its list.
+func elementMatches(pe fieldpath.PathElement, i int, elem any) bool {
+	switch {
+	case pe.Index != nil:
+		return *pe.Index == i
+	case pe.Value != nil:
+		return value.Equals(*pe.Value, value.NewValueInterface(elem))
+	case pe.Key != nil:
+		m, ok := elem.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, f := range *pe.Key {
+			got, ok := m[f.Name]
+			if !ok || !value.Equals(f.Value, value.NewValueInterface(got)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -121,3 +121,42 @@ func TestEmptySpecDigest(t *testing.T) {
 		t.Fatal("an empty spec must digest like no spec")
 	}
 }
+
+// A list-type map (a ServiceEntry's ports) holds elements of several
+// managers: only ours count, so another manager's port is no drift.
+func TestLiveDigestListMapElementOfAnotherManager(t *testing.T) {
+	desired := map[string]any{
+		"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
+		"metadata": map[string]any{"name": "vd-user", "namespace": "istio-system"},
+		"spec": map[string]any{"hosts": []any{"user.global"},
+			"ports": []any{map[string]any{"name": "http-8080", "number": int64(8080), "protocol": "HTTP"}}},
+	}
+	want, _ := desiredDigest(desired)
+	live := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
+		"metadata": map[string]any{"name": "vd-user", "namespace": "istio-system", "uid": "1"},
+		"spec": map[string]any{"hosts": []any{"user.global"},
+			"ports": []any{
+				map[string]any{"name": "http-8080", "number": int64(8080), "protocol": "HTTP", "targetPort": int64(9000)},
+				map[string]any{"name": "metrics", "number": int64(15090), "protocol": "HTTP"},
+			}},
+	}}
+	ours := `{"f:spec":{"f:hosts":{},"f:ports":{"k:{\"name\":\"http-8080\"}":{".":{},"f:name":{},"f:number":{},"f:protocol":{}}}}}`
+	theirs := `{"f:spec":{"f:ports":{"k:{\"name\":\"metrics\"}":{".":{},"f:name":{},"f:number":{},"f:protocol":{}},"k:{\"name\":\"http-8080\"}":{"f:targetPort":{}}}}}`
+	live.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(ours)}},
+		{Manager: "other", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(theirs)}},
+	})
+	got, err := liveDigest(live, manager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatal("another manager's list element, or its field in our element, must not change our digest")
+	}
+	// Our own element changing is drift.
+	live.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["number"] = int64(8081)
+	if changed, _ := liveDigest(live, manager); changed == want {
+		t.Fatal("a change inside our list element must change the digest")
+	}
+}
