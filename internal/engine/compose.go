@@ -192,3 +192,40 @@ func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string)
 func contributionDigest(contribution string) (string, error) {
 	return digestOf(map[string]any{"contribution": contribution})
 }
+
+// digestDrifted marks a composed object whose composed fields were changed
+// by someone else: no plan produces it, so the plan rewrites the object.
+const digestDrifted = "drifted"
+
+// composedDrifted reports whether the fields the composer owns in a
+// composed object differ from what composing its contributions gives:
+// someone edited the composition (a kubectl edit of a route's timeout).
+func (e *Engine) composedDrifted(ctx context.Context, dyn dynamic.Interface, owner Owner, entry Entry) bool {
+	gvr, err := resourceFor(entry.APIVersion, entry.Kind)
+	if err != nil {
+		return false
+	}
+	live, err := dyn.Resource(gvr).Namespace(entry.Namespace).Get(ctx, entry.Name, metav1.GetOptions{})
+	if err != nil {
+		return false // gone or unreadable: the listing already tells
+	}
+	prefix := owner.Kind + contributionInfix
+	contributions := map[string]string{}
+	for k, v := range live.GetAnnotations() {
+		if strings.HasPrefix(k, prefix) {
+			contributions[strings.TrimPrefix(k, prefix)] = v
+		}
+	}
+	manifest, err := owner.Composition.Compose(entry.Key(), contributions)
+	if err != nil || manifest == nil {
+		return false // composing fails or yields nothing: the next apply says so
+	}
+	owned, err := ownedFields(live, owner.composerManager(e.FieldManager))
+	if err != nil || owned == nil {
+		return owned == nil && err == nil // nobody holds the composition any more
+	}
+	got, _ := extract(live.Object, owned).(map[string]any)
+	want, _ := digestOf(map[string]any{"spec": manifest["spec"]})
+	have, _ := digestOf(map[string]any{"spec": got["spec"]})
+	return want != have
+}

@@ -55,5 +55,12 @@ func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.Gr
 			out = append(out, oe.entries...)
 		}
 	}
+	if owner.Composition != nil && owner.Composition.Compose != nil {
+		for i := range out {
+			if e.composedDrifted(ctx, c.Dynamic, owner, out[i]) {
+				out[i].Digest = digestDrifted
+			}
+		}
+	}
 	return out, nil
 }

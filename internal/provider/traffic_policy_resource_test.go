@@ -152,6 +152,22 @@ func TestAccTrafficPolicy_composition(t *testing.T) {
 				},
 			},
 			{
+				// Someone edits a composed route: the plan shows it, apply
+				// restores the composition.
+				PreConfig: func() {
+					_, err := dyn(t, "east").Resource(gvrVS).Namespace("istio-system").Patch(context.Background(), "tp-user.global",
+						types.JSONPatchType, []byte(`[{"op":"replace","path":"/spec/http/1/timeout","value":"300s"}]`), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: providerConfig(t, "") + trafficVD + shiftPolicy("2s") + canaryPolicy,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("mesh_traffic_policy.shift", plancheck.ResourceActionUpdate)},
+				},
+				Check: checkRoutes(t, "east", "canary-fault+shift@2s", "shift@2s"),
+			},
+			{
 				// Updating one policy recomposes; the other stays.
 				Config: providerConfig(t, "") + trafficVD + shiftPolicy("3s") + canaryPolicy,
 				Check:  checkRoutes(t, "east", "canary-fault+shift@3s", "shift@3s"),
