@@ -80,15 +80,9 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	*P(&m).ownerID() = types.StringValue(newOwnerID())
-	spec, diags := P(&m).spec(l.data, false)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	objects, diags := applyObjects(ctx, l.data, spec, nil)
-	resp.Diagnostics.Append(diags...)
-	P(&m).setInventory(objects)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
+		return applyObjects(ctx, l.data, spec, nil)
+	}, &resp.State)...)
 }
 
 func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -97,16 +91,10 @@ func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, diags := P(&m).spec(l.data, false)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
 	prior := P(&m).inventory()
-	objects, diags := readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
-	resp.Diagnostics.Append(diags...)
-	P(&m).setInventory(objects)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
+		return readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
+	}, &resp.State)...)
 }
 
 func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -116,15 +104,23 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, diags := P(&m).spec(l.data, false)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
+	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
+		return applyObjects(ctx, l.data, spec, entriesOf(P(&prior).inventory()))
+	}, &resp.State)...)
+}
+
+// sync resolves the model into intent, runs one engine operation and
+// records the inventory it returns in state, also when it failed.
+func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, op func(intentSpec) (types.List, diag.Diagnostics), state *tfsdk.State) diag.Diagnostics {
+	spec, diags := P(m).spec(l.data, false)
+	if diags.HasError() {
+		return diags
 	}
-	objects, diags := applyObjects(ctx, l.data, spec, entriesOf(P(&prior).inventory()))
-	resp.Diagnostics.Append(diags...)
-	P(&m).setInventory(objects)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	objects, d := op(spec)
+	diags.Append(d...)
+	P(m).setInventory(objects)
+	diags.Append(state.Set(ctx, m)...)
+	return diags
 }
 
 func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
