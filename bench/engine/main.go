@@ -1,0 +1,167 @@
+// Command engine drives the provider's engine (internal/engine, with
+// internal/kubeclient's clients) directly, without Terraform: for each
+// intent of a generated configuration it calls engine.Apply, then
+// engine.Read, then engine.Delete, -parallelism intents at a time, as
+// Terraform calls the provider's Create, Read and Delete. Its times sit
+// between the floor's and Terraform's: what the engine adds to the floor,
+// without Terraform's share. Used to measure engine changes on a busy
+// machine, where whole Terraform runs vary too much (docs/performance.md).
+//
+//	engine -kubeconfig K -clusters east,west,onprem -intents 500 -parallelism 10
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/bench/gen"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig with one context per cluster")
+	clusterList := flag.String("clusters", "east,west,onprem", "comma-separated clusters (kubeconfig contexts)")
+	intents := flag.Int("intents", 10, "M: intents in the generated configuration")
+	parallelism := flag.Int("parallelism", 10, "intents handled at once (terraform -parallelism)")
+	flag.Parse()
+
+	clusters := strings.Split(*clusterList, ",")
+	spec := gen.Generate(*intents, gen.Clusters(clusters))
+	reg := spec.Registry()
+	translated, err := spec.Translate(reg)
+	if err != nil {
+		fatal(err)
+	}
+	conns := map[string]kubeclient.Connection{}
+	for _, c := range clusters {
+		conns[c] = kubeclient.Connection{ConfigPath: *kubeconfig, ConfigContext: c}
+	}
+	eng := &engine.Engine{Clients: kubeclient.NewSet(conns, 0)}
+	type intent struct {
+		owner   engine.Owner
+		desired []engine.Desired
+		kinds   []schema.GroupVersionKind
+		applied []engine.Entry
+	}
+	var all []*intent
+	for _, t := range translated {
+		if t.Owner.Composition != nil {
+			t.Owner.Composition.Compose = compose(reg)
+		}
+		desired, err := engine.Plan(t.Owner, t.Objects)
+		if err != nil {
+			fatal(err)
+		}
+		kinds := map[schema.GroupVersionKind]bool{}
+		for _, d := range desired {
+			kinds[schema.FromAPIVersionAndKind(d.APIVersion, d.Kind)] = true
+		}
+		in := &intent{owner: t.Owner, desired: desired}
+		for k := range kinds {
+			in.kinds = append(in.kinds, k)
+		}
+		all = append(all, in)
+	}
+	// Virtual destinations before the policies that compose into their
+	// DestinationRules, as Terraform orders them.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].owner.Composition == nil && all[j].owner.Composition != nil })
+
+	ctx := context.Background()
+	run := func(fn func(in *intent) error) float64 {
+		start := time.Now()
+		sem := make(chan struct{}, *parallelism)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var first error
+		for _, in := range all {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if err := fn(in); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("%s: %w", in.owner, err)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if first != nil {
+			fatal(first)
+		}
+		return time.Since(start).Seconds()
+	}
+	out := map[string]float64{}
+	out["apply"] = run(func(in *intent) error {
+		var err error
+		in.applied, err = eng.Apply(ctx, in.owner, in.desired, nil)
+		return err
+	})
+	fresh := &engine.Engine{Clients: kubeclient.NewSet(conns, 0)} // a new process: no listings yet
+	objects := 0
+	var mu sync.Mutex
+	out["read"] = run(func(in *intent) error {
+		got, errs := fresh.Read(ctx, in.owner, in.kinds, nil, in.applied)
+		mu.Lock()
+		objects += len(got)
+		mu.Unlock()
+		return errs.Err()
+	})
+	gone := &engine.Engine{Clients: kubeclient.NewSet(conns, 0)}
+	out["delete"] = run(func(in *intent) error {
+		_, err := gone.Delete(ctx, in.owner, in.applied)
+		return err
+	})
+	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"seconds": out, "objects_read": objects})
+}
+
+// compose is the provider's composition of traffic policies
+// (internal/provider/traffic_policy_resource.go), restated.
+func compose(reg *translate.Registry) func(translate.Key, map[string]string) (map[string]any, error) {
+	return func(key translate.Key, contributions map[string]string) (map[string]any, error) {
+		names := make([]string, 0, len(contributions))
+		for n := range contributions {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		var policies []translate.NamedTrafficPolicy
+		for _, n := range names {
+			var p translate.NamedTrafficPolicy
+			if err := json.Unmarshal([]byte(contributions[n]), &p); err != nil {
+				return nil, err
+			}
+			policies = append(policies, p)
+		}
+		if len(policies) == 0 {
+			return nil, nil
+		}
+		objs, err := translate.ComposeTrafficPolicies(policies, reg)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if o.Key() == key {
+				return o.Manifest()
+			}
+		}
+		return nil, nil
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "engine:", err)
+	os.Exit(1)
+}

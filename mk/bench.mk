@@ -1,0 +1,55 @@
+# Benchmarks (docs/performance.md). Included from GNUmakefile; also usable
+# on its own: make -f mk/bench.mk bench
+#
+#   bench            the provider under real Terraform against a local mesh
+#                    vs. the raw server-side-apply floor, M intents for each
+#                    M in BENCH_INTENTS, medians of BENCH_RUNS runs; prints
+#                    one table (also $(BENCH_DIR)/results.md) and runs
+#                    bench-translate
+#   bench-translate  Go benchmarks of the translator (500 intents, 50 clusters)
+#
+# The local mesh of bench is its own (under $(BENCH_DIR)/mesh), started and
+# stopped by the driver; it does not touch make local-mesh's.
+
+GO ?= go
+
+BENCH_ROOT        := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+BENCH_DIR         ?= $(BENCH_ROOT)/.bench
+BENCH_INTENTS     ?= 10,100,500
+# Runs per M, in the order of BENCH_INTENTS. BENCH_BUDGET stops further runs
+# (never the first of an M) once that much time has passed.
+BENCH_RUNS        ?= 5,3,3
+BENCH_BUDGET      ?= 25m
+BENCH_CLUSTERS    ?= east,west,onprem
+# terraform -parallelism (Terraform's default); the floor keeps as many
+# requests in flight per cluster.
+BENCH_PARALLELISM ?= 10
+BENCH_BIN         := $(BENCH_DIR)/bin
+
+ifeq ($(origin LOCAL_MESH_BIN),undefined)
+LOCAL_MESH_BIN := $(shell $(BENCH_ROOT)/tools/build-binaries.sh --print-dir 2>/dev/null)
+endif
+
+.PHONY: bench bench-build bench-translate
+
+# The provider (what Terraform runs, through the launcher that records its
+# peak RSS), the launcher in the dev_overrides directory, the floor and the
+# driver.
+bench-build:
+	@command -v terraform >/dev/null 2>&1 || { echo "make bench needs the Terraform CLI on PATH." >&2; exit 1; }
+	@mkdir -p $(BENCH_BIN)/overrides
+	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/terraform-provider-mesh .
+	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/overrides/terraform-provider-mesh ./bench/launcher
+	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/floor ./bench/floor
+	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/bench ./bench
+
+bench: bench-build
+	@$(BENCH_ROOT)/tools/build-binaries.sh >/dev/null
+	$(BENCH_BIN)/bench -work $(BENCH_DIR) -bin-dir "$(LOCAL_MESH_BIN)" \
+		-launcher-dir $(BENCH_BIN)/overrides -provider $(BENCH_BIN)/terraform-provider-mesh -floor $(BENCH_BIN)/floor \
+		-intents $(BENCH_INTENTS) -runs $(BENCH_RUNS) -budget $(BENCH_BUDGET) \
+		-clusters $(BENCH_CLUSTERS) -parallelism $(BENCH_PARALLELISM)
+	@$(MAKE) --no-print-directory -f $(BENCH_ROOT)/mk/bench.mk bench-translate
+
+bench-translate:
+	$(GO) -C $(BENCH_ROOT) test -run '^$$' -bench . -benchtime 20x -count 1 ./internal/translate/
