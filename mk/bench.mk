@@ -33,20 +33,21 @@ endif
 .PHONY: bench bench-build bench-translate
 
 # The provider (what Terraform runs, through the launcher that records its
-# peak RSS), the launcher in the dev_overrides directory, the floor and the
-# driver.
+# peak RSS), the launcher in the dev_overrides directory, the floor, the
+# engine driver and the benchmark driver.
 bench-build:
 	@command -v terraform >/dev/null 2>&1 || { echo "make bench needs the Terraform CLI on PATH." >&2; exit 1; }
 	@mkdir -p $(BENCH_BIN)/overrides
 	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/terraform-provider-mesh .
 	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/overrides/terraform-provider-mesh ./bench/launcher
 	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/floor ./bench/floor
+	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/engine ./bench/engine
 	$(GO) -C $(BENCH_ROOT) build -o $(BENCH_BIN)/bench ./bench
 
 bench: bench-build
 	@$(BENCH_ROOT)/tools/build-binaries.sh >/dev/null
 	$(BENCH_BIN)/bench -work $(BENCH_DIR) -bin-dir "$(LOCAL_MESH_BIN)" \
-		-launcher-dir $(BENCH_BIN)/overrides -provider $(BENCH_BIN)/terraform-provider-mesh -floor $(BENCH_BIN)/floor \
+		-launcher-dir $(BENCH_BIN)/overrides -provider $(BENCH_BIN)/terraform-provider-mesh -floor $(BENCH_BIN)/floor -engine $(BENCH_BIN)/engine \
 		-intents $(BENCH_INTENTS) -runs $(BENCH_RUNS) -budget $(BENCH_BUDGET) \
 		-clusters $(BENCH_CLUSTERS) -parallelism $(BENCH_PARALLELISM)
 	@$(MAKE) --no-print-directory -f $(BENCH_ROOT)/mk/bench.mk bench-translate

@@ -15,7 +15,8 @@
 //	list         one LIST per cluster and kind, selecting our managed-by label
 //	delete       one DELETE per object, same concurrency
 //	fingerprint  (untimed) writes a digest of every owned object's labels,
-//	             annotations, spec and data to -fingerprints
+//	             annotations, spec and data to -fingerprints (of what the
+//	             preceding list op read, if any)
 //	count        (untimed) prints how many owned objects exist
 //
 // It prints one JSON object: seconds per op, objects and requests.
@@ -89,21 +90,29 @@ func main() {
 	res := Result{Intents: spec.Intents(), Objects: len(rendered.Keys()), Writes: len(rendered.Writes),
 		Seconds: map[string]float64{}, Requests: map[string]int{}}
 	ctx := context.Background()
+	var listed []unstructured.Unstructured // by the last list op
 	for _, op := range strings.Split(*ops, ",") {
 		start := time.Now()
 		var n int
 		switch op {
 		case "apply":
 			n, err = f.apply(ctx)
+			listed = nil
 		case "list":
-			n, _, err = f.list(ctx)
+			n, listed, err = f.list(ctx)
 		case "delete":
 			n, err = f.delete(ctx)
+			listed = nil
 		case "fingerprint":
-			var items []unstructured.Unstructured
-			_, items, err = f.list(ctx)
+			items := listed
+			if items == nil {
+				_, items, err = f.list(ctx)
+			}
 			if err == nil {
 				err = writeFingerprints(*fingerprints, items)
+			}
+			if err != nil {
+				fatal(fmt.Errorf("%s: %w", op, err))
 			}
 			continue
 		case "count":

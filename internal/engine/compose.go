@@ -197,35 +197,51 @@ func contributionDigest(contribution string) (string, error) {
 // by someone else: no plan produces it, so the plan rewrites the object.
 const digestDrifted = "drifted"
 
-// composedDrifted reports whether the fields the composer owns in a
-// composed object differ from what composing its contributions gives:
-// someone edited the composition (a kubectl edit of a route's timeout).
-func (e *Engine) composedDrifted(ctx context.Context, dyn dynamic.Interface, owner Owner, entry Entry) bool {
-	gvr, err := resourceFor(entry.APIVersion, entry.Kind)
-	if err != nil {
-		return false
-	}
-	live, err := dyn.Resource(gvr).Namespace(entry.Namespace).Get(ctx, entry.Name, metav1.GetOptions{})
-	if err != nil {
-		return false // gone or unreadable: the listing already tells
-	}
-	prefix := owner.Kind + contributionInfix
-	contributions := map[string]string{}
+// Refresh reports a composed object whose composition was edited by
+// someone else (a kubectl edit of a route's timeout) as drifted: the
+// fields the composer owns differ from what composing its contributions
+// gives. It reads the object from the listing (listcache.go).
+
+// composedState is what that check needs of a live composed object, for
+// one kind of intent: the contributions and the composer's fields.
+type composedState struct {
+	contributions map[string]string
+	// have is the digest of the composer's spec fields; unreadable is set
+	// when its managed fields cannot be read, unheld when nobody holds
+	// the composition any more.
+	have               string
+	unreadable, unheld bool
+}
+
+func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
+	prefix := kind + contributionInfix
+	st := composedState{contributions: map[string]string{}}
 	for k, v := range live.GetAnnotations() {
 		if strings.HasPrefix(k, prefix) {
-			contributions[strings.TrimPrefix(k, prefix)] = v
+			st.contributions[strings.TrimPrefix(k, prefix)] = v
 		}
 	}
-	manifest, err := owner.Composition.Compose(entry.Key(), contributions)
+	owned, err := ownedFields(live, Owner{Kind: kind}.composerManager(e.FieldManager))
+	switch {
+	case err != nil:
+		st.unreadable = true
+	case owned == nil:
+		st.unheld = true
+	default:
+		got, _ := extract(live.Object, owned).(map[string]any)
+		st.have, _ = digestOf(map[string]any{"spec": got["spec"]})
+	}
+	return st
+}
+
+func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState) bool {
+	manifest, err := owner.Composition.Compose(entry.Key(), st.contributions)
 	if err != nil || manifest == nil {
 		return false // composing fails or yields nothing: the next apply says so
 	}
-	owned, err := ownedFields(live, owner.composerManager(e.FieldManager))
-	if err != nil || owned == nil {
-		return owned == nil && err == nil // nobody holds the composition any more
+	if st.unreadable || st.unheld {
+		return st.unheld // nobody holds the composition any more
 	}
-	got, _ := extract(live.Object, owned).(map[string]any)
 	want, _ := digestOf(map[string]any{"spec": manifest["spec"]})
-	have, _ := digestOf(map[string]any{"spec": got["spec"]})
-	return want != have
+	return want != st.have
 }

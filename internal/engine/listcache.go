@@ -64,11 +64,14 @@ type ownerEntries struct {
 	err     *Error // digesting one of its objects failed
 }
 
-// listedObject is what prune needs of an object.
+// listedObject is what prune needs of an object, and for a composed one
+// what refresh needs to tell whether its composition was edited, per kind
+// of intent contributing (see composedState).
 type listedObject struct {
 	uid             types.UID
 	resourceVersion string
 	labels          map[string]string
+	composed        map[string]composedState
 }
 
 type listing struct {
@@ -238,6 +241,7 @@ func (e *Engine) index(l *listing, cluster string, gvk schema.GroupVersionKind, 
 		digest, err := liveDigest(item, Owner{Kind: kind, Name: name}.FieldManager(e.FieldManager))
 		addBoth(ownerKey{kind: kind, name: name, id: labels[LabelOwnerID]}, digest, err)
 	}
+	var composed map[string]composedState
 	for k, v := range labels {
 		i := strings.Index(k, contributionInfix)
 		if v == "" || i <= 0 {
@@ -249,8 +253,14 @@ func (e *Engine) index(l *listing, cluster string, gvk schema.GroupVersionKind, 
 		}
 		digest, err := contributionDigest(item.GetAnnotations()[k])
 		addBoth(ownerKey{kind: k[:i], name: k[i+len(contributionInfix):], id: id, composed: true}, digest, err)
+		if composed == nil {
+			composed = map[string]composedState{}
+		}
+		if _, done := composed[k[:i]]; !done {
+			composed[k[:i]] = e.composedStateOf(item, k[:i])
+		}
 	}
-	l.objects[item.GetNamespace()+"/"+item.GetName()] = listedObject{uid: item.GetUID(), resourceVersion: item.GetResourceVersion(), labels: labels}
+	l.objects[item.GetNamespace()+"/"+item.GetName()] = listedObject{uid: item.GetUID(), resourceVersion: item.GetResourceVersion(), labels: labels, composed: composed}
 }
 
 // wroteEntries marks the listings of the clusters and kinds of entries

@@ -48,18 +48,21 @@ func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.Gr
 		if lerr != nil {
 			return nil, lerr
 		}
-		if oe := l.owners[ownerKeyOf(owner)]; oe != nil {
-			if oe.err != nil {
-				return nil, oe.err
-			}
-			out = append(out, oe.entries...)
+		oe := l.owners[ownerKeyOf(owner)]
+		if oe == nil {
+			continue
 		}
-	}
-	if owner.Composition != nil && owner.Composition.Compose != nil {
-		for i := range out {
-			if e.composedDrifted(ctx, c.Dynamic, owner, out[i]) {
-				out[i].Digest = digestDrifted
+		if oe.err != nil {
+			return nil, oe.err
+		}
+		for _, en := range oe.entries {
+			// A composed object's composition is checked against the
+			// listing's snapshot of it, as its digest is.
+			if owner.Composition != nil && owner.Composition.Compose != nil &&
+				e.composedDriftedFrom(owner, en, l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]) {
+				en.Digest = digestDrifted
 			}
+			out = append(out, en)
 		}
 	}
 	return out, nil
