@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
@@ -66,37 +63,6 @@ func (r *Rendered) Keys() []translate.Key {
 	return out
 }
 
-const (
-	recordHostnameKey = "hostname"
-	recordIntentKey   = "intent"
-)
-
-func withRecords(in translate.VirtualDestinationIntent, objs []translate.Object) ([]translate.Object, error) {
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	ns := in.Namespace
-	if ns == "" {
-		ns = translate.DefaultIstioNS
-	}
-	seen := map[string]bool{}
-	out := append([]translate.Object(nil), objs...)
-	for _, o := range objs {
-		if seen[o.Cluster] {
-			continue
-		}
-		seen[o.Cluster] = true
-		out = append(out, translate.Object{Cluster: o.Cluster, Resource: &corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: translate.VirtualDestinationObjectName(in.Name), Namespace: ns},
-			Data:       map[string]string{recordHostnameKey: in.Hostname, recordIntentKey: string(raw)},
-		}})
-	}
-	translate.Sort(out)
-	return out, nil
-}
-
 // ID is the instance ID the floor gives an intent (the provider draws a
 // random one at create; see engine.Owner.ID): 16 hex digits, derived from
 // the intent so that every run writes the same objects.
@@ -131,7 +97,7 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 	for _, vd := range s.Destinations {
 		objs, err := translate.TranslateVirtualDestination(vd, reg)
 		if err == nil {
-			objs, err = withRecords(vd, objs)
+			objs, err = translate.WithVirtualDestinationRecords(vd, objs)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mesh_virtual_destination %s: %w", vd.Name, err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -23,38 +22,6 @@ import (
 // policy it plans that policy once more, and an unchanged virtual
 // destination is not planned again then. The record answers that case (and
 // a virtual destination managed in another Terraform state).
-
-const (
-	recordHostnameKey = "hostname"
-	recordIntentKey   = "intent"
-)
-
-// withRecords adds the record to the objects of a virtual destination.
-func withRecords(in translate.VirtualDestinationIntent, objs []translate.Object) ([]translate.Object, error) {
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return nil, err
-	}
-	ns := in.Namespace
-	if ns == "" {
-		ns = translate.DefaultIstioNS
-	}
-	seen := map[string]bool{}
-	out := append([]translate.Object(nil), objs...)
-	for _, o := range objs {
-		if seen[o.Cluster] {
-			continue
-		}
-		seen[o.Cluster] = true
-		out = append(out, translate.Object{Cluster: o.Cluster, Resource: &corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: translate.VirtualDestinationObjectName(in.Name), Namespace: ns},
-			Data:       map[string]string{recordHostnameKey: in.Hostname, recordIntentKey: string(raw)},
-		}})
-	}
-	translate.Sort(out)
-	return out, nil
-}
 
 // lookupVirtualDestination finds the virtual destination with a hostname:
 // first among those planned in this run, then in the records in the
@@ -88,11 +55,11 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 		}
 		for _, item := range list.Items {
 			d, _, _ := unstructuredStringMap(item.Object, "data")
-			if d[recordHostnameKey] != hostname {
+			if d[translate.RecordHostnameKey] != hostname {
 				continue
 			}
 			var in translate.VirtualDestinationIntent
-			if err := json.Unmarshal([]byte(d[recordIntentKey]), &in); err != nil {
+			if err := json.Unmarshal([]byte(d[translate.RecordIntentKey]), &in); err != nil {
 				return in, false, fmt.Errorf("the record of %s in cluster %s cannot be read: %v", hostname, cluster, err)
 			}
 			return in, true, nil

@@ -269,7 +269,7 @@ func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, 
 			if err != nil {
 				return nil, err
 			}
-			return withRecords(in, objs)
+			return translate.WithVirtualDestinationRecords(in, objs)
 		},
 	}, diags
 }
