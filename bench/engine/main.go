@@ -73,43 +73,35 @@ func main() {
 		}
 		all = append(all, in)
 	}
-	// Virtual destinations before the policies that compose into their
-	// DestinationRules, as Terraform orders them.
-	sort.SliceStable(all, func(i, j int) bool { return all[i].owner.Composition == nil && all[j].owner.Composition != nil })
+	// Terraform orders traffic policies after the virtual destinations
+	// they reference (and compose into) and destroys them first: two waves.
+	var plain, composed []*intent
+	for _, in := range all {
+		if in.owner.Composition != nil {
+			composed = append(composed, in)
+		} else {
+			plain = append(plain, in)
+		}
+	}
 
 	ctx := context.Background()
-	run := func(fn func(in *intent) error) float64 {
+	run := func(fn func(in *intent) error, waves ...[]*intent) float64 {
 		start := time.Now()
-		sem := make(chan struct{}, *parallelism)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var first error
-		for _, in := range all {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				if err := fn(in); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = fmt.Errorf("%s: %w", in.owner, err)
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		if first != nil {
-			fatal(first)
+		for _, wave := range waves {
+			if err := inParallel(wave, *parallelism, fn); err != nil {
+				fatal(err)
+			}
 		}
 		return time.Since(start).Seconds()
 	}
 	out := map[string]float64{}
 	out["apply"] = run(func(in *intent) error {
 		var err error
-		in.applied, err = eng.Apply(ctx, in.owner, in.desired, nil)
-		return err
-	})
+		if in.applied, err = eng.Apply(ctx, in.owner, in.desired, nil); err != nil {
+			return fmt.Errorf("applying %s: %w", in.owner, err)
+		}
+		return nil
+	}, plain, composed)
 	fresh := &engine.Engine{Clients: kubeclient.NewSet(conns, 0)} // a new process: no listings yet
 	objects := 0
 	var mu sync.Mutex
@@ -118,14 +110,43 @@ func main() {
 		mu.Lock()
 		objects += len(got)
 		mu.Unlock()
-		return errs.Err()
-	})
+		if err := errs.Err(); err != nil {
+			return fmt.Errorf("reading %s: %w", in.owner, err)
+		}
+		return nil
+	}, all)
 	gone := &engine.Engine{Clients: kubeclient.NewSet(conns, 0)}
 	out["delete"] = run(func(in *intent) error {
-		_, err := gone.Delete(ctx, in.owner, in.applied)
-		return err
-	})
+		if _, err := gone.Delete(ctx, in.owner, in.applied); err != nil {
+			return fmt.Errorf("deleting %s: %w", in.owner, err)
+		}
+		return nil
+	}, composed, plain)
 	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"seconds": out, "objects_read": objects})
+}
+
+// inParallel calls fn for every intent, at most n at once.
+func inParallel[T any](items []T, n int, fn func(T) error) error {
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for _, in := range items {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(in); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // compose is the provider's composition of traffic policies
