@@ -29,23 +29,21 @@ var objectAttrTypes = map[string]attr.Type{
 
 var objectType = types.ObjectType{AttrTypes: objectAttrTypes}
 
-func objectsAttribute() schema.ListNestedAttribute {
-	str := func(d string) schema.StringAttribute {
-		return schema.StringAttribute{MarkdownDescription: d, Computed: true}
-	}
-	return schema.ListNestedAttribute{
-		MarkdownDescription: "The Istio objects this intent owns, one entry per object and cluster. Planned from the translation without contacting any cluster; " +
+func objectsAttribute() schema.ListAttribute {
+	// A list of objects rather than a nested attribute: the same Terraform
+	// type, but the plugin framework treats each entry as one value instead
+	// of walking six schema attributes per entry on every plan, which at
+	// thousands of entries is most of a no-op plan's cost
+	// (docs/performance.md).
+	return schema.ListAttribute{
+		MarkdownDescription: "The Istio objects this intent owns, one entry per object and cluster, each with " +
+			"`cluster`, `api_version` (e.g. `networking.istio.io/v1`), `kind` (e.g. `VirtualService`), `namespace`, `name` and `digest`. " +
+			"Planned from the translation without contacting any cluster; " +
 			"refreshed from the clusters, so objects deleted or changed out of band show up in the next plan. " +
-			"`digest` covers the fields this intent owns; a change by anyone else to those fields changes it.",
-		Computed: true,
-		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"cluster":     str("Cluster the object is in."),
-			"api_version": str("API version, e.g. `networking.istio.io/v1`."),
-			"kind":        str("Kind, e.g. `VirtualService`."),
-			"namespace":   str("Namespace."),
-			"name":        str("Name."),
-			"digest":      str("Digest of the fields this intent owns (unknown until apply when the content depends on values known only then)."),
-		}},
+			"`digest` covers the fields this intent owns; a change by anyone else to those fields changes it. " +
+			"A `digest` is unknown until apply when its object's content depends on values known only then.",
+		Computed:    true,
+		ElementType: objectType,
 	}
 }
 
