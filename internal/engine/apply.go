@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -103,7 +105,7 @@ func (e *Engine) upsertCluster(ctx context.Context, owner Owner, cluster string,
 		// so its name is checked for someone else's object first.
 		if err := e.upsert(ctx, c.Dynamic, owner, d, existed && prev.Digest != DigestUnconfirmed); err != nil {
 			errs[i] = err
-			if existed {
+			if existed && !errors.Is(err, errNotOurs) {
 				results[i] = &prev // still there, as it was
 			} else if unconfirmed(err) {
 				maybe := d.Entry // it may have been created: never forget it
@@ -180,9 +182,19 @@ func unconfirmed(e *Error) bool {
 	return errors.As(e.Err, &urlErr) || errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)
 }
 
-// upsert server-side applies one object. An object that is not yet in our
-// inventory is first checked: if it exists without our owner labels it
-// belongs to someone else and is left alone.
+// upsert server-side applies one object, never onto someone else's.
+//
+// An object that is not yet in our inventory is read first: if it exists
+// without our owner labels it belongs to someone else and is left alone.
+// An object in our inventory may have been replaced since by someone
+// else's of the same name (a saved plan applied later, or an apply with
+// -refresh=false). If this process's listing saw it as ours, the apply
+// carries the UID it had there: the API server refuses to change an object
+// with another UID (metadata.uid is immutable) or to create one in place
+// of a deleted one (a conflict), and either refusal, like any conflict,
+// sends it down the checked path.
+// Otherwise it is read first, like a new one. Large applies therefore read
+// one listing per cluster and kind instead of every object.
 func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner, d Desired, known bool) *Error {
 	if d.Manifest == nil {
 		return objectError(d.Entry, "Applying", fmt.Errorf("its content is still unknown at apply time"))
@@ -195,14 +207,32 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 	if owner.Composition != nil {
 		return e.compose(ctx, ri, owner, d.Entry, false)
 	}
-	if !known {
-		if err := checkUnowned(ctx, ri, owner, d.Entry); err != nil {
-			return err
-		}
-	}
 	obj := &unstructured.Unstructured{Object: d.Manifest}
 	manager := owner.FieldManager(e.FieldManager)
+	if known {
+		gvk := gvr.GroupVersion().WithKind(d.Kind)
+		if seen, ok := e.lookup(ctx, dyn, d.Cluster, gvk, d.Namespace, d.Name); ok && owner.owns(seen.labels) {
+			pinned := withUID(d.Manifest, seen.uid)
+			_, err = ri.Apply(ctx, d.Name, pinned, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
+			// A conflict, with field managers or with the UID (deleted
+			// since), is sorted out on the checked path.
+			if !uidRefused(err) && !apierrors.IsConflict(err) {
+				return e.afterApply(ctx, ri, owner, d, pinned, manager, err)
+			}
+		}
+	}
+	if err := checkUnowned(ctx, ri, owner, d.Entry); err != nil {
+		return err
+	}
 	_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
+	return e.afterApply(ctx, ri, owner, d, obj, manager, err)
+}
+
+// afterApply handles the outcome of applying obj, an object of ours:
+// conflicts with plain edits are drift and are overridden; a change the
+// API server will not make in place replaces the object; anything else is
+// an error.
+func (e *Engine) afterApply(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, d Desired, obj *unstructured.Unstructured, manager string, err error) *Error {
 	if err != nil && apierrors.IsConflict(err) {
 		managers, fields := conflictManagers(err)
 		if !e.onlyEdits(ctx, ri, d.Name, managers) {
@@ -212,10 +242,89 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 		// drift, and restoring the declared values is the point of apply.
 		_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
 	}
+	if err != nil && immutableRefused(err) {
+		return e.replace(ctx, ri, owner, d, manager, err)
+	}
 	if err != nil {
 		return objectError(d.Entry, "Applying", err)
 	}
 	return nil
+}
+
+// replace deletes an object of ours whose change touches immutable fields
+// and creates it again. The delete carries the UID of the object read, so
+// it never removes an object that replaced ours meanwhile.
+func (e *Engine) replace(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, d Desired, manager string, cause error) *Error {
+	live, err := ri.Get(ctx, d.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return objectError(d.Entry, "Replacing", err)
+	case !owner.owns(live.GetLabels()):
+		return objectError(d.Entry, "Applying", cause)
+	default:
+		uid := live.GetUID()
+		err := ri.Delete(ctx, d.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return objectError(d.Entry, "Replacing", fmt.Errorf("the change needs the object replaced (%v), and deleting it failed: %w", cause, err))
+		}
+	}
+	obj := &unstructured.Unstructured{Object: d.Manifest}
+	if _, err := ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts}); err != nil {
+		return objectError(d.Entry, "Replacing", err)
+	}
+	return nil
+}
+
+// immutableRefused reports whether the API server refused a change only
+// because it touches fields that cannot change in place (a ConfigMap made
+// immutable, say), other than the UID an apply names its object by.
+func immutableRefused(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" || !strings.Contains(c.Message, "immutable") {
+			return false
+		}
+	}
+	return true
+}
+
+// withUID returns a copy of manifest that names the object by uid as well.
+// metadata.uid is not a field anyone owns: server-side apply leaves it out
+// of managedFields, so it changes no digest.
+func withUID(manifest map[string]any, uid types.UID) *unstructured.Unstructured {
+	out := make(map[string]any, len(manifest))
+	for k, v := range manifest {
+		out[k] = v
+	}
+	meta := map[string]any{}
+	if m, ok := manifest["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	meta["uid"] = string(uid)
+	out["metadata"] = meta
+	return &unstructured.Unstructured{Object: out}
+}
+
+// uidRefused reports whether the API server refused an apply because the
+// object it names by UID was replaced by another one (metadata.uid is
+// immutable).
+func uidRefused(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyEdits reports whether every conflicting manager changed the object
@@ -265,8 +374,13 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 				"delete the object or relabel it %s=%s.", entry, owner.Kind, owner.Name, labels[LabelOwnerID], LabelOwnerID, owner.ID)
 		}
 	}
-	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail}
+	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail, Err: errNotOurs}
 }
+
+// errNotOurs marks the refusal to write an object someone else owns. Such
+// an object leaves the inventory, even if an earlier one of the same name
+// was ours: what is there now is not.
+var errNotOurs = errors.New("the object belongs to someone else")
 
 // prune deletes an object that left the desired set, if it is still ours.
 func (e *Engine) prune(ctx context.Context, dyn dynamic.Interface, owner Owner, entry Entry) *Error {

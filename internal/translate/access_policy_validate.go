@@ -18,7 +18,7 @@ import (
 // not known yet (Unknown placeholders) are not checked.
 func ValidateAccessPolicy(in AccessPolicyIntent, dest AccessDestination) Errors {
 	var errs Errors
-	errs.Add(apName(Root("name"), in.Name))
+	errs.Add(checkIntentName(Root("name"), in.Name, AccessPolicyNamePrefix, "it names the AuthorizationPolicies ("+AccessPolicyNamePrefix+"<name>) this policy owns"))
 	errs = append(errs, apValidateDestination(dest)...)
 	if len(in.Sources) == 0 {
 		errs.Add(Errorf(Root("sources"), "No sources",
@@ -26,13 +26,13 @@ func ValidateAccessPolicy(in AccessPolicyIntent, dest AccessDestination) Errors 
 	}
 	for i, s := range in.Sources {
 		at := Root("sources").Index(i)
-		errs.Add(apRequiredDNS(at.Attr("namespace"), "namespace", s.Namespace, validation.IsDNS1123Label))
-		errs.Add(apRequiredDNS(at.Attr("service_account"), "service account", s.ServiceAccount, validation.IsDNS1123Subdomain))
+		errs.Add(requiredKubeName(at.Attr("namespace"), "namespace", s.Namespace, validation.IsDNS1123Label))
+		errs.Add(requiredKubeName(at.Attr("service_account"), "service account", s.ServiceAccount, validation.IsDNS1123Subdomain))
 	}
 	for i, r := range in.Rules {
 		at := Root("rules").Index(i)
 		for j, m := range r.Methods {
-			errs.Add(apMethod(at.Attr("methods").Index(j), m))
+			errs.Add(checkHTTPMethod(at.Attr("methods").Index(j), m))
 		}
 		for j, p := range r.Paths {
 			errs.Add(apPath(at.Attr("paths").Index(j), p))
@@ -62,8 +62,8 @@ func apValidateDestination(dest AccessDestination) Errors {
 				"namespace applies only with service: each backend of a virtual destination names its own namespace. Remove it."))
 		}
 	default:
-		errs.Add(apRequiredDNS(at.Attr("service"), "service", dest.Service, validation.IsDNS1035Label))
-		errs.Add(apRequiredDNS(at.Attr("namespace"), "namespace", dest.Namespace, validation.IsDNS1123Label))
+		errs.Add(requiredKubeName(at.Attr("service"), "service", dest.Service, validation.IsDNS1035Label))
+		errs.Add(requiredKubeName(at.Attr("namespace"), "namespace", dest.Namespace, validation.IsDNS1123Label))
 	}
 	keys := make([]string, 0, len(dest.WorkloadLabels))
 	for k := range dest.WorkloadLabels {
@@ -83,63 +83,6 @@ func apValidateDestination(dest AccessDestination) Errors {
 		}
 	}
 	return errs
-}
-
-// apName checks the intent name: a DNS-1123 label short enough that
-// "ap-<name>" still is one.
-func apName(at Path, name string) error {
-	const max = validation.DNS1123LabelMaxLength - len(AccessPolicyNamePrefix)
-	switch {
-	case IsUnknown(name):
-		return nil
-	case name == "":
-		return Errorf(at, "Missing name", "Set name: it names the AuthorizationPolicies (%s<name>) this policy owns.", AccessPolicyNamePrefix)
-	case len(name) > max:
-		return Errorf(at, "Invalid name", "The name %q is %d characters long; at most %d fit in the object name %s<name>.",
-			name, len(name), max, AccessPolicyNamePrefix)
-	}
-	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
-		return Errorf(at, "Invalid name", "The name %q must be a DNS-1123 label, as it names Kubernetes objects: %s.",
-			name, strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
-// apRequiredDNS checks a required Kubernetes name with one of the
-// apimachinery validators.
-func apRequiredDNS(at Path, what, v string, valid func(string) []string) error {
-	switch {
-	case IsUnknown(v):
-		return nil
-	case v == "":
-		return Errorf(at, "Missing "+what, "Set the %s.", what)
-	}
-	if msgs := valid(v); len(msgs) > 0 {
-		return Errorf(at, "Invalid "+what, "%q is not a valid Kubernetes %s name: %s.", v, what, strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
-// apMethods are the HTTP methods a rule accepts (RFC 9110 and PATCH).
-// Envoy compares the :method header exactly, so case matters.
-var apMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
-
-func apMethod(at Path, m string) error {
-	if IsUnknown(m) {
-		return nil
-	}
-	for _, ok := range apMethods {
-		if m == ok {
-			return nil
-		}
-	}
-	upper := strings.ToUpper(m)
-	for _, ok := range apMethods {
-		if upper == ok {
-			return Errorf(at, "Invalid method", "HTTP methods are matched exactly and are upper case: use %q, not %q.", upper, m)
-		}
-	}
-	return Errorf(at, "Invalid method", "%q is not an HTTP method; use one of %s (gRPC calls are POST).", m, strings.Join(apMethods, ", "))
 }
 
 // apPathLiteral is a path segment Envoy accepts around a path template

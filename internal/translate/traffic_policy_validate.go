@@ -21,7 +21,7 @@ import (
 // need the registry (clusters exist, back the destination).
 func ValidateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination) Errors {
 	var errs Errors
-	errs.Add(tpName(Root("name"), in.Name))
+	errs.Add(checkIntentName(Root("name"), in.Name, "", "it identifies the policy in routes, annotations and conflict errors"))
 	errs = append(errs, tpValidateDestination(dest)...)
 	errs = append(errs, tpValidateSources(in.Sources)...)
 	for i, m := range in.Match {
@@ -68,11 +68,11 @@ func tpValidateDestination(dest TrafficPolicyDestination) Errors {
 				"namespace applies only with service: a virtual destination names its backends' namespaces itself. Remove it."))
 		}
 		if dest.VirtualDestinationNamespace != "" {
-			errs.Add(tpDNS(at.Attr("virtual_destination"), "namespace", dest.VirtualDestinationNamespace, validation.IsDNS1123Label))
+			errs.Add(optionalKubeName(at.Attr("virtual_destination"), "namespace", dest.VirtualDestinationNamespace, validation.IsDNS1123Label))
 		}
 	default:
-		errs.Add(tpRequiredDNS(at.Attr("service"), "service", dest.Service, validation.IsDNS1035Label))
-		errs.Add(tpRequiredDNS(at.Attr("namespace"), "namespace", dest.Namespace, validation.IsDNS1123Label))
+		errs.Add(requiredKubeName(at.Attr("service"), "service", dest.Service, validation.IsDNS1035Label))
+		errs.Add(requiredKubeName(at.Attr("namespace"), "namespace", dest.Namespace, validation.IsDNS1123Label))
 	}
 	return errs
 }
@@ -82,7 +82,7 @@ func tpValidateSources(s TrafficPolicySources) Errors {
 	at := Root("sources")
 	seen := map[string]bool{}
 	for i, ns := range s.Namespaces {
-		errs.Add(tpRequiredDNS(at.Attr("namespaces").Index(i), "namespace", ns, validation.IsDNS1123Label))
+		errs.Add(requiredKubeName(at.Attr("namespaces").Index(i), "namespace", ns, validation.IsDNS1123Label))
 		if seen[ns] {
 			errs.Add(Errorf(at.Attr("namespaces").Index(i), "Duplicate namespace", "Namespace %q is listed twice.", ns))
 		}
@@ -120,7 +120,7 @@ func tpValidateMatch(at Path, m TrafficPolicyMatch) Errors {
 		}
 	}
 	if m.Method != "" {
-		errs.Add(tpMethod(at.Attr("method"), m.Method))
+		errs.Add(checkHTTPMethod(at.Attr("method"), m.Method))
 	}
 	for _, name := range tpSortedKeys(m.Headers) {
 		hat := at.Attr("headers").Key(name)
@@ -270,7 +270,7 @@ func tpValidateTarget(at Path, cluster string, local bool, subset string, labels
 		errs.Add(Errorf(at, "Conflicting target", "Set only one of %s.", kinds))
 	}
 	if subset != "" {
-		errs.Add(tpDNS(at.Attr("subset"), "subset", subset, validation.IsDNS1123Label))
+		errs.Add(optionalKubeName(at.Attr("subset"), "subset", subset, validation.IsDNS1123Label))
 		if dest.VirtualDestination != "" {
 			errs.Add(Errorf(at.Attr("subset"), "Subset of a virtual destination",
 				"A virtual destination is split by cluster (cluster or local); subsets by labels apply to a service destination."))
@@ -568,40 +568,6 @@ func tpValidateClusters(in TrafficPolicyIntent, t tpTarget, sources []string, re
 	return errs
 }
 
-// --- generic validators; prefixed tp until shared ones exist ---
-
-// tpName checks the policy name: a DNS-1123 label, as it names routes and
-// field managers.
-func tpName(at Path, name string) error {
-	switch {
-	case IsUnknown(name):
-		return nil
-	case name == "":
-		return Errorf(at, "Missing name", "Set name: it identifies the policy in routes and conflict errors.")
-	}
-	if msgs := validation.IsDNS1123Label(name); len(msgs) > 0 {
-		return Errorf(at, "Invalid name", "The name %q must be a DNS-1123 label: %s.", name, strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
-func tpRequiredDNS(at Path, what, v string, valid func(string) []string) error {
-	if v == "" {
-		return Errorf(at, "Missing "+what, "Set the %s.", what)
-	}
-	return tpDNS(at, what, v, valid)
-}
-
-func tpDNS(at Path, what, v string, valid func(string) []string) error {
-	if IsUnknown(v) {
-		return nil
-	}
-	if msgs := valid(v); len(msgs) > 0 {
-		return Errorf(at, "Invalid "+what, "%q is not a valid %s name: %s.", v, what, strings.Join(msgs, "; "))
-	}
-	return nil
-}
-
 // tpHostname checks a mesh hostname: a lower-case DNS name, no wildcard.
 func tpHostname(at Path, h string) error {
 	if IsUnknown(h) {
@@ -666,12 +632,6 @@ func tpEnum(at Path, what, v string, allowed []string) error {
 	}
 	return Errorf(at, "Invalid "+what, "%q is not a valid %s here; use one of %s.", v, what, strings.Join(allowed, ", "))
 }
-
-// tpMethods are the HTTP methods a match accepts; Envoy compares :method
-// exactly, so case matters.
-var tpMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
-
-func tpMethod(at Path, m string) error { return tpEnum(at, "HTTP method", m, tpMethods) }
 
 // tpHeaderToken is an RFC 9110 token, the characters of a header name.
 var tpHeaderToken = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
