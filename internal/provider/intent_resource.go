@@ -2,6 +2,9 @@ package provider
 
 import (
 	"context"
+	"reflect"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -62,6 +65,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	proposed := m
 	spec, diags := P(&m).spec(l.data, true)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -70,7 +74,33 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	objects, diags := planObjects(l.data, spec)
 	resp.Diagnostics.Append(diags...)
 	P(&m).setInventory(objects)
+	if sameValues(proposed, m) {
+		// The proposed plan already holds these computed values (an
+		// unchanged resource, the usual case): writing them back would
+		// only convert the whole resource again.
+		return
+	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+}
+
+// sameValues reports whether two models hold equal values in every field:
+// framework values (attr.Value) by their Equal, plain Go values deeply.
+func sameValues[M any](a, b M) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range va.NumField() {
+		fa, fb := va.Field(i).Interface(), vb.Field(i).Interface()
+		if x, ok := fa.(attr.Value); ok {
+			if y, ok := fb.(attr.Value); !ok || !x.Equal(y) {
+				return false
+			}
+		} else if !reflect.DeepEqual(fa, fb) {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
