@@ -112,7 +112,7 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 	*P(&m).ownerID() = types.StringValue(newOwnerID())
 	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
 		return applyObjects(ctx, l.data, spec, nil)
-	}, &resp.State)...)
+	}, &resp.State, false)...)
 }
 
 func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -124,7 +124,7 @@ func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadReque
 	prior := P(&m).inventory()
 	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
 		return readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
-	}, &resp.State)...)
+	}, &resp.State, true)...)
 }
 
 func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -136,12 +136,18 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 	}
 	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
 		return applyObjects(ctx, l.data, spec, entriesOf(P(&prior).inventory()))
-	}, &resp.State)...)
+	}, &resp.State, false)...)
 }
 
 // sync resolves the model into intent, runs one engine operation and
 // records the inventory it returns in state, also when it failed.
-func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, op func(intentSpec) (types.List, diag.Diagnostics), state *tfsdk.State) diag.Diagnostics {
+//
+// refreshing is set by Read, whose response state starts out as a copy of
+// the state m was read from: when nothing changed, as in most refreshes,
+// it is left as it is rather than converted from the model again. (Update
+// starts from the prior state, not the plan, so it always writes.)
+func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, op func(intentSpec) (types.List, diag.Diagnostics), state *tfsdk.State, refreshing bool) diag.Diagnostics {
+	before := *m
 	spec, diags := P(m).spec(l.data, false)
 	if diags.HasError() {
 		return diags
@@ -149,6 +155,9 @@ func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, op func(intentSp
 	objects, d := op(spec)
 	diags.Append(d...)
 	P(m).setInventory(objects)
+	if refreshing && sameValues(before, *m) {
+		return diags
+	}
 	diags.Append(state.Set(ctx, m)...)
 	return diags
 }
