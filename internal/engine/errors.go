@@ -88,7 +88,7 @@ func describe(cluster string, err error) string {
 	case errors.Is(err, kubeclient.ErrNotRegistered):
 		return fmt.Sprintf("Cluster %s is no longer in the provider's clusters, but this intent still has objects there (see objects in state), "+
 			"which can be neither updated nor deleted. Add the cluster back to the provider block to let apply or destroy remove them. "+
-			"If the cluster itself is gone for good, remove this resource from state (terraform state rm) and declare it again.", cluster)
+			"If the cluster itself is gone for good, add %q to the provider's retired_clusters: those objects are then dropped from state, with a warning, without contacting it.", cluster, cluster)
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		return fmt.Sprintf("Cluster %s did not answer in time (%v). Check that its API server is reachable from where Terraform runs, or raise the provider's request_timeout.", cluster, err)
 	case errors.Is(err, context.Canceled):

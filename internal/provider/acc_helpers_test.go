@@ -56,9 +56,16 @@ func providerConfig(t *testing.T, extra string) string {
 
 func providerConfigWith(t *testing.T, extra string, conn func(*testing.T, string) string) string {
 	t.Helper()
+	return providerConfigOf(t, testClusters, extra, conn)
+}
+
+// providerConfigOf writes a provider block registering some of the local
+// clusters.
+func providerConfigOf(t *testing.T, clusters []string, extra string, conn func(*testing.T, string) string) string {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString("provider \"mesh\" {\n  clusters = {\n")
-	for _, c := range testClusters {
+	for _, c := range clusters {
 		fmt.Fprintf(&b, "    %s = {\n      kubernetes = {\n      %s\n      }\n      %s\n    }\n", c, conn(t, c), testTopology[c])
 	}
 	b.WriteString("  }\n")

@@ -3,6 +3,9 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -85,7 +88,7 @@ func planObjects(data *providerData, spec intentSpec) (types.List, diag.Diagnost
 // prunes, and returns the inventory of what exists afterwards, also on
 // failure.
 func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
-	var diags diag.Diagnostics
+	prior, diags := forgetRetired(data, spec, prior)
 	objs, err := spec.Translate(data.Registry)
 	if err != nil {
 		diags.Append(translateDiagnostics(err)...)
@@ -110,6 +113,7 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 //
 // An import has no prior inventory, so it looks in every registered cluster.
 func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry, importing bool) (types.List, diag.Diagnostics) {
+	prior, diags := forgetRetired(data, spec, prior)
 	var clusters []string
 	if importing {
 		clusters = data.Registry.Names()
@@ -123,17 +127,50 @@ func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 		}
 	}
 	entries, errs := data.Engine.Read(ctx, spec.Owner, spec.Kinds, clusters, prior)
-	diags := engineDiagnostics(errs.Err(), diag.SeverityWarning)
+	diags.Append(engineDiagnostics(errs.Err(), diag.SeverityWarning)...)
 	l, d := entriesValue(entries)
 	return l, append(diags, d...)
 }
 
 // deleteObjects removes every owned object.
 func deleteObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
+	prior, diags := forgetRetired(data, spec, prior)
 	left, err := data.Engine.Delete(ctx, spec.Owner, prior)
-	diags := engineDiagnostics(err, diag.SeverityError)
+	diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 	l, d := entriesValue(left)
 	return l, append(diags, d...)
+}
+
+// forgetRetired drops the entries in retired clusters (the provider's
+// retired_clusters), with a warning naming them: those clusters are gone,
+// so their objects can be neither read nor deleted, and keeping them
+// would fail every apply and destroy of the intent.
+func forgetRetired(data *providerData, spec intentSpec, prior []engine.Entry) ([]engine.Entry, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if data == nil || len(data.Retired) == 0 {
+		return prior, diags
+	}
+	var kept []engine.Entry
+	forgotten := map[string][]string{}
+	var clusters []string
+	for _, e := range prior {
+		if !data.Retired[e.Cluster] {
+			kept = append(kept, e)
+			continue
+		}
+		if forgotten[e.Cluster] == nil {
+			clusters = append(clusters, e.Cluster)
+		}
+		forgotten[e.Cluster] = append(forgotten[e.Cluster], e.Kind+" "+e.Namespace+"/"+e.Name)
+	}
+	sort.Strings(clusters)
+	for _, c := range clusters {
+		objs := forgotten[c]
+		diags.AddWarning(fmt.Sprintf("Forgetting %d objects of %s in retired cluster %s", len(objs), spec.Owner, c),
+			fmt.Sprintf("Cluster %s is in the provider's retired_clusters, so %s no longer tracks its objects there, and they were not deleted: %s. "+
+				"If the cluster still exists, delete them there yourself.", c, spec.Owner, strings.Join(objs, ", ")))
+	}
+	return kept, diags
 }
 
 func entriesValue(es []engine.Entry) (types.List, diag.Diagnostics) {

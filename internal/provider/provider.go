@@ -41,6 +41,7 @@ type providerModel struct {
 	FieldManager   types.String `tfsdk:"field_manager"`
 	ForceConflicts types.Bool   `tfsdk:"force_conflicts"`
 	RequestTimeout types.String `tfsdk:"request_timeout"`
+	Retired        types.Set    `tfsdk:"retired_clusters"`
 }
 
 // providerData is what Configure hands to every resource and data source.
@@ -56,6 +57,9 @@ type providerData struct {
 	Destinations *destinationIndex
 	// TrafficPolicies indexes the traffic policies planned in this run.
 	TrafficPolicies *trafficPolicyIndex
+	// Retired are clusters gone for good: objects listed there are
+	// forgotten, never contacted (see forgetRetired).
+	Retired map[string]bool
 }
 
 func (p *meshProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -87,6 +91,14 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				MarkdownDescription: "Timeout of each request to a cluster, as a Go duration (`30s`, `2m`). Default `30s`.",
 				Optional:            true,
 				Validators:          []validator.String{durationValidator{}},
+			},
+			"retired_clusters": schema.SetAttribute{
+				MarkdownDescription: "Clusters that are gone for good (decommissioned, deleted together with their objects), by the names they had in `clusters`. " +
+					"Objects that resources still list in these clusters are dropped from state with a warning, without contacting the cluster, " +
+					"instead of failing because the cluster is no longer registered. Nothing is deleted there: use it only for clusters that no longer exist, " +
+					"or delete their objects yourself. A name cannot be both in `clusters` and here.",
+				Optional:    true,
+				ElementType: types.StringType,
 			},
 		},
 	}
@@ -200,6 +212,14 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 			FieldManager:   m.FieldManager.ValueString(),
 			ForceConflicts: m.ForceConflicts.ValueBool(),
 		},
+	}
+	if !m.Retired.IsNull() && !m.Retired.IsUnknown() {
+		data.Retired = map[string]bool{}
+		for _, v := range m.Retired.Elements() {
+			if s, ok := v.(types.String); ok && !s.IsUnknown() && !s.IsNull() {
+				data.Retired[s.ValueString()] = true
+			}
+		}
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data

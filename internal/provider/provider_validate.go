@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -35,6 +36,18 @@ func (p *meshProvider) ValidateConfig(ctx context.Context, req provider.Validate
 				fmt.Sprintf("Cluster name %q must be a DNS label (lowercase letters, digits and '-', at most 63 characters): it becomes part of labels and object names. %s.", name, strings.Join(errs, "; ")))
 		}
 		validateConnection(ctx, c, at.AtName("kubernetes"), &resp.Diagnostics)
+	}
+	if !m.Retired.IsNull() && !m.Retired.IsUnknown() {
+		for _, v := range m.Retired.Elements() {
+			name, ok := v.(types.String)
+			if !ok || name.IsUnknown() || name.IsNull() {
+				continue
+			}
+			if _, registered := known[name.ValueString()]; registered {
+				addAttrError(&resp.Diagnostics, path.Root("retired_clusters").AtSetValue(name), "Cluster both registered and retired",
+					fmt.Sprintf("Cluster %q is in clusters and in retired_clusters. Retire a cluster only once it is gone: remove it from clusters, or from retired_clusters to keep managing its objects.", name.ValueString()))
+			}
+		}
 	}
 }
 
