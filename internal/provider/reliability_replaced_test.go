@@ -73,8 +73,12 @@ func relOneDestination(t *testing.T, name, clients string) (w *relTF, config fun
 	provider := providerConfig(t, "")
 	w = newRelTF(t)
 	relCleanup(t, w, nil, engine.Owner{Kind: "virtual-destination", Name: name})
-	return w, func(port int) string {
-		return provider + fmt.Sprintf(`
+	return w, func(port int) string { return provider + relDestinationHCL(name, port, clients) }
+}
+
+// relDestinationHCL declares mesh_virtual_destination.this, backed in east.
+func relDestinationHCL(name string, port int, clients string) string {
+	return fmt.Sprintf(`
 resource "mesh_virtual_destination" "this" {
   name     = %q
   hostname = "%s.global"
@@ -83,7 +87,6 @@ resource "mesh_virtual_destination" "this" {
   clients  = { clusters = %s }
 }
 `, name, name, port, clients)
-	}
 }
 
 // A saved plan is applied after one of the objects it updates was

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -27,17 +26,7 @@ func TestAccReliability_retiredCluster(t *testing.T) {
 			relForceDelete(t, liveOwnedIn(t, []string{"west"}, o.Kind, o.Name))
 		}
 	})
-	vd := func(clients string) string {
-		return fmt.Sprintf(`
-resource "mesh_virtual_destination" "this" {
-  name     = "rel-retired"
-  hostname = "rel-retired.global"
-  ports    = [{ number = 8080, protocol = "HTTP" }]
-  backends = [{ cluster = "east", namespace = "users", service = "backend" }]
-  clients  = { clusters = %s }
-}
-`, clients)
-	}
+	vd := func(clients string) string { return relDestinationHCL("rel-retired", 8080, clients) }
 	remaining := []string{"east", "onprem"}
 
 	w.write(providerConfig(t, "") + vd(`["east", "west"]`) + `
