@@ -105,7 +105,7 @@ func (e *Engine) upsertCluster(ctx context.Context, owner Owner, cluster string,
 		// so its name is checked for someone else's object first.
 		if err := e.upsert(ctx, c.Dynamic, owner, d, existed && prev.Digest != DigestUnconfirmed); err != nil {
 			errs[i] = err
-			if existed && !errors.Is(err, errNotOurs) {
+			if existed && !errors.Is(err, errNotOurs) && !errors.Is(err, errNotRecreated) {
 				results[i] = &prev // still there, as it was
 			} else if unconfirmed(err) {
 				maybe := d.Entry // it may have been created: never forget it
@@ -271,10 +271,15 @@ func (e *Engine) replace(ctx context.Context, ri dynamic.ResourceInterface, owne
 	}
 	obj := &unstructured.Unstructured{Object: d.Manifest}
 	if _, err := ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts}); err != nil {
-		return objectError(d.Entry, "Replacing", err)
+		return objectError(d.Entry, "Replacing", fmt.Errorf("%w: %w", errNotRecreated, err))
 	}
 	return nil
 }
+
+// errNotRecreated marks an object deleted to be replaced whose new version
+// could not be written: it is gone (or, if the request was cut off,
+// unconfirmed), so its previous entry must not stay in the inventory.
+var errNotRecreated = errors.New("it was deleted to be replaced and could not be created again")
 
 // immutableRefused reports whether the API server refused a change only
 // because it touches fields that cannot change in place (a ConfigMap made

@@ -283,3 +283,43 @@ func TestAccReliability_immutableChangeReplaces(t *testing.T) {
 	w.requireExact("mesh_virtual_destination.this", "virtual-destination", "rel-frozen")
 	w.planIsEmpty()
 }
+
+// A replacement whose delete cannot finish (a finalizer holds the old
+// record, still immutable) fails naming why, and the record leaves the
+// inventory: it is on its way out. Once it is gone, the next apply writes
+// the new one.
+func TestAccReliability_replacementHeldByFinalizer(t *testing.T) {
+	w, config := relOneDestination(t, "rel-held", `["east"]`)
+	w.write(config(8080))
+	w.apply()
+	ctx := context.Background()
+	cms := dyn(t, "east").Resource(gvrConfigMap).Namespace("istio-system")
+	patch := `{"immutable":true,"metadata":{"finalizers":["example.com/hold"]}}`
+	if _, err := cms.Patch(ctx, "vd-rel-held", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	release := func() {
+		_, _ = cms.Patch(context.Background(), "vd-rel-held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{FieldManager: "someone-else"})
+	}
+	t.Cleanup(release)
+
+	w.write(config(9090))
+	out := w.applyFails()
+	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, "deleted to be replaced and could not be created again") {
+		t.Fatalf("the failure does not say the record could not be replaced:\n%s", out)
+	}
+	for _, e := range w.mustInventory("mesh_virtual_destination.this") {
+		if e.Key == "east/ConfigMap/istio-system/vd-rel-held" {
+			t.Fatal("the inventory still lists the record that is being deleted")
+		}
+	}
+
+	release()
+	w.apply()
+	live := getObject(t, "east", gvrConfigMap, "istio-system", "vd-rel-held")
+	if intent, _, _ := unstructured.NestedString(live.Object, "data", "intent"); live == nil || !strings.Contains(intent, "9090") {
+		t.Fatalf("the record was not written again: %v", live)
+	}
+	w.requireExact("mesh_virtual_destination.this", "virtual-destination", "rel-held")
+	w.planIsEmpty()
+}
