@@ -47,24 +47,8 @@ func ValidateAccessPolicy(in AccessPolicyIntent, dest AccessDestination) Errors 
 // apValidateDestination checks the destination: a virtual destination or a
 // service with its namespace, and valid workload labels.
 func apValidateDestination(dest AccessDestination) Errors {
-	var errs Errors
 	at := Root("destination")
-	switch {
-	case dest.VirtualDestination != "" && dest.Service != "":
-		errs.Add(Errorf(at, "Conflicting destination",
-			"Set either virtual_destination or service (with namespace), not both."))
-	case dest.VirtualDestination == "" && dest.Service == "":
-		errs.Add(Errorf(at, "Missing destination",
-			"Set virtual_destination to the hostname of a mesh_virtual_destination, or service and namespace to a Kubernetes service."))
-	case dest.VirtualDestination != "":
-		if dest.Namespace != "" {
-			errs.Add(Errorf(at.Attr("namespace"), "Namespace with a virtual destination",
-				"namespace applies only with service: each backend of a virtual destination names its own namespace. Remove it."))
-		}
-	default:
-		errs.Add(requiredKubeName(at.Attr("service"), "service", dest.Service, validation.IsDNS1035Label))
-		errs.Add(requiredKubeName(at.Attr("namespace"), "namespace", dest.Namespace, validation.IsDNS1123Label))
-	}
+	errs := checkDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
 	keys := make([]string, 0, len(dest.WorkloadLabels))
 	for k := range dest.WorkloadLabels {
 		keys = append(keys, k)

@@ -45,35 +45,20 @@ func ValidateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination
 // tpValidateDestination checks the destination: a virtual destination or a
 // service with its namespace.
 func tpValidateDestination(dest TrafficPolicyDestination) Errors {
-	var errs Errors
 	at := Root("destination")
-	switch {
-	case dest.VirtualDestination != "" && dest.Service != "":
-		errs.Add(Errorf(at, "Conflicting destination",
-			"Set either virtual_destination or service (with namespace), not both."))
-	case dest.VirtualDestination == "" && dest.Service == "":
-		errs.Add(Errorf(at, "Missing destination",
-			"Set virtual_destination to the hostname of a mesh_virtual_destination, or service and namespace to a Kubernetes service."))
-	case dest.VirtualDestination != "":
-		errs.Add(tpHostname(at.Attr("virtual_destination"), dest.VirtualDestination))
-		if !strings.Contains(dest.VirtualDestination, ".") && !IsUnknown(dest.VirtualDestination) {
-			// Istio completes a host without a dot with the namespace of the
-			// VirtualService (user -> user.istio-system.svc.cluster.local).
-			errs.Add(Errorf(at.Attr("virtual_destination"), "Invalid hostname",
-				"%q has no dot; Istio would read it as a short Kubernetes service name. Use the virtual destination's full hostname (for example user.global).",
-				dest.VirtualDestination))
-		}
-		if dest.Namespace != "" {
-			errs.Add(Errorf(at.Attr("namespace"), "Namespace with a virtual destination",
-				"namespace applies only with service: a virtual destination names its backends' namespaces itself. Remove it."))
-		}
-		if dest.VirtualDestinationNamespace != "" {
-			errs.Add(optionalKubeName(at.Attr("virtual_destination"), "namespace", dest.VirtualDestinationNamespace, validation.IsDNS1123Label))
-		}
-	default:
-		errs.Add(requiredKubeName(at.Attr("service"), "service", dest.Service, validation.IsDNS1035Label))
-		errs.Add(requiredKubeName(at.Attr("namespace"), "namespace", dest.Namespace, validation.IsDNS1123Label))
+	errs := checkDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
+	if dest.VirtualDestination == "" || dest.Service != "" {
+		return errs
 	}
+	errs.Add(tpHostname(at.Attr("virtual_destination"), dest.VirtualDestination))
+	if !strings.Contains(dest.VirtualDestination, ".") && !IsUnknown(dest.VirtualDestination) {
+		// Istio completes a host without a dot with the namespace of the
+		// VirtualService (user -> user.istio-system.svc.cluster.local).
+		errs.Add(Errorf(at.Attr("virtual_destination"), "Invalid hostname",
+			"%q has no dot; Istio would read it as a short Kubernetes service name. Use the virtual destination's full hostname (for example user.global).",
+			dest.VirtualDestination))
+	}
+	errs.Add(optionalKubeName(at.Attr("virtual_destination"), "namespace", dest.VirtualDestinationNamespace, validation.IsDNS1123Label))
 	return errs
 }
 

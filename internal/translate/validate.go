@@ -71,3 +71,26 @@ func checkHTTPMethod(at Path, m string) error {
 	}
 	return Errorf(at, "Invalid method", "%q is not an HTTP method; use one of %s (gRPC calls are POST).", m, strings.Join(httpMethods, ", "))
 }
+
+// checkDestinationChoice checks a policy's destination: either a virtual
+// destination (by hostname) or a Kubernetes service with its namespace.
+func checkDestinationChoice(at Path, virtualDestination, service, namespace string) Errors {
+	var errs Errors
+	switch {
+	case virtualDestination != "" && service != "":
+		errs.Add(Errorf(at, "Conflicting destination",
+			"Set either virtual_destination or service (with namespace), not both."))
+	case virtualDestination == "" && service == "":
+		errs.Add(Errorf(at, "Missing destination",
+			"Set virtual_destination to the hostname of a mesh_virtual_destination, or service and namespace to a Kubernetes service."))
+	case virtualDestination != "":
+		if namespace != "" {
+			errs.Add(Errorf(at.Attr("namespace"), "Namespace with a virtual destination",
+				"namespace applies only with service: a virtual destination names its backends' namespaces itself. Remove it."))
+		}
+	default:
+		errs.Add(requiredKubeName(at.Attr("service"), "service", service, validation.IsDNS1035Label))
+		errs.Add(requiredKubeName(at.Attr("namespace"), "namespace", namespace, validation.IsDNS1123Label))
+	}
+	return errs
+}
