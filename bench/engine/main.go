@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -57,7 +56,9 @@ func main() {
 	var all []*intent
 	for _, t := range translated {
 		if t.Owner.Composition != nil {
-			t.Owner.Composition.Compose = compose(reg)
+			t.Owner.Composition.Compose = func(key translate.Key, contributions map[string]string) (map[string]any, error) {
+				return translate.ComposeContributions(key, contributions, reg)
+			}
 		}
 		desired, err := engine.Plan(t.Owner, t.Objects)
 		if err != nil {
@@ -147,39 +148,6 @@ func inParallel[T any](items []T, n int, fn func(T) error) error {
 	}
 	wg.Wait()
 	return first
-}
-
-// compose is the provider's composition of traffic policies
-// (internal/provider/traffic_policy_resource.go), restated.
-func compose(reg *translate.Registry) func(translate.Key, map[string]string) (map[string]any, error) {
-	return func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-		names := make([]string, 0, len(contributions))
-		for n := range contributions {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		var policies []translate.NamedTrafficPolicy
-		for _, n := range names {
-			var p translate.NamedTrafficPolicy
-			if err := json.Unmarshal([]byte(contributions[n]), &p); err != nil {
-				return nil, err
-			}
-			policies = append(policies, p)
-		}
-		if len(policies) == 0 {
-			return nil, nil
-		}
-		objs, err := translate.ComposeTrafficPolicies(policies, reg)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range objs {
-			if o.Key() == key {
-				return o.Manifest()
-			}
-		}
-		return nil, nil
-	}
 }
 
 func fatal(err error) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"sort"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -150,7 +148,7 @@ func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec
 	raw, _ := json.Marshal(self)
 	spec.Owner.Composition.Contribution = string(raw)
 	spec.Owner.Composition.Compose = func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-		return composeTrafficPolicies(data.Registry, key, contributions)
+		return translate.ComposeContributions(key, contributions, data.Registry)
 	}
 	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
 		if m.ResolvedDestination.IsUnknown() {
@@ -171,37 +169,6 @@ func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec
 		return objs, nil
 	}
 	return spec, diags
-}
-
-// composeTrafficPolicies renders one shared object from every traffic
-// policy that contributes to it.
-func composeTrafficPolicies(reg *translate.Registry, key translate.Key, contributions map[string]string) (map[string]any, error) {
-	names := make([]string, 0, len(contributions))
-	for n := range contributions {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	policies := make([]translate.NamedTrafficPolicy, 0, len(names))
-	for _, n := range names {
-		var p translate.NamedTrafficPolicy
-		if err := json.Unmarshal([]byte(contributions[n]), &p); err != nil {
-			return nil, fmt.Errorf("the contribution of traffic policy %q on the object cannot be read: %v", n, err)
-		}
-		policies = append(policies, p)
-	}
-	if len(policies) == 0 {
-		return nil, nil
-	}
-	objs, err := translate.ComposeTrafficPolicies(policies, reg)
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range objs {
-		if o.Key() == key {
-			return o.Manifest()
-		}
-	}
-	return nil, nil
 }
 
 func (m *trafficPolicyModel) inventory() types.List     { return m.Objects }
