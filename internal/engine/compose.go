@@ -136,24 +136,26 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		labels[owner.contributionKey()] = owner.idValue()
 	}
 	meta["labels"], meta["annotations"] = labels, annotations
+	forceOurs := e.ForceConflicts
 	if live == nil {
 		// Create first, so two writers cannot both believe they created
-		// it; the loser reads it again and recomposes.
-		// It carries our contribution label, so that refresh finds it
-		// even if the apply below never happens.
-		skeleton := &unstructured.Unstructured{Object: map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
-			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace,
-				"labels": map[string]any{LabelManagedBy: ManagedByValue, owner.contributionKey(): owner.idValue()}}}}
-		created, err := ri.Create(ctx, skeleton, metav1.CreateOptions{FieldManager: owner.composerManager(e.FieldManager)})
+		// it; the loser reads it again and recomposes. The object is
+		// created with its whole composed content: Istio's validation
+		// refuses a VirtualService without routes or a DestinationRule
+		// without host, so there is no empty object to create first.
+		// The create records the composer as an updater; the apply
+		// below makes it the applier (forced, as it is its own field
+		// set), so that drift is read from the composer's applied fields.
+		created, err := ri.Create(ctx, &unstructured.Unstructured{Object: manifest}, metav1.CreateOptions{FieldManager: owner.composerManager(e.FieldManager)})
 		if err != nil {
 			return err
 		}
-		live = created
+		live, forceOurs = created, true
 	}
 	meta["resourceVersion"] = live.GetResourceVersion()
 	obj := &unstructured.Unstructured{Object: manifest}
 	manager := owner.composerManager(e.FieldManager)
-	_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
+	_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: forceOurs})
 	if managers, fields := conflictManagers(err); len(managers) > 0 {
 		// Our own intents (a virtual destination's fields in its
 		// DestinationRule) and plain edits may be taken over; another

@@ -98,7 +98,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Default:             booldefault.StaticBool(false),
 			},
 			"east_west_hosts": schema.ListAttribute{
-				MarkdownDescription: "Hosts the east-west Gateway passes through. Default `[\"*.local\", \"*.global\"]`: cluster-local services and global mesh hostnames.",
+				MarkdownDescription: "Hosts the east-west Gateway passes through. Default `[\"*.global\"]`, the global mesh hostnames. Cluster-local services (`*.local`) are passed through by the `cross-network-gateway` Gateway that Istio's multi-network install creates on the same port; Istio drops one of two Gateways on one port that share a host, so list `*.local` here only in a cluster without that Gateway.",
 				Optional:            true,
 				Computed:            true,
 				ElementType:         types.StringType,

@@ -129,7 +129,7 @@ func TestAccMeshCluster_lifecycle(t *testing.T) {
 			{
 				Config: providerConfig(t, "") + full,
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkGateway(t, "east", "*.local", "*.global"),
+					checkGateway(t, "east", "*.global"),
 					checkPeerAuth(t, "east", "STRICT"),
 					func(*terraform.State) error {
 						if getObject(t, "east", gvrAuthz, "istio-system", "mesh-default-deny") == nil {
@@ -187,7 +187,7 @@ func TestAccMeshCluster_lifecycle(t *testing.T) {
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("mesh_cluster.east", plancheck.ResourceActionUpdate)},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkGateway(t, "east", "*.local", "*.global"),
+					checkGateway(t, "east", "*.global"),
 					func(*terraform.State) error {
 						// The other tool's label is still there.
 						gw := getObject(t, "east", gvrGateway, "istio-system", "mesh-cross-network")
@@ -211,7 +211,7 @@ func TestAccMeshCluster_lifecycle(t *testing.T) {
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("mesh_cluster.east", plancheck.ResourceActionUpdate)},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkGateway(t, "east", "*.local", "*.global"),
+					checkGateway(t, "east", "*.global"),
 					checkInventoryMatches(t, "mesh_cluster.east", "cluster", "east"),
 				),
 			},
@@ -240,7 +240,7 @@ func TestAccMeshCluster_conflict(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: providerConfig(t, "") + config,
-				Check:  checkGateway(t, "west", "*.local", "*.global"),
+				Check:  checkGateway(t, "west", "*.global"),
 			},
 			{
 				PreConfig: func() {
@@ -252,7 +252,7 @@ func TestAccMeshCluster_conflict(t *testing.T) {
 			{
 				Config: providerConfig(t, "force_conflicts = true") + config,
 				Check: resource.ComposeAggregateTestCheckFunc(
-					checkGateway(t, "west", "*.local", "*.global"),
+					checkGateway(t, "west", "*.global"),
 					checkInventoryMatches(t, "mesh_cluster.west", "cluster", "west"),
 				),
 			},

@@ -37,8 +37,14 @@ const (
 )
 
 // DefaultEastWestHosts are passed through the east-west gateway when the
-// intent names none: cluster-local services and global mesh hostnames.
-var DefaultEastWestHosts = []string{"*.local", "*.global"}
+// intent names none: the global mesh hostnames. Cluster-local services
+// (*.local) are left to the Gateway that Istio's multi-network install
+// creates (cross-network-gateway, hosts *.local, the same port): Istio
+// merges the Gateways of one port and skips a whole server whose hosts
+// repeat one already seen (pilot/pkg/model/gateway.go, CheckDuplicates),
+// so a second *.local would drop either Istio's server or ours, *.global
+// with it.
+var DefaultEastWestHosts = []string{"*.global"}
 
 // DefaultEastWestSelector matches the gateway Istio's multi-network install
 // guide deploys (istio: eastwestgateway).

@@ -51,9 +51,20 @@ func vdClientServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 // ClusterIP, and the port is the Service port (target_port). A remote
 // backend is its cluster's east-west gateway on the gateway port (15443) for
 // every service port; the gateway routes the mTLS connection by its SNI,
-// outbound_.<port>_.<subset>_.<hostname>, without terminating it. Both carry
-// the network of their cluster, so Istio's split-horizon logic treats a
-// remote endpoint as living on its own network.
+// outbound_.<port>_.<subset>_.<hostname>, without terminating it.
+//
+// No endpoint carries `network`. Once istiod knows the other networks'
+// east-west gateways (meshNetworks, or gateway Services labelled
+// topology.istio.io/network: every multi-network install), it replaces an
+// endpoint of another network by that network's gateway and gives the
+// replacement only Istio's own topology labels
+// (pilot/pkg/xds/endpoints/ep_filters.go, EndpointsByNetworkFilter). Our
+// remote endpoint already is that gateway; replaced, it would lose the
+// mesh-intent.io labels that failoverPriority and the subsets select, and
+// the failover order would invert. Without a network the endpoint counts
+// as reachable from the proxy's network and is sent as written; a local
+// endpoint with the network set would even be forced through the local
+// gateway for a proxy whose network is unset.
 //
 // Locality is set in locality mode only. In priority mode every endpoint
 // stays in one locality group, because Istio (1.30+) applies
@@ -75,7 +86,6 @@ func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
 			ep.Ports[vdPortName(sp)] = port
 		}
 	}
-	ep.Network = t.cluster.Network
 	if p.mode == FailoverModeLocality {
 		ep.Locality = t.cluster.Locality()
 	}

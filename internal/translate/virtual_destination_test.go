@@ -248,11 +248,12 @@ func TestVirtualDestinationUnknownTopology(t *testing.T) {
 			}
 			// In east, the client ServiceEntry points at late's gateway and,
 			// in locality mode, the DestinationRule fails over to late's
-			// region. Everything in late shows late's own network or region,
-			// except its backend objects, which hold no topology.
+			// region. In locality mode late's client objects show its own
+			// region; in priority mode nothing in late depends on its
+			// topology (endpoints carry no network), and its backend
+			// objects never do.
 			k := o.Key()
-			want := k.Cluster == "late" && !(strings.HasSuffix(k.Name, "-backend") ||
-				mode == FailoverModePriority && k.Kind == "DestinationRule") ||
+			want := k.Cluster == "late" && mode == FailoverModeLocality && !strings.HasSuffix(k.Name, "-backend") ||
 				k.Cluster == "east" && (k.Kind == "ServiceEntry" && !strings.HasSuffix(k.Name, "-backend") ||
 					mode == FailoverModeLocality && k.Kind == "DestinationRule" && !strings.HasSuffix(k.Name, "-backend"))
 			if unknown != want {
