@@ -103,6 +103,9 @@ const (
 	// FailoverRankLabelPrefix + t ("true") marks, in one client cluster's
 	// ServiceEntry, the endpoints whose priority rank is at most t.
 	FailoverRankLabelPrefix = "mesh-intent.io/rank-le-"
+	// <subset>subsetRankLabelSuffix + t plays the same part inside the
+	// subset of one backend cluster (vdSubsetOrders).
+	subsetRankLabelSuffix = ".subset.mesh-intent.io/rank-le-"
 	// vdTLSModeLabel tells Istio the endpoint accepts Istio mTLS; the
 	// east-west gateway only forwards to endpoints that do.
 	vdTLSModeLabel  = "security.istio.io/tlsMode"
@@ -179,6 +182,9 @@ type vdView struct {
 	client  bool
 	targets []vdTarget
 	tiers   int // distinct priorities among targets
+	// subsets: the failover order inside each backend cluster's subset
+	// (vdSubsetOrders), in target order.
+	subsets []vdSubsetOrder
 	// serves: the local backend that clients in other clusters reach; the
 	// cluster then gets the backend-side objects.
 	serves *VirtualDestinationBackend
@@ -284,6 +290,7 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 				c, in.Hostname))
 		}
 		vdRankTargets(v)
+		v.subsets = vdSubsetOrders(v, p.mode)
 	}
 	for i, b := range in.Backends {
 		at := Root("backends").Index(i)

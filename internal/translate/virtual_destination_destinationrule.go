@@ -35,17 +35,13 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 	default:
 		vdApplyPriorityFailover(tp, v)
 	}
-	clusters := make([]string, 0, len(v.targets))
-	for _, t := range v.targets {
-		clusters = append(clusters, t.backend.Cluster)
-	}
 	return &networking.DestinationRule{
 		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
 		ObjectMeta: objectMeta(p.namespace, VirtualDestinationObjectName(p.in.Name)),
 		Spec: networkingapi.DestinationRule{
 			Host:          p.in.Hostname,
 			TrafficPolicy: tp,
-			Subsets:       vdSubsets(clusters),
+			Subsets:       vdClientSubsets(p, v),
 			ExportTo:      append([]string(nil), p.exportTo...),
 		},
 	}
@@ -55,7 +51,8 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 // reads for the hostname: Istio mTLS, so the gateway accepts the local
 // endpoint as an mTLS destination, and the subset of this cluster, so a
 // client that routes to that subset (SNI outbound_.<port>_.<cluster>_.<host>)
-// finds a matching gateway cluster. Exported to the gateway's namespace like
+// finds a matching gateway cluster. The subset selects by no label: the
+// only endpoint is the local Service. Exported to the gateway's namespace like
 // the backend ServiceEntry.
 func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
@@ -66,7 +63,7 @@ func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networki
 		Spec: networkingapi.DestinationRule{
 			Host:          p.in.Hostname,
 			TrafficPolicy: tp,
-			Subsets:       vdSubsets([]string{b.Cluster}),
+			Subsets:       []*networkingapi.Subset{{Name: SubsetName(b.Cluster)}},
 			ExportTo:      []string{p.namespace},
 		},
 	}
@@ -139,15 +136,88 @@ func vdApplyLocalityFailover(tp *networkingapi.TrafficPolicy, v *vdView) {
 	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 }
 
-// vdSubsets has one subset per backend cluster, named SubsetName(cluster)
-// and selecting the endpoints labelled with it.
-func vdSubsets(clusters []string) []*networkingapi.Subset {
-	out := make([]*networkingapi.Subset, 0, len(clusters))
-	for _, c := range clusters {
+// vdClientSubsets has one subset per backend cluster, named
+// SubsetName(cluster), for traffic policies that shift or mirror traffic to
+// one cluster. A subset selects no labels: it holds every endpoint the
+// client sees, and its own failoverPriority puts its cluster first and the
+// others after it in the destination's order. Traffic sent to a cluster's
+// subset thus still fails over when that cluster fails, instead of
+// meeting a single host with nowhere to go, and the subset selects
+// workloads wherever `istioctl analyze` looks (a subset selecting a label
+// only ServiceEntry endpoints carry selects no pods: IST0173).
+func vdClientSubsets(p *vdPlan, v *vdView) []*networkingapi.Subset {
+	out := make([]*networkingapi.Subset, 0, len(v.subsets))
+	for _, o := range v.subsets {
+		lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(false)}
+		if o.tiers > 1 {
+			lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true), FailoverPriority: o.failoverPriority()}
+		}
 		out = append(out, &networkingapi.Subset{
-			Name:   SubsetName(c),
-			Labels: map[string]string{EndpointClusterLabel: SubsetName(c)},
+			Name:          SubsetName(o.cluster),
+			TrafficPolicy: &networkingapi.TrafficPolicy{LoadBalancer: &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}},
 		})
+	}
+	return out
+}
+
+// vdSubsetOrder is the failover order of one backend cluster's subset in
+// one client cluster: that cluster first, then the other backends.
+type vdSubsetOrder struct {
+	cluster string
+	// labelPrefix + t ("true") marks the endpoints of rank at most t in
+	// this order; FailoverRankLabelPrefix when the order is the
+	// destination's own (the cluster already is alone in front).
+	labelPrefix string
+	rank        map[string]int // backend cluster -> rank in this order
+	tiers       int
+}
+
+func (o vdSubsetOrder) failoverPriority() []string {
+	var out []string
+	for t := o.tiers - 2; t >= 0; t-- {
+		out = append(out, o.labelPrefix+strconv.Itoa(t)+"=true")
+	}
+	return out
+}
+
+// rankLabels are the labels an endpoint of cluster needs for this order.
+func (o vdSubsetOrder) rankLabels(cluster string, into map[string]string) {
+	for t := o.rank[cluster]; t < o.tiers-1; t++ {
+		into[o.labelPrefix+strconv.Itoa(t)] = "true"
+	}
+}
+
+// vdSubsetOrders computes, for every target cluster, the order inside its
+// subset. In priority mode it is the cluster, then the destination's
+// priorities without it; in locality mode, the cluster, then every other
+// backend together (locality load balancing has no order among them to
+// keep). A cluster that is already alone in the destination's first rank
+// reuses the destination's labels.
+func vdSubsetOrders(v *vdView, mode string) []vdSubsetOrder {
+	out := make([]vdSubsetOrder, 0, len(v.targets))
+	for i, x := range v.targets {
+		o := vdSubsetOrder{cluster: x.backend.Cluster, rank: map[string]int{}}
+		if mode == FailoverModePriority && i == 0 && (len(v.targets) == 1 || v.targets[1].rank > 0) {
+			o.labelPrefix, o.tiers = FailoverRankLabelPrefix, v.tiers
+			for _, t := range v.targets {
+				o.rank[t.backend.Cluster] = t.rank
+			}
+			out = append(out, o)
+			continue
+		}
+		o.labelPrefix, o.tiers = SubsetName(x.backend.Cluster)+subsetRankLabelSuffix, 1
+		last := -1
+		for _, t := range v.targets {
+			if t.backend.Cluster == x.backend.Cluster {
+				continue
+			}
+			if mode == FailoverModePriority && t.rank != last || o.tiers == 1 {
+				o.tiers++
+				last = t.rank
+			}
+			o.rank[t.backend.Cluster] = o.tiers - 1
+		}
+		out = append(out, o)
 	}
 	return out
 }

@@ -99,6 +99,10 @@ func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
 			ep.Labels[FailoverRankLabelPrefix+strconv.Itoa(tier)] = "true"
 		}
 	}
+	// The same, for the order inside each cluster's subset.
+	for _, o := range v.subsets {
+		o.rankLabels(t.backend.Cluster, ep.Labels)
+	}
 	return ep
 }
 
