@@ -51,8 +51,11 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 // reads for the hostname: Istio mTLS, so the gateway accepts the local
 // endpoint as an mTLS destination, and the subset of this cluster, so a
 // client that routes to that subset (SNI outbound_.<port>_.<cluster>_.<host>)
-// finds a matching gateway cluster. The subset selects by no label: the
-// only endpoint is the local Service. Exported to the gateway's namespace like
+// finds a matching gateway cluster. That is every backend cluster's subset,
+// not only this cluster's: a client's subset of another cluster fails over
+// here with the SNI of that subset (vdClientSubsets), and a gateway without
+// a cluster for an SNI resets the connection. The subsets select by no
+// label: the only endpoint is the local Service. Exported to the gateway's namespace like
 // the backend ServiceEntry.
 func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
@@ -63,10 +66,23 @@ func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networki
 		Spec: networkingapi.DestinationRule{
 			Host:          p.in.Hostname,
 			TrafficPolicy: tp,
-			Subsets:       []*networkingapi.Subset{{Name: SubsetName(b.Cluster)}},
+			Subsets:       vdBackendSubsets(p),
 			ExportTo:      []string{p.namespace},
 		},
 	}
+}
+
+// vdBackendSubsets names one subset per backend cluster, in backend order.
+func vdBackendSubsets(p *vdPlan) []*networkingapi.Subset {
+	out := make([]*networkingapi.Subset, 0, len(p.in.Backends))
+	seen := map[string]bool{}
+	for _, b := range p.in.Backends {
+		if name := SubsetName(b.Cluster); !seen[name] {
+			seen[name] = true
+			out = append(out, &networkingapi.Subset{Name: name})
+		}
+	}
+	return out
 }
 
 // vdApplyMutualTLS originates Istio mTLS: the east-west gateway routes by
