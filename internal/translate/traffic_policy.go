@@ -471,13 +471,27 @@ func tpPlan(in TrafficPolicyIntent, dest TrafficPolicyDestination, reg *Registry
 	}
 	conds := tpConditions(in)
 	parts := make([]tpPart, 0, len(clusters))
+	var subsetClusters []string
+	if target.ownDR {
+		subsetClusters = tpClusterSubsetClusters(in, clusters)
+	}
 	for _, c := range clusters {
-		s := tpScope{in: in, target: target, cluster: c}
+		s := tpScope{in: in, target: target, cluster: c, routes: true, clusterSubsets: subsetClusters}
 		parts = append(parts, tpPart{
 			policy: in.Name, cluster: c, target: target, conds: conds,
 			route: tpRouteSettings(s),
 			dest:  tpDestinationSettings(s),
 		})
+	}
+	// A cluster that only receives traffic for its subset (a shift or
+	// mirror target that is no source) needs the subsets too: see
+	// tpSubsets.
+	sources := tpSet(clusters)
+	for _, c := range subsetClusters {
+		if !sources[c] {
+			s := tpScope{in: in, target: target, cluster: c, clusterSubsets: subsetClusters}
+			parts = append(parts, tpPart{policy: in.Name, cluster: c, target: target, conds: conds, dest: tpSubsets(s)})
+		}
 	}
 	return parts, nil
 }

@@ -1,6 +1,9 @@
 package translate
 
 import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	networkingapi "istio.io/api/networking/v1alpha3"
 	networking "istio.io/client-go/pkg/apis/networking/v1"
@@ -123,43 +126,100 @@ func tpTLSMode(s tpScope) []tpSetting {
 }
 
 // tpSubsets defines, for a service, the subsets its shift and mirror
-// targets route to: per cluster by Istio's topology.istio.io/cluster
-// endpoint label, per version by the given labels. A virtual destination's
-// subsets (one per backend cluster) belong to its own DestinationRule.
+// targets route to. A virtual destination's subsets (one per backend
+// cluster) belong to its own DestinationRule.
+//
+// A version subset selects the given labels. A cluster subset selects no
+// label: it holds every endpoint of the service, and a failoverPriority on
+// Istio's topology.istio.io/cluster endpoint label puts that cluster first
+// and every other cluster after it, so traffic sent to one cluster still
+// fails over when it fails (Istio applies failoverPriority only with
+// outlier detection, so the subset carries the policy's, or a default).
+// Selecting the cluster label instead would leave such traffic nowhere to
+// go, and `istioctl analyze` reports a subset on that label as selecting
+// no pods (IST0173: pods do not carry it, Istio adds it to endpoints).
+//
+// Every cluster the policy reaches (sources and named clusters) gets every
+// cluster subset of the policy, not only the ones its own routes use: a
+// request for one cluster's subset that fails over to another cluster
+// arrives at that cluster's east-west gateway with the subset's SNI
+// (outbound_.<port>_.<subset>_.<host>), and a gateway with no cluster for
+// an SNI resets the connection.
 func tpSubsets(s tpScope) []tpSetting {
 	if !s.target.ownDR {
 		return nil
 	}
 	var out []tpSetting
-	add := func(at Path, cluster string, local bool, subset string, labels map[string]string) {
-		name := tpTargetSubset(s, cluster, local, subset)
-		if cluster != "" || local {
-			c := cluster
-			if local {
-				c = s.cluster
+	for _, name := range s.clusterSubsets {
+		out = append(out, tpClusterSubset(s.in, name))
+	}
+	add := func(at Path, subset string, labels map[string]string) {
+		out = append(out, tpSetting{key: "subsets[" + subset + "]", at: at,
+			frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{Name: subset, Labels: copyMap(labels)}}}})
+	}
+	if s.routes {
+		for i, e := range s.in.TrafficShift {
+			if e.Subset != "" {
+				add(Root("traffic_shift").Index(i), e.Subset, e.Labels)
 			}
-			labels = map[string]string{tpClusterLabel: c}
 		}
-		out = append(out, tpSetting{key: "subsets[" + name + "]", at: at,
-			frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{Name: name, Labels: copyMap(labels)}}}})
-	}
-	for i, e := range s.in.TrafficShift {
-		add(Root("traffic_shift").Index(i), e.Cluster, e.Local, e.Subset, e.Labels)
-	}
-	if m := s.in.Mirror; m != nil {
-		add(Root("mirror"), m.Cluster, false, m.Subset, m.Labels)
-	}
-	// One policy may name a subset twice (a cluster and local in that
-	// cluster); keep the first.
-	seen := map[string]bool{}
-	var unique []tpSetting
-	for _, st := range out {
-		if !seen[st.key] {
-			seen[st.key] = true
-			unique = append(unique, st)
+		if m := s.in.Mirror; m != nil && m.Subset != "" {
+			add(Root("mirror"), m.Subset, m.Labels)
 		}
 	}
-	return unique
+	return out
+}
+
+// tpClusterSubsetClusters are the clusters whose subset a policy on a
+// service routes to from any of its source clusters, sorted.
+func tpClusterSubsetClusters(in TrafficPolicyIntent, sources []string) []string {
+	set := map[string]bool{}
+	for _, e := range in.TrafficShift {
+		switch {
+		case e.Cluster != "":
+			set[e.Cluster] = true
+		case e.Local:
+			for _, c := range sources {
+				set[c] = true
+			}
+		}
+	}
+	if m := in.Mirror; m != nil && m.Cluster != "" {
+		set[m.Cluster] = true
+	}
+	return tpSortedKeys(set)
+}
+
+// tpClusterSubset is the subset of one cluster (see tpSubsets).
+func tpClusterSubset(in TrafficPolicyIntent, cluster string) tpSetting {
+	od := tpDefaultSubsetOutlier()
+	if o := tpOutlierDetection(tpScope{in: in}); len(o) == 1 {
+		od = o[0].frag.(*networkingapi.DestinationRule).TrafficPolicy.OutlierDetection
+	}
+	name := SubsetName(cluster)
+	return tpSetting{key: "subsets[" + name + "]", at: Root("traffic_shift"),
+		frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{
+			Name: name,
+			TrafficPolicy: &networkingapi.TrafficPolicy{
+				LoadBalancer: &networkingapi.LoadBalancerSettings{LocalityLbSetting: &networkingapi.LocalityLoadBalancerSetting{
+					Enabled:          wrapperspb.Bool(true),
+					FailoverPriority: []string{tpClusterLabel + "=" + cluster},
+				}},
+				OutlierDetection: od,
+			},
+		}}}}
+}
+
+// tpDefaultSubsetOutlier ejects an endpoint after 5 consecutive 5xx or
+// gateway errors (a remote east-west gateway answers 503 when it cannot
+// reach its backend), as a virtual destination's failover does by default.
+func tpDefaultSubsetOutlier() *networkingapi.OutlierDetection {
+	return &networkingapi.OutlierDetection{
+		Consecutive_5XxErrors: wrapperspb.UInt32(5),
+		Interval:              durationpb.New(10 * time.Second),
+		BaseEjectionTime:      durationpb.New(30 * time.Second),
+		MaxEjectionPercent:    100,
+	}
 }
 
 func tpTrafficPolicyFrag(tp *networkingapi.TrafficPolicy) *networkingapi.DestinationRule {

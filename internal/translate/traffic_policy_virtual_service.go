@@ -19,6 +19,12 @@ type tpScope struct {
 	in      TrafficPolicyIntent
 	target  tpTarget
 	cluster string
+	// routes: the cluster is a source, where the policy routes; otherwise
+	// it only serves the policy's cluster subsets to other clusters.
+	routes bool
+	// clusterSubsets are the clusters whose subsets every cluster the
+	// policy reaches defines (tpSubsets).
+	clusterSubsets []string
 }
 
 // tpSetting is one setting of one policy: a fragment of an HTTPRoute or of
