@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -22,6 +23,7 @@ type k8sGVK = k8sschema.GroupVersionKind
 func (m *clusterResourceModel) importDefaults() {
 	m.IstioNamespace = types.StringValue(translate.DefaultIstioNS)
 	m.DefaultDeny = types.BoolValue(false)
+	m.DefaultDenyExempt = defaultDenyExemptValue()
 	m.ExposeEastWest = types.BoolValue(false)
 	hosts := make([]attr.Value, len(translate.DefaultEastWestHosts))
 	for i, h := range translate.DefaultEastWestHosts {
@@ -50,6 +52,14 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 			m.ID = types.StringValue(newOwnerID()) // nothing found to adopt
 		}
 	}()
+	var exempt []map[string]string
+	defer func() {
+		if m.DefaultDeny.ValueBool() {
+			// The selectors in the order of their objects' names; the
+			// configuration's order is not recorded anywhere.
+			m.DefaultDenyExempt = selectorsValue(exempt)
+		}
+	}()
 	for _, e := range entriesOf(m.Objects) {
 		gvr := k8sschema.GroupVersionResource{}
 		switch e.Kind {
@@ -72,6 +82,12 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 		}
 		m.IstioNamespace = types.StringValue(e.Namespace)
 		if e.Kind == "AuthorizationPolicy" {
+			if strings.HasPrefix(e.Name, translate.DefaultDenyExemptPrefix) {
+				if sel, ok, _ := unstructured.NestedStringMap(live.Object, "spec", "selector", "matchLabels"); ok {
+					exempt = append(exempt, sel)
+				}
+				continue
+			}
 			m.DefaultDeny = types.BoolValue(true)
 			continue
 		}

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -41,6 +43,7 @@ type clusterResourceModel struct {
 	IstioNamespace     types.String `tfsdk:"istio_namespace"`
 	MTLSMode           types.String `tfsdk:"mtls_mode"`
 	DefaultDeny        types.Bool   `tfsdk:"default_deny"`
+	DefaultDenyExempt  types.List   `tfsdk:"default_deny_exempt"`
 	ExposeEastWest     types.Bool   `tfsdk:"expose_east_west"`
 	EastWestHosts      types.List   `tfsdk:"east_west_hosts"`
 	EastWestSelector   types.Map    `tfsdk:"east_west_selector"`
@@ -91,6 +94,16 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
 			},
+			"default_deny_exempt": schema.ListAttribute{
+				MarkdownDescription: "Workloads that `default_deny` leaves open to every caller, each given by labels (all must match; workloads in any namespace): an ALLOW-all AuthorizationPolicy `" + translate.DefaultDenyExemptPrefix + "<hash>` per selector in the root namespace. " +
+					"A mesh-wide deny applies to gateway workloads too, so the default, `[{ istio = \"ingressgateway\" }]` (the ingress gateway Istio installs), keeps the public entry point open; list your own ingress gateways' labels, or `[]` to close them as well. " +
+					"East-west gateways need no entry: Istio does not authorize `AUTO_PASSTHROUGH` traffic at the gateway, the backend's sidecar does. Ignored unless `default_deny` is true.",
+				Optional:    true,
+				Computed:    true,
+				ElementType: types.MapType{ElemType: types.StringType},
+				Default:     listdefault.StaticValue(defaultDenyExemptValue()),
+				Validators:  []validator.List{listvalidator.ValueMapsAre(mapvalidator.SizeAtLeast(1), labelsValidator{})},
+			},
 			"expose_east_west": schema.BoolAttribute{
 				MarkdownDescription: "Expose the cluster's services to other networks: a Gateway on the east-west gateway, port from the provider's `east_west_gateway.port` (default 15443), TLS `AUTO_PASSTHROUGH`. Default `false`.",
 				Optional:            true,
@@ -126,6 +139,23 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 }
 
+// defaultDenyExemptValue is translate.DefaultDenyExempt as a Terraform value.
+func defaultDenyExemptValue() types.List {
+	return selectorsValue(translate.DefaultDenyExempt)
+}
+
+func selectorsValue(sels []map[string]string) types.List {
+	elems := make([]attr.Value, 0, len(sels))
+	for _, sel := range sels {
+		m := map[string]attr.Value{}
+		for k, v := range sel {
+			m[k] = types.StringValue(v)
+		}
+		elems = append(elems, types.MapValueMust(types.StringType, m))
+	}
+	return types.ListValueMust(types.MapType{ElemType: types.StringType}, elems)
+}
+
 func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
 	if data, ok := req.ProviderData.(*providerData); ok {
 		r.data = data
@@ -136,14 +166,22 @@ func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureReq
 func (m *clusterResourceModel) spec() intentSpec {
 	hosts, _ := stringList(m.EastWestHosts)
 	selector, _ := stringMap(m.EastWestSelector)
+	exempt := []map[string]string{}
+	for _, v := range m.DefaultDenyExempt.Elements() {
+		if sel, ok := v.(types.Map); ok {
+			labels, _ := stringMap(sel)
+			exempt = append(exempt, labels)
+		}
+	}
 	in := translate.ClusterIntent{
-		Name:             m.Name.ValueString(),
-		IstioNamespace:   m.IstioNamespace.ValueString(),
-		MTLSMode:         m.MTLSMode.ValueString(),
-		DefaultDeny:      m.DefaultDeny.ValueBool(),
-		ExposeEastWest:   m.ExposeEastWest.ValueBool(),
-		EastWestHosts:    hosts,
-		EastWestSelector: selector,
+		Name:              m.Name.ValueString(),
+		IstioNamespace:    m.IstioNamespace.ValueString(),
+		MTLSMode:          m.MTLSMode.ValueString(),
+		DefaultDeny:       m.DefaultDeny.ValueBool(),
+		DefaultDenyExempt: exempt,
+		ExposeEastWest:    m.ExposeEastWest.ValueBool(),
+		EastWestHosts:     hosts,
+		EastWestSelector:  selector,
 	}
 	return intentSpec{
 		Owner: engine.Owner{Kind: "cluster", Name: in.Name, ID: ownerIDOf(m.ID)},
@@ -173,7 +211,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 // knowable reports whether the configuration is known well enough to
 // translate; otherwise objects stay unknown in the plan.
 func (m *clusterResourceModel) knowable() bool {
-	return !anyUnknown(m.Name, m.IstioNamespace, m.MTLSMode, m.DefaultDeny, m.ExposeEastWest, m.EastWestHosts, m.EastWestSelector)
+	return !anyUnknown(m.Name, m.IstioNamespace, m.MTLSMode, m.DefaultDeny, m.DefaultDenyExempt, m.ExposeEastWest, m.EastWestHosts, m.EastWestSelector)
 }
 
 func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

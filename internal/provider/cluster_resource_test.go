@@ -115,6 +115,26 @@ func patchAs(t *testing.T, cluster, name, manager string, pt types.PatchType, bo
 	}
 }
 
+// checkIngressOpen finds, among the cluster's AuthorizationPolicies, the
+// ALLOW-all one that keeps Istio's ingress gateway open under default_deny.
+func checkIngressOpen(t *testing.T, cluster string) error {
+	t.Helper()
+	list, err := dyn(t, cluster).Resource(gvrAuthz).Namespace("istio-system").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, ap := range list.Items {
+		sel, _, _ := unstructured.NestedStringMap(ap.Object, "spec", "selector", "matchLabels")
+		rules, _, _ := unstructured.NestedSlice(ap.Object, "spec", "rules")
+		if sel["istio"] == "ingressgateway" && len(sel) == 1 && len(rules) == 1 {
+			if r, ok := rules[0].(map[string]any); ok && len(r) == 0 {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no AuthorizationPolicy in %s allows every request to istio=ingressgateway (default_deny_exempt)", cluster)
+}
+
 func TestAccMeshCluster_lifecycle(t *testing.T) {
 	var gwVersion string
 	full := meshClusterConfig("east", `  mtls_mode        = "STRICT"
@@ -135,9 +155,9 @@ func TestAccMeshCluster_lifecycle(t *testing.T) {
 						if getObject(t, "east", gvrAuthz, "istio-system", "mesh-default-deny") == nil {
 							return fmt.Errorf("no deny-all AuthorizationPolicy")
 						}
-						return nil
+						return checkIngressOpen(t, "east")
 					},
-					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "3"),
+					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "4"),
 					resource.TestCheckResourceAttr("mesh_cluster.east", "istio_crds_installed", "true"),
 					resource.TestMatchResourceAttr("mesh_cluster.east", "kubernetes_version", regexp.MustCompile(`^v1\.`)),
 					checkInventoryMatches(t, "mesh_cluster.east", "cluster", "east"),
@@ -159,7 +179,7 @@ func TestAccMeshCluster_lifecycle(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkPeerAuth(t, "east", ""),
 					sameResourceVersion(t, "east", &gwVersion),
-					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "2"),
+					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "3"),
 					checkInventoryMatches(t, "mesh_cluster.east", "cluster", "east"),
 				),
 			},

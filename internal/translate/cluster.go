@@ -1,8 +1,13 @@
 package translate
 
 import (
+	"fmt"
+	"hash/fnv"
+	"sort"
+
 	networkingapi "istio.io/api/networking/v1alpha3"
 	securityapi "istio.io/api/security/v1beta1"
+	typev1beta1 "istio.io/api/type/v1beta1"
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 	security "istio.io/client-go/pkg/apis/security/v1"
 )
@@ -16,6 +21,10 @@ type ClusterIntent struct {
 	// MTLSMode is the mesh-wide PeerAuthentication mode; empty emits none.
 	MTLSMode    string `json:"mtlsMode,omitempty"`
 	DefaultDeny bool   `json:"defaultDeny,omitempty"`
+	// DefaultDenyExempt selects, by labels, the workloads DefaultDeny
+	// leaves open to every caller (the ingress gateways); nil means
+	// DefaultDenyExempt, an empty list none.
+	DefaultDenyExempt []map[string]string `json:"defaultDenyExempt,omitempty"`
 	// ExposeEastWest emits the Gateway that lets other networks reach this
 	// cluster's services through its east-west gateway.
 	ExposeEastWest bool `json:"exposeEastWest,omitempty"`
@@ -46,6 +55,16 @@ const (
 // with it.
 var DefaultEastWestHosts = []string{"*.global"}
 
+// DefaultDenyExempt are the workloads default_deny leaves open unless the
+// intent says otherwise: the ingress gateway of Istio's default install.
+// A mesh-wide deny-all applies to gateway workloads too, so without it
+// every public entry point would be closed along with in-mesh calls.
+var DefaultDenyExempt = []map[string]string{{"istio": "ingressgateway"}}
+
+// DefaultDenyExemptPrefix starts the name of the AuthorizationPolicy that
+// keeps one exempt workload selector open.
+const DefaultDenyExemptPrefix = "mesh-default-deny-exempt-"
+
 // DefaultEastWestSelector matches the gateway Istio's multi-network install
 // guide deploys (istio: eastwestgateway).
 var DefaultEastWestSelector = map[string]string{"istio": defaultEastWestLabel}
@@ -74,6 +93,23 @@ func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
 	}
 	if in.DefaultDeny {
 		out = append(out, Object{Cluster: c.Name, Resource: clusterDefaultDeny(ns)})
+		exempt := in.DefaultDenyExempt
+		if exempt == nil {
+			exempt = DefaultDenyExempt
+		}
+		seen := map[string]bool{}
+		for i, sel := range exempt {
+			if len(sel) == 0 {
+				return nil, Errorf(Root("default_deny_exempt").Index(i), "Empty selector",
+					"An exempt workload selector needs at least one label; an empty one would select every workload and undo default_deny.")
+			}
+			ap := clusterDefaultDenyExempt(ns, sel)
+			if seen[ap.Name] {
+				continue
+			}
+			seen[ap.Name] = true
+			out = append(out, Object{Cluster: c.Name, Resource: ap})
+		}
 	}
 	Sort(out)
 	return out, nil
@@ -134,6 +170,33 @@ func clusterDefaultDeny(ns string) *security.AuthorizationPolicy {
 	return &security.AuthorizationPolicy{
 		TypeMeta:   typeMeta(SecurityV1, "AuthorizationPolicy"),
 		ObjectMeta: objectMeta(ns, MeshDefaultDenyName),
+	}
+}
+
+// clusterDefaultDenyExempt allows every request to the workloads selected
+// by sel: an ALLOW policy with one empty rule, in the root namespace, where
+// a selector applies to matching workloads of every namespace. ALLOW
+// policies add up, so it opens exactly those workloads. East-west gateways
+// need none: Istio builds AUTO_PASSTHROUGH filter chains without
+// authorization (pilot/pkg/networking/core/gateway.go).
+func clusterDefaultDenyExempt(ns string, sel map[string]string) *security.AuthorizationPolicy {
+	keys := make([]string, 0, len(sel))
+	for k := range sel {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := fnv.New32a()
+	for _, k := range keys {
+		h.Write([]byte(k + "=" + sel[k] + "\n"))
+	}
+	return &security.AuthorizationPolicy{
+		TypeMeta:   typeMeta(SecurityV1, "AuthorizationPolicy"),
+		ObjectMeta: objectMeta(ns, fmt.Sprintf("%s%08x", DefaultDenyExemptPrefix, h.Sum32())),
+		Spec: securityapi.AuthorizationPolicy{
+			Selector: &typev1beta1.WorkloadSelector{MatchLabels: copyMap(sel)},
+			Action:   securityapi.AuthorizationPolicy_ALLOW,
+			Rules:    []*securityapi.Rule{{}},
+		},
 	}
 }
 
