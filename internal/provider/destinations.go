@@ -16,6 +16,8 @@ import (
 type destinationIndex struct {
 	mu     sync.Mutex
 	byHost map[string]destinationEntry
+	// byVIP names the virtual destination holding each VIP.
+	byVIP map[string]string
 }
 
 type destinationEntry struct {
@@ -28,8 +30,31 @@ type destinationEntry struct {
 
 // remember records a planned virtual destination. Two virtual destinations
 // with one hostname are an error: Istio would keep one of them, silently.
-func (d *destinationIndex) remember(in translate.VirtualDestinationIntent) error {
-	return d.put(in.Hostname, destinationEntry{intent: in, name: in.Name})
+// So are two with one VIP: sidecars would give both one listener, and TCP
+// traffic for one would reach the other. It returns the attribute at fault
+// and a summary with the error.
+func (d *destinationIndex) remember(in translate.VirtualDestinationIntent) (string, string, error) {
+	if err := d.put(in.Hostname, destinationEntry{intent: in, name: in.Name}); err != nil {
+		return "hostname", "Duplicate hostname", err
+	}
+	if in.VIP == "" || translate.IsUnknown(in.VIP) {
+		return "", "", nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byVIP == nil {
+		d.byVIP = map[string]string{}
+	}
+	for vip, name := range d.byVIP {
+		if name == in.Name && vip != in.VIP {
+			delete(d.byVIP, vip) // planned again with another VIP
+		}
+	}
+	if other, ok := d.byVIP[in.VIP]; ok && other != in.Name {
+		return "vip", "Duplicate VIP", fmt.Errorf("virtual destinations %q and %q both get VIP %s; sidecars would give them one listener, and TCP traffic for one would reach the other. Set `vip` on one of them to an unused address (e.g. in 241.0.0.0/8)", other, in.Name, in.VIP)
+	}
+	d.byVIP[in.VIP] = in.Name
+	return "", "", nil
 }
 
 // rememberPending records that the virtual destination name serves

@@ -190,8 +190,10 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 				}),
 			},
 			"vip": schema.StringAttribute{
-				MarkdownDescription: "Stable virtual IP of the hostname in every client cluster, derived from the hostname.",
-				Computed:            true,
+				MarkdownDescription: "Virtual IP of the hostname in every client cluster. Default: derived from the hostname, stable across plans and states, in 241.0.0.0 to 254.255.255.254 (reserved, never routed; Istio allocates from 240.240.0.0/16 itself). " +
+					"Sidecars tell TCP services apart by this address, so two virtual destinations with one VIP fail at plan, naming both; set `vip` on one of them to resolve it.",
+				Optional: true,
+				Computed: true,
 			},
 			"objects": objectsAttribute(),
 		},
@@ -253,12 +255,15 @@ func deref[T any](p *T) T {
 }
 
 func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, diag.Diagnostics) {
+	if m.VIP.IsNull() || m.VIP.IsUnknown() {
+		m.VIP = types.StringValue(translate.VirtualDestinationVIP(m.Hostname))
+	}
 	in := m.intent()
-	m.VIP = types.StringValue(translate.VirtualDestinationVIP(m.Hostname))
+	in.VIP = m.VIP.ValueString()
 	var diags diag.Diagnostics
 	if data != nil {
-		if err := data.Destinations.remember(in); err != nil {
-			addAttrError(&diags, path.Root("hostname"), "Duplicate hostname", err.Error())
+		if at, summary, err := data.Destinations.remember(in); err != nil {
+			addAttrError(&diags, path.Root(at), summary, err.Error())
 		}
 	}
 	return intentSpec{

@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 func vdConfig(backends, clients string) string {
@@ -168,4 +170,42 @@ func TestAccVirtualDestination_planErrors(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Two virtual destinations with one VIP fail at plan, naming both, and
+// nothing is written to any cluster: sidecars would give them one listener.
+func TestAccVirtualDestination_duplicateVIP(t *testing.T) {
+	other := fmt.Sprintf(`
+resource "mesh_virtual_destination" "other" {
+  name     = "other"
+  hostname = "other.global"
+  vip      = %q
+  ports    = [{ number = 9090, protocol = "TCP" }]
+  backends = [{ cluster = "east", namespace = "other", service = "other" }]
+  clients  = { clusters = ["east"] }
+}
+`, translate.VirtualDestinationVIP("user.global"))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy:             checkNothingOwned(t),
+		Steps: []resource.TestStep{{
+			Config:      providerConfig(t, "") + vdConfig(eastBackend, `{ clusters = ["east"] }`) + other,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`Duplicate VIP[\s\S]*virtual destinations "(user|other)" and "(other|user)"[\s\S]*` + regexp.QuoteMeta(translate.VirtualDestinationVIP("user.global"))),
+		}, {
+			// The same configuration with a VIP of its own plans and
+			// applies; before it, nothing was written.
+			PreConfig: func() {
+				if left := liveOwned(t, "", ""); len(left) > 0 {
+					t.Fatalf("the failed plan wrote objects: %v", left)
+				}
+			},
+			Config: providerConfig(t, "") + vdConfig(eastBackend, `{ clusters = ["east"] }`) +
+				strings.Replace(other, translate.VirtualDestinationVIP("user.global"), "241.0.0.7", 1),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("mesh_virtual_destination.other", "vip", "241.0.0.7"),
+				resource.TestCheckResourceAttr("mesh_virtual_destination.user", "vip", translate.VirtualDestinationVIP("user.global")),
+			),
+		}},
+	})
 }

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"regexp"
@@ -30,6 +32,9 @@ type VirtualDestinationIntent struct {
 	// detection.
 	Failover *VirtualDestinationFailover `json:"failover,omitempty"`
 	Clients  VirtualDestinationClients   `json:"clients,omitempty"`
+	// VIP is the hostname's virtual IP in every client cluster; empty
+	// means VirtualDestinationVIP(Hostname).
+	VIP string `json:"vip,omitempty"`
 }
 
 // VirtualDestinationPort is one port of the hostname.
@@ -118,10 +123,6 @@ const (
 	VirtualDestinationPrefix = "vd-"
 	// virtualDestinationBackendSuffix ends the name of backend-side objects.
 	virtualDestinationBackendSuffix = "-backend"
-	// VirtualDestinationVIPRange is where VirtualDestinationVIP allocates:
-	// Class E, next to (not inside) Istio's own auto-allocation range
-	// 240.240.0.0/16.
-	VirtualDestinationVIPRange = "240.241.0.0/16"
 	// ClusterServiceDomain is the DNS suffix of Kubernetes Services.
 	ClusterServiceDomain = "svc.cluster.local"
 )
@@ -241,11 +242,14 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 		namespace: in.Namespace,
 		mode:      FailoverModePriority,
 		outlier:   vdEffectiveOutlier(in.Failover),
-		vip:       VirtualDestinationVIP(in.Hostname),
+		vip:       in.VIP,
 		exportTo:  []string{"*"},
 	}
 	if p.namespace == "" {
 		p.namespace = DefaultIstioNS
+	}
+	if p.vip == "" {
+		p.vip = VirtualDestinationVIP(in.Hostname)
 	}
 	if in.Failover != nil && in.Failover.Mode != "" {
 		p.mode = in.Failover.Mode
@@ -426,16 +430,22 @@ func SubsetName(cluster string) string {
 	return base + suffix
 }
 
-// VirtualDestinationVIP is the stable virtual IP of a hostname: 240.241.a.b
-// with a and b taken from the FNV-1a hash of the hostname, b in 1..254. The
-// same hostname always gets the same address; two hostnames may collide
-// (about 1 in 65,000 per pair), which only matters for TCP ports, where the
-// VIP is the only way a sidecar tells services apart.
+// VirtualDestinationVIP is the stable virtual IP of a hostname: an address
+// of the reserved 240.0.0.0/4 block, never routed, taken from the SHA-256 of
+// the hostname, with a first octet in 241..254 (Istio allocates ServiceEntry
+// addresses itself from 240.240.0.0/16, and 255.255.255.255 is broadcast)
+// and a last one in 1..254. The same hostname always gets the same address,
+// in every plan and every state. Two hostnames collide with a chance of
+// one in 233 million per pair (one in two only past about 18,000
+// destinations); a sidecar tells TCP services apart by VIP alone, so the
+// provider refuses, at plan, two virtual destinations with one VIP (and
+// `vip` sets one by hand).
 func VirtualDestinationVIP(hostname string) string {
-	h := fnv.New32a()
-	h.Write([]byte(hostname))
-	i := h.Sum32() % (256 * 254)
-	return fmt.Sprintf("240.241.%d.%d", i/254, i%254+1)
+	sum := sha256.Sum256([]byte(hostname))
+	const perFirst = 256 * 256 * 254
+	n := binary.BigEndian.Uint64(sum[:8]) % (14 * perFirst)
+	first, rest := n/perFirst, n%perFirst
+	return fmt.Sprintf("%d.%d.%d.%d", 241+first, rest/(256*254), rest/254%256, rest%254+1)
 }
 
 func vdSortedKeys[V any](m map[string]V) []string {

@@ -21,6 +21,9 @@ func ValidateVirtualDestination(in VirtualDestinationIntent) Errors {
 			"Name %q must be a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters): it names the objects %s%s.",
 			in.Name, VirtualDestinationPrefix, in.Name))
 	}
+	if in.VIP != "" && !IsUnknown(in.VIP) {
+		errs.Add(vdValidateVIP(in.VIP))
+	}
 	switch {
 	case !validHostname(in.Hostname):
 		errs.Add(Errorf(Root("hostname"), "Invalid hostname",
@@ -248,3 +251,21 @@ func validDuration(s string) error {
 	}
 	return nil
 }
+
+// vdValidateVIP accepts an explicit VIP: one IP address that no sidecar
+// could mistake for a real destination and that Istio does not hand out
+// itself.
+func vdValidateVIP(vip string) error {
+	ip, err := netip.ParseAddr(vip)
+	switch {
+	case err != nil:
+		return Errorf(Root("vip"), "Invalid VIP", "VIP %q is not an IP address.", vip)
+	case ip.IsLoopback() || ip.IsUnspecified() || ip.IsMulticast():
+		return Errorf(Root("vip"), "Invalid VIP", "VIP %s is a loopback, unspecified or multicast address; pick an unused address, e.g. in 241.0.0.0/8.", vip)
+	case istioAutoAllocated.Contains(ip):
+		return Errorf(Root("vip"), "Invalid VIP", "VIP %s is in 240.240.0.0/16, from which Istio allocates ServiceEntry addresses itself; pick another, e.g. in 241.0.0.0/8.", vip)
+	}
+	return nil
+}
+
+var istioAutoAllocated = netip.MustParsePrefix("240.240.0.0/16")
