@@ -288,7 +288,6 @@ func TestSubsetName(t *testing.T) {
 	}
 }
 
-
 // istioFailoverPriority reimplements how Istio turns failoverPriority
 // entries of the form key=value into an endpoint priority
 // (pilot/pkg/networking/core/loadbalancer: applyFailoverPriorityPerLocality,
