@@ -5,6 +5,8 @@ package provider
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -128,6 +130,12 @@ func clusterAttributes() map[string]schema.Attribute {
 			Optional:            true,
 			Validators:          []validator.String{trustDomainValidator{}},
 		},
+		"istio_version": schema.StringAttribute{
+			MarkdownDescription: "Istio minor version running in the cluster, `1.30` or `1.31` (a patch version such as `1.31.2` is accepted). Default `" + translate.DefaultIstioVersion + "`. " +
+				"The translation avoids or refuses shapes known to break that version at plan, naming the upstream issue; see the supported versions in the provider documentation.",
+			Optional:   true,
+			Validators: []validator.String{stringvalidator.RegexMatches(istioVersionPattern, "must be a supported Istio version: "+strings.Join(translate.SupportedIstioVersions, ", ")+" (optionally with a patch number)")},
+		},
 		"labels": schema.MapAttribute{
 			MarkdownDescription: "Labels of the cluster, matched by `cluster_selector` in placements. Keys and values follow Kubernetes label syntax.",
 			Optional:            true,
@@ -241,3 +249,7 @@ func (p *meshProvider) DataSources(_ context.Context) []func() datasource.DataSo
 }
 
 var clustersPath = path.Root("clusters")
+
+// istioVersionPattern accepts the supported Istio minors, with or without
+// a patch number.
+var istioVersionPattern = regexp.MustCompile(`^1\.(30|31)(\.[0-9]+)?$`)

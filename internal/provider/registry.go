@@ -19,6 +19,7 @@ type clusterModel struct {
 	Region          types.String `tfsdk:"region"`
 	Zone            types.String `tfsdk:"zone"`
 	TrustDomain     types.String `tfsdk:"trust_domain"`
+	IstioVersion    types.String `tfsdk:"istio_version"`
 	Labels          types.Map    `tfsdk:"labels"`
 	EastWestGateway types.Object `tfsdk:"east_west_gateway"`
 }
@@ -82,17 +83,19 @@ func buildRegistry(ctx context.Context, m providerModel) (*translate.Registry, m
 		clusters = append(clusters, translate.Cluster{
 			Name: name, Network: unknownFact(name, "network"), Region: unknownFact(name, "region"),
 			Zone: unknownFact(name, "zone"), TrustDomain: unknownFact(name, "trust_domain"), LabelsUnknown: true,
+			IstioVersion:    unknownFact(name, "istio_version"),
 			EastWestGateway: &translate.Gateway{Address: unknownFact(name, "east_west_gateway"), PortUnknown: true},
 		})
 		conns[name] = kubeclient.Connection{Unknown: true}
 	}
 	for name, c := range known {
 		tc := translate.Cluster{
-			Name:        name,
-			Network:     fact(c.Network, name, "network"),
-			Region:      fact(c.Region, name, "region"),
-			Zone:        fact(c.Zone, name, "zone"),
-			TrustDomain: fact(c.TrustDomain, name, "trust_domain"),
+			Name:         name,
+			Network:      fact(c.Network, name, "network"),
+			Region:       fact(c.Region, name, "region"),
+			Zone:         fact(c.Zone, name, "zone"),
+			TrustDomain:  fact(c.TrustDomain, name, "trust_domain"),
+			IstioVersion: fact(c.IstioVersion, name, "istio_version"),
 		}
 		tc.Labels, tc.LabelsUnknown = stringMap(c.Labels)
 		tc.EastWestGateway = gatewayOf(ctx, c.EastWestGateway, name, &diags)

@@ -80,6 +80,10 @@ func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
 			"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
 			in.Name, reg.namesForError())
 	}
+	if in.ExposeEastWest && in.MTLSMode == "DISABLE" {
+		return nil, Errorf(Root("mtls_mode"), "Plaintext behind the east-west gateway",
+			"mtls_mode = \"DISABLE\" with expose_east_west = true: the east-west gateway passes other clusters' Istio mTLS through (AUTO_PASSTHROUGH) to sidecars that would accept only plaintext, so no cross-cluster call could succeed. Use STRICT or PERMISSIVE, or stop exposing the cluster.")
+	}
 	ns := in.IstioNamespace
 	if ns == "" {
 		ns = DefaultIstioNS

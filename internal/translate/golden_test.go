@@ -28,6 +28,7 @@ type goldenCluster struct {
 	Region          string            `json:"region,omitempty"`
 	Zone            string            `json:"zone,omitempty"`
 	TrustDomain     string            `json:"trustDomain,omitempty"`
+	IstioVersion    string            `json:"istioVersion,omitempty"`
 	Labels          map[string]string `json:"labels,omitempty"`
 	EastWestGateway *Gateway          `json:"eastWestGateway,omitempty"`
 }
@@ -120,7 +121,7 @@ func goldenRegistry(cs []goldenCluster) []Cluster {
 	out := make([]Cluster, len(cs))
 	for i, c := range cs {
 		out[i] = Cluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
-			TrustDomain: c.TrustDomain, Labels: c.Labels, EastWestGateway: c.EastWestGateway}
+			TrustDomain: c.TrustDomain, IstioVersion: c.IstioVersion, Labels: c.Labels, EastWestGateway: c.EastWestGateway}
 	}
 	return out
 }

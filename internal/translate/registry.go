@@ -27,7 +27,10 @@ type Cluster struct {
 	Region      string
 	Zone        string
 	TrustDomain string
-	Labels      map[string]string
+	// IstioVersion is the cluster's Istio minor version ("1.31"); empty
+	// means DefaultIstioVersion.
+	IstioVersion string
+	Labels       map[string]string
 	// LabelsUnknown is set when the labels are not known until apply; any
 	// placement by selector over this cluster is then unknown too.
 	LabelsUnknown bool

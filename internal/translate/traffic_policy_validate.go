@@ -38,6 +38,7 @@ func ValidateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination
 	errs = append(errs, tpValidateOutlierDetection(in.OutlierDetection)...)
 	errs.Add(tpEnum(Root("load_balancer"), "load balancer", in.LoadBalancer, tpLoadBalancers(dest)))
 	errs.Add(tpEnum(Root("tls_mode"), "TLS mode", in.TLSMode, tpTLSModes(dest)))
+	errs.Add(tpValidateCrossClusterTLS(in, dest))
 	errs = append(errs, tpValidateScope(in, dest)...)
 	return errs
 }
@@ -332,6 +333,17 @@ func tpValidateCORS(c *TrafficPolicyCORS) Errors {
 	for i, m := range c.AllowMethods {
 		errs.Add(tpEnum(at.Attr("allow_methods").Index(i), "method", m, tpCORSMethods))
 	}
+	if c.AllowCredentials != nil && *c.AllowCredentials {
+		for i, o := range c.AllowOrigins {
+			if o == "*" {
+				// Browsers refuse credentials with a wildcard origin, and
+				// Istio would answer with the caller's origin instead:
+				// every site could then make credentialed calls.
+				errs.Add(Errorf(at.Attr("allow_origins").Index(i), "Wildcard origin with credentials",
+					"allow_credentials = true with the origin \"*\" would let any web site make credentialed calls (Envoy echoes the caller's origin). List the origins that may send credentials, or set allow_credentials = false."))
+			}
+		}
+	}
 	for _, list := range []struct {
 		attr  string
 		names []string
@@ -413,6 +425,26 @@ func tpLoadBalancers(dest TrafficPolicyDestination) []string {
 		return []string{"LEAST_REQUEST", "RANDOM", "ROUND_ROBIN"}
 	}
 	return []string{"LEAST_REQUEST", "PASSTHROUGH", "RANDOM", "ROUND_ROBIN"}
+}
+
+// tpValidateCrossClusterTLS refuses a TLS mode other than Istio mutual TLS
+// on a service whose traffic the policy sends to other clusters: their
+// east-west gateways route by the SNI of Istio's mTLS (AUTO_PASSTHROUGH)
+// and Istio drops plaintext endpoints on other networks, so the traffic
+// would fail at the gateway or never leave.
+func tpValidateCrossClusterTLS(in TrafficPolicyIntent, dest TrafficPolicyDestination) error {
+	if dest.VirtualDestination != "" || in.TLSMode == "" || in.TLSMode == "ISTIO_MUTUAL" {
+		return nil
+	}
+	cross := in.Mirror != nil && in.Mirror.Cluster != ""
+	for _, e := range in.TrafficShift {
+		cross = cross || e.Cluster != ""
+	}
+	if !cross {
+		return nil
+	}
+	return Errorf(Root("tls_mode"), "TLS mode breaks cross-cluster routing",
+		"tls_mode %q with traffic_shift or mirror to another cluster: east-west gateways route only Istio mutual TLS (by its SNI), so requests to another cluster would fail. Use tls_mode = \"ISTIO_MUTUAL\" (or leave it unset), or keep the traffic in its cluster.", in.TLSMode)
 }
 
 func tpTLSModes(dest TrafficPolicyDestination) []string {

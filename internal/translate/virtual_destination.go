@@ -295,6 +295,7 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 		}
 		vdRankTargets(v)
 		v.subsets = vdSubsetOrders(v, p.mode)
+		errs.Add(vdCheckIstioVersion(p, v))
 	}
 	for i, b := range in.Backends {
 		at := Root("backends").Index(i)
