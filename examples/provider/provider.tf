@@ -50,7 +50,10 @@ provider "mesh" {
       network      = "net-onprem"
       region       = "dc1"
       trust_domain = "onprem.mesh"
-      labels       = { cloud = "onprem", env = "prod" }
+      # Still on the previous Istio minor: plan refuses shapes that
+      # version cannot take (istio_version defaults to the newest).
+      istio_version = "1.30"
+      labels        = { cloud = "onprem", env = "prod" }
       east_west_gateway = {
         address = "ew.dc1.example.com"
       }
