@@ -2,6 +2,9 @@ package translate
 
 import (
 	"strings"
+
+	networkingapi "istio.io/api/networking/v1alpha3"
+	networking "istio.io/client-go/pkg/apis/networking/v1"
 )
 
 // SupportedIstioVersions are the Istio minor versions the translation is
@@ -34,20 +37,53 @@ func (c *Cluster) IstioMinor() string {
 // istio130 reports whether the cluster runs Istio 1.30.
 func (c *Cluster) istio130() bool { return c.IstioMinor() == "1.30" }
 
-// vdCheckIstioVersion refuses, for one client cluster, a virtual
-// destination shape that its Istio version cannot take.
+// CheckIstioVersionShapes refuses objects that a cluster's Istio version is
+// known to break, naming the upstream issue. It runs on the translator's
+// output, so a shape is caught whichever intent produced it.
 //
-// Locality failover puts each endpoint in its cluster's locality, and the
-// per-cluster subsets order endpoints with failoverPriority. istiod 1.30
-// crash-loops on a DNS-resolved ServiceEntry whose endpoints span more than
-// one locality when a DestinationRule on it sets failoverPriority
-// (istio/istio#61857, fixed in 1.31). Priority failover keeps every
-// endpoint in one locality, so it is safe there.
-func vdCheckIstioVersion(p *vdPlan, v *vdView) error {
-	if p.mode != FailoverModeLocality || !v.cluster.istio130() || len(v.targets) < 2 {
-		return nil
+// Istio 1.30: istiod crash-loops on a DNS-resolved ServiceEntry whose
+// endpoints span more than one locality when a DestinationRule for its host
+// sets failoverPriority (istio/istio#61857, fixed in 1.31). The virtual
+// destination translation never writes endpoint localities (locality
+// failover is written as failoverPriority ranks), so this guards the
+// translation rather than the user's input.
+func CheckIstioVersionShapes(objs []Object, reg *Registry) error {
+	type hostKey struct{ cluster, host string }
+	localities := map[hostKey]map[string]bool{}
+	failoverPriority := map[hostKey]bool{}
+	for _, o := range objs {
+		c := reg.Cluster(o.Cluster)
+		if c == nil || !c.istio130() {
+			continue
+		}
+		switch r := o.Resource.(type) {
+		case *networking.ServiceEntry:
+			if r.Spec.Resolution != networkingapi.ServiceEntry_DNS {
+				continue
+			}
+			for _, h := range r.Spec.Hosts {
+				k := hostKey{o.Cluster, h}
+				if localities[k] == nil {
+					localities[k] = map[string]bool{}
+				}
+				for _, ep := range r.Spec.Endpoints {
+					localities[k][ep.Locality] = true
+				}
+			}
+		case *networking.DestinationRule:
+			k := hostKey{o.Cluster, r.Spec.Host}
+			failoverPriority[k] = failoverPriority[k] || len(r.Spec.GetTrafficPolicy().GetLoadBalancer().GetLocalityLbSetting().GetFailoverPriority()) > 0
+			for _, sub := range r.Spec.Subsets {
+				failoverPriority[k] = failoverPriority[k] || len(sub.GetTrafficPolicy().GetLoadBalancer().GetLocalityLbSetting().GetFailoverPriority()) > 0
+			}
+		}
 	}
-	return Errorf(Root("failover").Attr("mode"), "Shape not supported by Istio 1.30",
-		"Client cluster %q runs Istio 1.30 (istio_version %q), whose istiod crash-loops on a DNS ServiceEntry spanning several localities with a failoverPriority DestinationRule (istio/istio#61857), the shape locality failover writes for %s. Use failover mode \"priority\" (the default), or upgrade the cluster to Istio 1.31 and set its istio_version.",
-		v.cluster.Name, v.cluster.IstioVersion, p.in.Hostname)
+	for k, locs := range localities {
+		if len(locs) > 1 && failoverPriority[k] {
+			return Errorf(Root("failover"), "Shape not supported by Istio 1.30",
+				"Cluster %q runs Istio 1.30 (istio_version %q), whose istiod crash-loops on a DNS ServiceEntry for %s with endpoints in several localities and a DestinationRule that sets failoverPriority (istio/istio#61857). Upgrade the cluster to Istio 1.31 and set its istio_version.",
+				k.cluster, reg.Cluster(k.cluster).IstioVersion, k.host)
+		}
+	}
+	return nil
 }

@@ -153,6 +153,9 @@ func TranslateVirtualDestination(in VirtualDestinationIntent, reg *Registry) ([]
 		out = append(out, vdDestinationRules(p, v)...)
 	}
 	Sort(out)
+	if err := CheckIstioVersionShapes(out, reg); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -186,6 +189,11 @@ type vdView struct {
 	// subsets: the failover order inside each backend cluster's subset
 	// (vdSubsetOrders), in target order.
 	subsets []vdSubsetOrder
+	// rankUnknown, when set, is an Unknown placeholder that stands for the
+	// rank labels' value "true": the ranks depend on a region or zone not
+	// known before apply (locality mode), so these objects are planned as
+	// known after apply.
+	rankUnknown string
 	// serves: the local backend that clients in other clusters reach; the
 	// cluster then gets the backend-side objects.
 	serves *VirtualDestinationBackend
@@ -293,9 +301,8 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 				"Every backend is excluded for client cluster %q, so it could not reach %s. Remove the cluster from clients or narrow the backends' exclude_for.",
 				c, in.Hostname))
 		}
-		vdRankTargets(v)
-		v.subsets = vdSubsetOrders(v, p.mode)
-		errs.Add(vdCheckIstioVersion(p, v))
+		vdRankTargets(v, p.mode)
+		v.subsets = vdSubsetOrders(v)
 	}
 	for i, b := range in.Backends {
 		at := Root("backends").Index(i)
@@ -336,19 +343,34 @@ func vdCheckEastWestGateway(c *Cluster, client string, at Path) error {
 	return nil
 }
 
-// vdRankTargets orders a client's targets by priority, then cluster, and
-// numbers the distinct priorities 0, 1, ... as ranks.
-func vdRankTargets(v *vdView) {
-	sort.SliceStable(v.targets, func(i, j int) bool {
-		a, b := v.targets[i].backend, v.targets[j].backend
-		if a.Priority != b.Priority {
-			return a.Priority < b.Priority
+// vdRankTargets orders a client's targets by rank and numbers the distinct
+// ranks 0, 1, ... . In priority mode a target's rank is its backend's
+// priority; in locality mode, its distance from the client (vdLocalityTier).
+// Within a rank, targets are ordered by priority, then cluster.
+func vdRankTargets(v *vdView, mode string) {
+	key := func(t vdTarget) int64 { return t.backend.Priority }
+	if mode == FailoverModeLocality {
+		for _, c := range append([]*Cluster{v.cluster}, vdTargetClusters(v)...) {
+			if IsUnknown(c.Region) || IsUnknown(c.Zone) {
+				v.rankUnknown = Unknown(c.Name + ".locality")
+			}
 		}
-		return a.Cluster < b.Cluster
+		to := vdLocalityFailoverRegion(v)
+		key = func(t vdTarget) int64 { return int64(vdLocalityTier(v.cluster, t.cluster, to)) }
+	}
+	sort.SliceStable(v.targets, func(i, j int) bool {
+		a, b := v.targets[i], v.targets[j]
+		if ka, kb := key(a), key(b); ka != kb {
+			return ka < kb
+		}
+		if a.backend.Priority != b.backend.Priority {
+			return a.backend.Priority < b.backend.Priority
+		}
+		return a.backend.Cluster < b.backend.Cluster
 	})
 	v.tiers = 0
 	for i := range v.targets {
-		if i > 0 && v.targets[i].backend.Priority != v.targets[i-1].backend.Priority {
+		if i > 0 && key(v.targets[i]) != key(v.targets[i-1]) {
 			v.tiers++
 		}
 		v.targets[i].rank = v.tiers
@@ -356,6 +378,68 @@ func vdRankTargets(v *vdView) {
 	if len(v.targets) > 0 {
 		v.tiers++
 	}
+}
+
+func vdTargetClusters(v *vdView) []*Cluster {
+	out := make([]*Cluster, 0, len(v.targets))
+	for _, t := range v.targets {
+		out = append(out, t.cluster)
+	}
+	return out
+}
+
+// rankMark is the value of the rank labels: "true", or a placeholder when
+// the ranks are not known yet.
+func (v *vdView) rankMark() string {
+	if v.rankUnknown != "" {
+		return v.rankUnknown
+	}
+	return "true"
+}
+
+// vdLocalityTier is how close a backend cluster is to a client cluster in
+// locality mode, by the registry's region and zone: 0 same zone, 1 same
+// region, 2 the region traffic leaves to (vdLocalityFailoverRegion), 3 any
+// other. That is the order of Istio's locality load balancing with one
+// failover entry (from the client's region to that region), written as
+// failoverPriority ranks like priority mode: a client cluster is one
+// locality, and ServiceEntry endpoints that span several localities are
+// what istiod mishandles for DNS clusters (it applies failoverPriority to
+// the first locality group only, pilot/pkg/networking/core/cluster.go, and
+// istiod 1.30 crash-loops on it, istio/istio#61857), so no endpoint carries
+// a locality.
+func vdLocalityTier(client, backend *Cluster, to string) int {
+	switch {
+	case backend.Region == client.Region && backend.Zone == client.Zone:
+		return 0
+	case backend.Region == client.Region:
+		return 1
+	case to != "" && backend.Region == to:
+		return 2
+	default:
+		return 3
+	}
+}
+
+// vdLocalityFailoverRegion is where traffic leaving a client's region goes
+// first: the region of the lowest-priority visible backend outside it
+// (ties: cluster name). Empty when there is none.
+func vdLocalityFailoverRegion(v *vdView) string {
+	var best *vdTarget
+	for i := range v.targets {
+		t := &v.targets[i]
+		if t.cluster.Region == v.cluster.Region {
+			continue
+		}
+		if best == nil || t.backend.Priority < best.backend.Priority ||
+			t.backend.Priority == best.backend.Priority && t.backend.Cluster < best.backend.Cluster {
+			best = t
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.cluster.Region
 }
 
 // vdEffectiveOutlier fills unset fields from the defaults. The input is

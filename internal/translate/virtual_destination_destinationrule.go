@@ -29,12 +29,7 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
 	vdApplyMutualTLS(tp)
 	vdApplyOutlierDetection(tp, p.outlier)
-	switch p.mode {
-	case FailoverModeLocality:
-		vdApplyLocalityFailover(tp, v)
-	default:
-		vdApplyPriorityFailover(tp, v)
-	}
+	vdApplyPriorityFailover(tp, v)
 	return &networking.DestinationRule{
 		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
 		ObjectMeta: objectMeta(p.namespace, VirtualDestinationObjectName(p.in.Name)),
@@ -121,35 +116,19 @@ func vdApplyPriorityFailover(tp *networkingapi.TrafficPolicy, v *vdView) {
 		lb.Enabled = wrapperspb.Bool(false)
 	} else {
 		lb.Enabled = wrapperspb.Bool(true)
-		lb.FailoverPriority = vdFailoverPriority(v.tiers)
+		lb.FailoverPriority = vdFailoverPriority(v.tiers, v.rankMark())
 	}
 	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 }
 
-// vdFailoverPriority is the failoverPriority list for tiers ranks.
-func vdFailoverPriority(tiers int) []string {
+// vdFailoverPriority is the failoverPriority list for tiers ranks; mark is
+// the labels' value (rankMark).
+func vdFailoverPriority(tiers int, mark string) []string {
 	var out []string
 	for t := tiers - 2; t >= 0; t-- {
-		out = append(out, FailoverRankLabelPrefix+strconv.Itoa(t)+"=true")
+		out = append(out, FailoverRankLabelPrefix+strconv.Itoa(t)+"="+mark)
 	}
 	return out
-}
-
-// vdApplyLocalityFailover enables Istio's locality load balancing: same
-// zone first, then same region, then other regions. When the client
-// cluster's region is known, traffic leaving it goes first to the region of
-// the lowest-priority backend outside it (failover from -> to).
-func vdApplyLocalityFailover(tp *networkingapi.TrafficPolicy, v *vdView) {
-	lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true)}
-	if from := v.cluster.Region; from != "" {
-		for _, t := range v.targets { // ordered by priority, then cluster
-			if to := t.cluster.Region; to != "" && to != from {
-				lb.Failover = []*networkingapi.LocalityLoadBalancerSetting_Failover{{From: from, To: to}}
-				break
-			}
-		}
-	}
-	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 }
 
 // vdClientSubsets has one subset per backend cluster, named
@@ -166,7 +145,7 @@ func vdClientSubsets(p *vdPlan, v *vdView) []*networkingapi.Subset {
 	for _, o := range v.subsets {
 		lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(false)}
 		if o.tiers > 1 {
-			lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true), FailoverPriority: o.failoverPriority()}
+			lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true), FailoverPriority: o.failoverPriority(v.rankMark())}
 		}
 		out = append(out, &networkingapi.Subset{
 			Name:          SubsetName(o.cluster),
@@ -188,32 +167,30 @@ type vdSubsetOrder struct {
 	tiers       int
 }
 
-func (o vdSubsetOrder) failoverPriority() []string {
+func (o vdSubsetOrder) failoverPriority(mark string) []string {
 	var out []string
 	for t := o.tiers - 2; t >= 0; t-- {
-		out = append(out, o.labelPrefix+strconv.Itoa(t)+"=true")
+		out = append(out, o.labelPrefix+strconv.Itoa(t)+"="+mark)
 	}
 	return out
 }
 
 // rankLabels are the labels an endpoint of cluster needs for this order.
-func (o vdSubsetOrder) rankLabels(cluster string, into map[string]string) {
+func (o vdSubsetOrder) rankLabels(cluster, mark string, into map[string]string) {
 	for t := o.rank[cluster]; t < o.tiers-1; t++ {
-		into[o.labelPrefix+strconv.Itoa(t)] = "true"
+		into[o.labelPrefix+strconv.Itoa(t)] = mark
 	}
 }
 
 // vdSubsetOrders computes, for every target cluster, the order inside its
-// subset. In priority mode it is the cluster, then the destination's
-// priorities without it; in locality mode, the cluster, then every other
-// backend together (locality load balancing has no order among them to
-// keep). A cluster that is already alone in the destination's first rank
-// reuses the destination's labels.
-func vdSubsetOrders(v *vdView, mode string) []vdSubsetOrder {
+// subset: the cluster, then the destination's ranks without it. A cluster
+// that is already alone in the destination's first rank reuses the
+// destination's labels.
+func vdSubsetOrders(v *vdView) []vdSubsetOrder {
 	out := make([]vdSubsetOrder, 0, len(v.targets))
 	for i, x := range v.targets {
 		o := vdSubsetOrder{cluster: x.backend.Cluster, rank: map[string]int{}}
-		if mode == FailoverModePriority && i == 0 && (len(v.targets) == 1 || v.targets[1].rank > 0) {
+		if i == 0 && (len(v.targets) == 1 || v.targets[1].rank > 0) {
 			o.labelPrefix, o.tiers = FailoverRankLabelPrefix, v.tiers
 			for _, t := range v.targets {
 				o.rank[t.backend.Cluster] = t.rank
@@ -227,7 +204,7 @@ func vdSubsetOrders(v *vdView, mode string) []vdSubsetOrder {
 			if t.backend.Cluster == x.backend.Cluster {
 				continue
 			}
-			if mode == FailoverModePriority && t.rank != last || o.tiers == 1 {
+			if t.rank != last {
 				o.tiers++
 				last = t.rank
 			}

@@ -86,22 +86,17 @@ func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
 			ep.Ports[vdPortName(sp)] = port
 		}
 	}
-	if p.mode == FailoverModeLocality {
-		ep.Locality = t.cluster.Locality()
-	}
 	if t.backend.Weight != nil {
 		ep.Weight = uint32(*t.backend.Weight)
 	}
-	if p.mode == FailoverModePriority {
-		// Rank r carries rank-le-t for every t in r..tiers-2; see
-		// vdFailoverPriority.
-		for tier := t.rank; tier < v.tiers-1; tier++ {
-			ep.Labels[FailoverRankLabelPrefix+strconv.Itoa(tier)] = "true"
-		}
+	// Rank r carries rank-le-t for every t in r..tiers-2; see
+	// vdFailoverPriority.
+	for tier := t.rank; tier < v.tiers-1; tier++ {
+		ep.Labels[FailoverRankLabelPrefix+strconv.Itoa(tier)] = v.rankMark()
 	}
 	// The same, for the order inside each cluster's subset.
 	for _, o := range v.subsets {
-		o.rankLabels(t.backend.Cluster, ep.Labels)
+		o.rankLabels(t.backend.Cluster, v.rankMark(), ep.Labels)
 	}
 	return ep
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	networkingapi "istio.io/api/networking/v1alpha3"
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -334,40 +333,71 @@ func TestVDPriorityFailoverRanks(t *testing.T) {
 	}
 }
 
-func TestVDLocalityFailoverTarget(t *testing.T) {
-	mk := func(name, region string, prio int64) vdTarget {
-		return vdTarget{backend: &VirtualDestinationBackend{Cluster: name, Priority: prio}, cluster: &Cluster{Name: name, Region: region}}
+// Locality mode ranks backends by distance from the client: same zone,
+// same region, the region of the lowest-priority backend outside the
+// client's region, then the rest.
+func TestVDLocalityRanks(t *testing.T) {
+	mk := func(name, region, zone string, prio int64) vdTarget {
+		return vdTarget{backend: &VirtualDestinationBackend{Cluster: name, Priority: prio}, cluster: &Cluster{Name: name, Region: region, Zone: zone}}
 	}
-	tests := []struct {
-		name     string
-		region   string
-		targets  []vdTarget // already ranked
-		from, to string
-	}{
-		{"lowest priority outside the region", "us-east-1",
-			[]vdTarget{mk("east", "us-east-1", 0), mk("east2", "us-east-1", 1), mk("west", "us-west-2", 2), mk("eu", "eu-west-1", 3)},
-			"us-east-1", "us-west-2"},
-		{"client without region", "", []vdTarget{mk("east", "us-east-1", 0)}, "", ""},
-		{"every backend in the client's region", "us-east-1", []vdTarget{mk("east", "us-east-1", 0)}, "", ""},
+	client := &Cluster{Name: "c", Region: "us-east-1", Zone: "us-east-1a"}
+	v := &vdView{cluster: client, targets: []vdTarget{
+		mk("eu", "eu-west-1", "", 1),
+		mk("west", "us-west-2", "", 2),
+		mk("east-b", "us-east-1", "us-east-1b", 5),
+		mk("east-a", "us-east-1", "us-east-1a", 9),
+		mk("asia", "ap-south-1", "", 1),
+	}}
+	vdRankTargets(v, FailoverModeLocality)
+	var got []string
+	for _, tg := range v.targets {
+		got = append(got, fmt.Sprintf("%s:%d", tg.backend.Cluster, tg.rank))
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tp := &networkingapi.TrafficPolicy{}
-			vdApplyLocalityFailover(tp, &vdView{cluster: &Cluster{Name: "c", Region: tt.region}, targets: tt.targets})
-			lb := tp.GetLoadBalancer().GetLocalityLbSetting()
-			if !lb.GetEnabled().GetValue() {
-				t.Error("locality LB not enabled")
+	// asia and eu both have priority 1 outside the region; asia wins the
+	// tie by name, so ap-south-1 is the failover region.
+	want := "east-a:0 east-b:1 asia:2 eu:3 west:3"
+	if strings.Join(got, " ") != want {
+		t.Errorf("ranks %s, want %s", strings.Join(got, " "), want)
+	}
+	if v.tiers != 4 {
+		t.Errorf("tiers %d, want 4", v.tiers)
+	}
+}
+
+// Inside each cluster's subset, Istio's failoverPriority rule (replayed by
+// istioFailoverPriority) puts that cluster first and the others in the
+// destination's order after it.
+func TestVDSubsetFailoverOrder(t *testing.T) {
+	p := &vdPlan{mode: FailoverModePriority}
+	mk := func(name string, prio int64) vdTarget {
+		return vdTarget{backend: &VirtualDestinationBackend{Cluster: name, Namespace: "ns", Service: "svc", Priority: prio}, cluster: &Cluster{Name: name}, local: true}
+	}
+	v := &vdView{cluster: &Cluster{Name: "a"}, targets: []vdTarget{mk("a", 0), mk("b", 1), mk("c", 1), mk("d", 2)}}
+	vdRankTargets(v, FailoverModePriority)
+	v.subsets = vdSubsetOrders(v)
+	want := map[string]map[string]int{
+		"a": {"a": 0, "b": 1, "c": 1, "d": 2},
+		"b": {"b": 0, "a": 1, "c": 2, "d": 3},
+		"c": {"c": 0, "a": 1, "b": 2, "d": 3},
+		"d": {"d": 0, "a": 1, "b": 2, "c": 2},
+	}
+	subsets := vdClientSubsets(p, v)
+	if len(subsets) != 4 {
+		t.Fatalf("%d subsets, want 4", len(subsets))
+	}
+	for _, sub := range subsets {
+		if len(sub.Labels) != 0 {
+			t.Errorf("subset %s selects labels %v; it must hold every endpoint", sub.Name, sub.Labels)
+		}
+		fp := sub.GetTrafficPolicy().GetLoadBalancer().GetLocalityLbSetting().GetFailoverPriority()
+		for _, tg := range v.targets {
+			ep := vdEndpoint(p, v, tg)
+			got := istioFailoverPriority(fp, ep.Labels)
+			// Istio compacts priorities (no gaps), as want does.
+			if got != want[sub.Name][tg.backend.Cluster] {
+				t.Errorf("subset %s: endpoint of %s gets priority %d, want %d (labels %v)", sub.Name, tg.backend.Cluster, got, want[sub.Name][tg.backend.Cluster], ep.Labels)
 			}
-			var from, to string
-			if f := lb.GetFailover(); len(f) == 1 {
-				from, to = f[0].From, f[0].To
-			} else if len(f) > 1 {
-				t.Fatalf("want at most one failover entry, got %v", f)
-			}
-			if from != tt.from || to != tt.to {
-				t.Errorf("failover %q -> %q, want %q -> %q", from, to, tt.from, tt.to)
-			}
-		})
+		}
 	}
 }
 
