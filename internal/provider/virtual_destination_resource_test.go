@@ -122,8 +122,10 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 			},
 			{
 				// A new backend cluster: it gets the backend objects, the
-				// client's ServiceEntry and DestinationRule change, onprem's
-				// objects do not.
+				// client's ServiceEntry and DestinationRule change, and so
+				// does onprem's backend DestinationRule, which names every
+				// backend's subset (a request for west's subset may fail
+				// over to onprem); onprem's ServiceEntry does not change.
 				Config: providerConfig(t, "") + vdConfig(eastBackend+"\n"+onpremBackend+"\n"+westBackend, clientsEast),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					snapshotVersions(t, "virtual-destination", "user", v3),
@@ -131,6 +133,7 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 						return changedExactly(v2, v3,
 							"east/ServiceEntry/istio-system/vd-user", "east/DestinationRule/istio-system/vd-user",
 							"west/ServiceEntry/users/vd-user-backend", "west/DestinationRule/users/vd-user-backend",
+							"onprem/DestinationRule/users/vd-user-backend",
 							"east/ConfigMap/istio-system/vd-user", "west/ConfigMap/istio-system/vd-user", "onprem/ConfigMap/istio-system/vd-user")(s)
 					},
 					checkServiceEntryEndpoints(t, "east", "user.users.svc.cluster.local", "ew.onprem.example.com", "203.0.113.20"),
