@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the kube-apiserver and etcd binaries used by the local mesh
-# (internal/localmesh, cmd/local-mesh) from their pinned Go modules
-# (tools/apiserver, tools/etcd) and copies Istio's CRDs next to them.
+# Builds the kube-apiserver, etcd and Istio validation webhook binaries used
+# by the local mesh (internal/localmesh, cmd/local-mesh) from their pinned Go
+# modules (tools/apiserver, tools/etcd, tools/istio) and copies Istio's CRDs
+# next to them.
 #
 # The binaries land in a cache directory keyed by their versions and are only
 # built when missing, so a second run is instant. The directory is printed as
@@ -46,7 +47,7 @@ build() {
 		echo "$name: up to date" >&2
 		return
 	fi
-	echo "$name: building $pkg (cold: ~4 min for kube-apiserver, ~30 s for etcd)" >&2
+	echo "$name: building $pkg (cold, on two cores: ~4 min for kube-apiserver, ~30 s for etcd, ~10 min for istio-webhook)" >&2
 	local start=$SECONDS
 	go -C "$moddir" build -trimpath "$@" -o "$dir/$name.tmp" "$pkg"
 	mv "$dir/$name.tmp" "$dir/$name"
@@ -61,6 +62,17 @@ vpkg=k8s.io/component-base/version
 build kube-apiserver "$root/tools/apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
 	-ldflags "-X $vpkg.gitVersion=$k8s_version -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean"
 build etcd "$root/tools/etcd" github.com/mesh-intent/terraform-provider-mesh/tools/etcd
+
+# Istio's validation webhook, from the istio.io/istio that tools/istio pins
+# (the same code as the simulation and analysis oracles). Its version is
+# stamped next to it, so a new pin rebuilds it without touching the API
+# server. Cold, it compiles much of istiod: several minutes on two cores.
+istio_version=$(modversion "$root/tools/istio" istio.io/istio)
+if [[ "$(cat "$dir/istio-webhook.version" 2>/dev/null)" != "$istio_version" ]]; then
+	rm -f "$dir/istio-webhook"
+fi
+build istio-webhook "$root/tools/istio" ./webhook
+echo "$istio_version" > "$dir/istio-webhook.version"
 
 # The Istio CRDs come from the istio.io/api version the provider requires.
 # They are cheap to copy, so refresh them whenever that version changes.

@@ -2,9 +2,9 @@
 // and acceptance tests (DESIGN.md section 5).
 //
 // Each cluster is one kube-apiserver with its own etcd, started through
-// controller-runtime's envtest, with Istio's CRDs installed and an
-// istio-system namespace, which is what an Istio installation provides to
-// configuration tools. The binaries and the CRD file come from a directory
+// controller-runtime's envtest, with Istio's CRDs installed, an
+// istio-system namespace and Istio's validating webhook (webhook.go), which
+// is what an Istio installation provides to configuration tools. The binaries and the CRD file come from a directory
 // prepared by tools/build-binaries.sh (usually passed as $LOCAL_MESH_BIN).
 //
 // There is no controller manager: namespaces that are deleted stay
@@ -63,7 +63,7 @@ type Options struct {
 	// etcd still using Dir, so two meshes must not share one. If empty, a
 	// temporary directory is used and removed by Stop.
 	Dir string
-	// BinDir holds kube-apiserver, etcd and istio-crds.yaml as built by
+	// BinDir holds kube-apiserver, etcd, istio-webhook and istio-crds.yaml as built by
 	// tools/build-binaries.sh. Defaults to $LOCAL_MESH_BIN.
 	BinDir string
 }
@@ -75,6 +75,7 @@ type Mesh struct {
 	ownsDir  bool
 	names    []string
 	clusters map[string]*cluster
+	webhook  *webhook
 }
 
 // cluster is one API server with its etcd.
@@ -124,13 +125,16 @@ func Start(ctx context.Context, opts Options) (*Mesh, error) {
 	if _, err := KillLeftovers(m.dir); err != nil {
 		return nil, err
 	}
+	if m.webhook, err = startWebhook(ctx, filepath.Join(m.dir, "webhook"), binDir); err != nil {
+		return nil, errors.Join(err, m.Stop())
+	}
 
 	var wg sync.WaitGroup
 	errs := make([]error, len(names))
 	for i, name := range names {
 		c := &cluster{name: name}
 		m.clusters[name] = c
-		wg.Go(func() { errs[i] = c.start(ctx, filepath.Join(m.dir, name), binDir) })
+		wg.Go(func() { errs[i] = c.start(ctx, filepath.Join(m.dir, name), binDir, m.webhook) })
 	}
 	wg.Wait()
 	err = errors.Join(errs...)
@@ -154,7 +158,7 @@ func CheckBinaries(binDir string) (string, error) {
 	if binDir == "" {
 		return "", fmt.Errorf("localmesh: no binary directory given and %s is not set: %s", EnvBinDir, hint)
 	}
-	for _, f := range []string{"kube-apiserver", "etcd", CRDFile} {
+	for _, f := range []string{"kube-apiserver", "etcd", WebhookBinary, CRDFile} {
 		if _, err := os.Stat(filepath.Join(binDir, f)); err != nil {
 			return "", fmt.Errorf("localmesh: %s is missing from %s: %s", f, binDir, hint)
 		}
@@ -162,8 +166,9 @@ func CheckBinaries(binDir string) (string, error) {
 	return filepath.Abs(binDir)
 }
 
-// start brings up a fresh cluster whose state lives in dir.
-func (c *cluster) start(ctx context.Context, dir, binDir string) error {
+// start brings up a fresh cluster whose state lives in dir, with Istio's
+// validation webhook w in front of it.
+func (c *cluster) start(ctx context.Context, dir, binDir string, w *webhook) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -218,6 +223,9 @@ func (c *cluster) start(ctx context.Context, dir, binDir string) error {
 	if err := ensureNamespace(ctx, cs, IstioNamespace); err != nil {
 		return fmt.Errorf("localmesh: cluster %s: %w", c.name, err)
 	}
+	if err := w.register(ctx, c.admin); err != nil {
+		return fmt.Errorf("localmesh: cluster %s: %w", c.name, err)
+	}
 	return nil
 }
 
@@ -260,6 +268,7 @@ func (m *Mesh) Stop() error {
 	for err := range errs {
 		all = append(all, err)
 	}
+	m.webhook.stop()
 	// envtest kills a process that outlives its stop timeout; make sure
 	// nothing is left behind in any case.
 	if _, err := KillLeftovers(m.dir); err != nil {

@@ -2,6 +2,7 @@ package localmesh
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,33 @@ func TestLocalMesh(t *testing.T) {
 	}
 	t.Logf("invalid VirtualService rejected: %v", err)
 
+	// Istio's own validation stands in front of every cluster: what the
+	// CRD schema lets through but istiod would refuse is refused with
+	// Istio's message, and valid Istio objects are admitted.
+	drGVR := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"}
+	for _, c := range m.Clusters() {
+		d := dyn(t, m.RESTConfig(c))
+		noRoutes := virtualService("no-routes", []any{"reviews"})
+		delete(noRoutes.Object["spec"].(map[string]any), "http")
+		_, err := d.Resource(vsGVR).Namespace("default").Create(ctx, noRoutes, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), "http, tcp or tls must be provided in virtual service") {
+			t.Errorf("%s: VirtualService without routes: got %v, want Istio's refusal", c, err)
+		}
+		noHost := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+			"metadata": map[string]any{"name": "no-host", "namespace": "default"},
+			"spec":     map[string]any{"host": "", "trafficPolicy": map[string]any{"tls": map[string]any{"mode": "ISTIO_MUTUAL"}}},
+		}}
+		_, err = d.Resource(drGVR).Namespace("default").Create(ctx, noHost, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), "denied the request") || !strings.Contains(err.Error(), "domain") {
+			t.Errorf("%s: DestinationRule without host: got %v, want Istio's refusal", c, err)
+		}
+		t.Logf("%s: %v", c, err)
+		if _, err := d.Resource(vsGVR).Namespace("default").Create(ctx, virtualService("valid", []any{"ratings"}), metav1.CreateOptions{}); err != nil {
+			t.Errorf("%s: a valid VirtualService is refused: %v", c, err)
+		}
+	}
+
 	// The kubeconfig has a working context per cluster.
 	for _, c := range m.Clusters() {
 		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
@@ -157,6 +185,7 @@ func TestLocalMesh(t *testing.T) {
 	if err := m.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	// (the webhook has a --cert-dir under dir too)
 	if pids := append(leftoverPIDs("--cert-dir="+dir+"/"), leftoverPIDs("--data-dir="+dir+"/")...); len(pids) > 0 {
 		t.Fatalf("processes left after Stop: %v", pids)
 	}
