@@ -48,6 +48,7 @@ type execModel struct {
 type gatewayModel struct {
 	Address types.String `tfsdk:"address"`
 	Port    types.Int64  `tfsdk:"port"`
+	Hosts   types.List   `tfsdk:"hosts"`
 }
 
 // clusterModels decodes the clusters map; clusters whose whole object is
@@ -162,6 +163,10 @@ func gatewayOf(ctx context.Context, o types.Object, cluster string, diags *diag.
 		out.PortUnknown = true
 	case !g.Port.IsNull():
 		out.Port = uint32(g.Port.ValueInt64())
+	}
+	if !g.Hosts.IsNull() {
+		hosts, unknown := stringList(g.Hosts)
+		out.Hosts, out.HostsUnknown = hosts, unknown
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
+	"strings"
 
 	networkingapi "istio.io/api/networking/v1alpha3"
 	securityapi "istio.io/api/security/v1beta1"
@@ -84,6 +85,15 @@ func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
 		return nil, Errorf(Root("mtls_mode"), "Plaintext behind the east-west gateway",
 			"mtls_mode = \"DISABLE\" with expose_east_west = true: the east-west gateway passes other clusters' Istio mTLS through (AUTO_PASSTHROUGH) to sidecars that would accept only plaintext, so no cross-cluster call could succeed. Use STRICT or PERMISSIVE, or stop exposing the cluster.")
 	}
+	if gw := c.EastWestGateway; in.ExposeEastWest && gw != nil && !gw.HostsUnknown && len(in.EastWestHosts) > 0 {
+		for _, h := range gw.PassedHosts() {
+			if !hostCovered(h, in.EastWestHosts) {
+				return nil, Errorf(Root("east_west_hosts"), "East-west hosts narrower than the registry",
+					"The provider block says cluster %q's east-west gateway passes %s (east_west_gateway.hosts), but east_west_hosts (%s) does not cover %s: virtual destinations planned against the registry would be reset at the gateway. Make the two lists agree.",
+					c.Name, strings.Join(gw.PassedHosts(), ", "), strings.Join(in.EastWestHosts, ", "), h)
+			}
+		}
+	}
 	ns := in.IstioNamespace
 	if ns == "" {
 		ns = DefaultIstioNS
@@ -134,7 +144,7 @@ func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking
 	}
 	hosts := in.EastWestHosts
 	if len(hosts) == 0 {
-		hosts = DefaultEastWestHosts
+		hosts = c.EastWestGateway.PassedHosts()
 	}
 	selector := in.EastWestSelector
 	if len(selector) == 0 {

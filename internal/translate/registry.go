@@ -45,6 +45,34 @@ type Gateway struct {
 	// PortUnknown is set when the port is known only after apply; objects
 	// that use it are then planned as unknown.
 	PortUnknown bool
+	// Hosts are the hosts the gateway passes through; nil means
+	// DefaultEastWestHosts. HostsUnknown is set when they are known only
+	// after apply (nothing is then checked against them).
+	Hosts        []string
+	HostsUnknown bool
+}
+
+// PassedHosts are the hosts the gateway passes through.
+func (g *Gateway) PassedHosts() []string {
+	if g == nil || g.Hosts == nil {
+		return DefaultEastWestHosts
+	}
+	return g.Hosts
+}
+
+// hostCovered reports whether host matches one of patterns, with Istio's
+// wildcard rule: "*" matches everything, "*.example" any name ending in
+// ".example", anything else only itself.
+func hostCovered(host string, patterns []string) bool {
+	for _, p := range patterns {
+		switch {
+		case p == "*" || p == host:
+			return true
+		case strings.HasPrefix(p, "*.") && strings.HasSuffix(host, p[1:]):
+			return true
+		}
+	}
+	return false
 }
 
 // Locality is the Istio locality string region/zone of the cluster, empty

@@ -304,8 +304,14 @@ func TestTrafficPolicyRouteFeatures(t *testing.T) {
 		return TrafficPolicyIntent{Name: "p", Sources: TrafficPolicySources{Placement: Placement{Clusters: []string{"east"}}}}
 	}
 	vd := TrafficPolicyDestination{VirtualDestination: "user.global", BackendClusters: []string{"east", "onprem"}, VirtualDestinationName: "user"}
-	host := func(subset string, weight int32) *networkingapi.HTTPRouteDestination {
-		return &networkingapi.HTTPRouteDestination{Destination: &networkingapi.Destination{Host: "user.global", Subset: subset}, Weight: weight}
+	// host routes to the hostname, or to one cluster's own host (where
+	// that cluster comes first, VirtualDestinationClusterHost).
+	host := func(cluster string, weight int32) *networkingapi.HTTPRouteDestination {
+		h := "user.global"
+		if cluster != "" {
+			h = VirtualDestinationClusterHost(h, cluster)
+		}
+		return &networkingapi.HTTPRouteDestination{Destination: &networkingapi.Destination{Host: h}, Weight: weight}
 	}
 	cases := []struct {
 		name   string
@@ -327,7 +333,7 @@ func TestTrafficPolicyRouteFeatures(t *testing.T) {
 		{"mirror to a cluster", func(in *TrafficPolicyIntent) {
 			in.Mirror = &TrafficPolicyMirror{Cluster: "onprem"}
 		}, &networkingapi.HTTPRoute{Name: "p", Route: []*networkingapi.HTTPRouteDestination{host("", 0)},
-			Mirror: &networkingapi.Destination{Host: "user.global", Subset: "onprem"}}},
+			Mirror: &networkingapi.Destination{Host: "onprem.cluster.user.global"}}},
 		{"CORS any origin is a regex", func(in *TrafficPolicyIntent) {
 			in.CORS = &TrafficPolicyCORS{AllowOrigins: []string{"*"}}
 		}, &networkingapi.HTTPRoute{Name: "p", Route: []*networkingapi.HTTPRouteDestination{host("", 0)},

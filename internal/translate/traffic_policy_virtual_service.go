@@ -111,22 +111,22 @@ func tpTrafficShift(s tpScope) []tpSetting {
 	}
 	var order []string
 	weights := map[string]int{}
+	targets := map[string]*networkingapi.Destination{}
 	for _, e := range s.in.TrafficShift {
-		subset := tpTargetSubset(s, e.Cluster, e.Local, e.Subset)
-		if _, ok := weights[subset]; !ok {
-			order = append(order, subset)
+		d := tpTargetDestination(s, e.Cluster, e.Local, e.Subset)
+		k := d.Host + "|" + d.Subset
+		if _, ok := weights[k]; !ok {
+			order = append(order, k)
+			targets[k] = d
 		}
-		weights[subset] += e.Weight
+		weights[k] += e.Weight
 	}
 	var dests []*networkingapi.HTTPRouteDestination
-	for _, subset := range order {
-		if weights[subset] == 0 {
+	for _, k := range order {
+		if weights[k] == 0 {
 			continue
 		}
-		dests = append(dests, &networkingapi.HTTPRouteDestination{
-			Destination: &networkingapi.Destination{Host: s.target.host, Subset: subset},
-			Weight:      int32(weights[subset]),
-		})
+		dests = append(dests, &networkingapi.HTTPRouteDestination{Destination: targets[k], Weight: int32(weights[k])})
 	}
 	if len(dests) == 1 {
 		dests[0].Weight = 0
@@ -140,8 +140,7 @@ func tpMirror(s tpScope) []tpSetting {
 	if m == nil {
 		return nil
 	}
-	frag := &networkingapi.HTTPRoute{Mirror: &networkingapi.Destination{
-		Host: s.target.host, Subset: tpTargetSubset(s, m.Cluster, false, m.Subset)}}
+	frag := &networkingapi.HTTPRoute{Mirror: tpTargetDestination(s, m.Cluster, false, m.Subset)}
 	if m.Percent != nil {
 		frag.MirrorPercentage = &networkingapi.Percent{Value: *m.Percent}
 	}
@@ -215,6 +214,23 @@ func tpCORS(s tpScope) []tpSetting {
 		out.AllowCredentials = wrapperspb.Bool(*c.AllowCredentials)
 	}
 	return []tpSetting{{key: "cors", at: Root("cors"), frag: &networkingapi.HTTPRoute{CorsPolicy: out}}}
+}
+
+// tpTargetDestination is where a shift or mirror target routes to in the
+// scope's source cluster. One cluster of a virtual destination is its own
+// host (VirtualDestinationClusterHost), whose failover starts in that
+// cluster: Istio does not apply failoverPriority to the subsets of a DNS
+// ServiceEntry, so a subset could not fail over. One cluster of a service
+// is a subset of it, as is a version.
+func tpTargetDestination(s tpScope, cluster string, local bool, subset string) *networkingapi.Destination {
+	if s.target.virtual && (cluster != "" || local) {
+		c := cluster
+		if local {
+			c = s.cluster
+		}
+		return &networkingapi.Destination{Host: VirtualDestinationClusterHost(s.target.host, c)}
+	}
+	return &networkingapi.Destination{Host: s.target.host, Subset: tpTargetSubset(s, cluster, local, subset)}
 }
 
 // tpTargetSubset is the subset a shift or mirror target routes to in the

@@ -293,7 +293,7 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 			view(b.Cluster).serves = b
 			if !gatewayChecked[i] {
 				gatewayChecked[i] = true
-				errs.Add(vdCheckEastWestGateway(t.cluster, c, Root("backends").Index(i).Attr("cluster")))
+				errs.Add(vdCheckEastWestGateway(t.cluster, c, in.Hostname, Root("backends").Index(i).Attr("cluster")))
 			}
 		}
 		if len(v.targets) == 0 {
@@ -329,7 +329,7 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 // vdCheckEastWestGateway reports a remote backend cluster that clients cannot
 // reach: no east-west gateway, or an address that is neither an IP nor a
 // hostname. A placeholder address is left for apply.
-func vdCheckEastWestGateway(c *Cluster, client string, at Path) error {
+func vdCheckEastWestGateway(c *Cluster, client, hostname string, at Path) error {
 	gw := c.EastWestGateway
 	if gw == nil {
 		return Errorf(at, "No east-west gateway",
@@ -339,6 +339,14 @@ func vdCheckEastWestGateway(c *Cluster, client string, at Path) error {
 	if !IsUnknown(gw.Address) && !validIPOrHostname(gw.Address) {
 		return Errorf(at, "Invalid east-west gateway address",
 			"The east-west gateway address %q of cluster %q is neither an IP address nor a DNS name.", gw.Address, c.Name)
+	}
+	// The gateway's AUTO_PASSTHROUGH server has a filter chain only for the
+	// services its Gateway's hosts cover; any other SNI is reset. The
+	// per-cluster hosts end like the hostname, so they are covered alike.
+	if !gw.HostsUnknown && !IsUnknown(hostname) && !hostCovered(hostname, gw.PassedHosts()) {
+		return Errorf(at, "Hostname not passed by the east-west gateway",
+			"Client cluster %q reaches backend cluster %q through its east-west gateway, which passes only %s, so requests for %s would be reset there. Add the hostname (or a wildcard covering it) to east_west_gateway.hosts of %q in the provider block and to east_west_hosts of its mesh_cluster, or use a hostname they cover.",
+			client, c.Name, strings.Join(gw.PassedHosts(), ", "), hostname, c.Name)
 	}
 	return nil
 }
@@ -474,6 +482,28 @@ func vdEffectiveOutlier(f *VirtualDestinationFailover) vdOutlier {
 // VirtualDestinationObjectName is the name of the client-side ServiceEntry
 // and DestinationRule of the intent named name, in its namespace.
 func VirtualDestinationObjectName(name string) string { return VirtualDestinationPrefix + name }
+
+// VirtualDestinationClusterHost is the host that reaches one backend
+// cluster of a virtual destination first, and the others after it:
+// <SubsetName(cluster)>.cluster.<hostname>, e.g. east.cluster.user.global.
+// Traffic policies shift and mirror to it. It is a host of its own, not a
+// subset of the hostname, because Istio applies failoverPriority only to the
+// default cluster of a DNS ServiceEntry, never to its subsets
+// (pilot/pkg/networking/core/cluster_builder.go, buildSubsetCluster): a
+// subset could only pin one cluster, with nowhere to go when it fails.
+// It ends like the hostname, so the east-west Gateway's hosts (*.global)
+// cover it too.
+func VirtualDestinationClusterHost(hostname, cluster string) string {
+	return SubsetName(cluster) + ".cluster." + hostname
+}
+
+// VirtualDestinationClusterObjectName names the client-side objects of the
+// per-cluster hosts: the ServiceEntry vd-<name>.clusters and the
+// DestinationRule vd-<name>.<subset> of each. The dot keeps them apart
+// from another virtual destination's objects (names are DNS labels).
+func VirtualDestinationClusterObjectName(name, part string) string {
+	return VirtualDestinationPrefix + name + "." + part
+}
 
 // VirtualDestinationBackendObjectName is the name of the backend-side
 // ServiceEntry and DestinationRule, in the backend's namespace.

@@ -15,6 +15,11 @@ func vdDestinationRules(p *vdPlan, v *vdView) []Object {
 	var out []Object
 	if v.client {
 		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClientDestinationRule(p, v)})
+		if len(vdRoutablePorts(p.in.Ports)) > 0 {
+			for _, o := range v.subsets {
+				out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClusterHostDestinationRule(p, v, o)})
+			}
+		}
 	}
 	if v.serves != nil {
 		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdBackendDestinationRule(p, v.serves)})
@@ -36,7 +41,6 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 		Spec: networkingapi.DestinationRule{
 			Host:          p.in.Hostname,
 			TrafficPolicy: tp,
-			Subsets:       vdClientSubsets(p, v),
 			ExportTo:      append([]string(nil), p.exportTo...),
 		},
 	}
@@ -44,13 +48,7 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 
 // vdBackendDestinationRule is what a backend cluster's east-west gateway
 // reads for the hostname: Istio mTLS, so the gateway accepts the local
-// endpoint as an mTLS destination, and the subset of this cluster, so a
-// client that routes to that subset (SNI outbound_.<port>_.<cluster>_.<host>)
-// finds a matching gateway cluster. That is every backend cluster's subset,
-// not only this cluster's: a client's subset of another cluster fails over
-// here with the SNI of that subset (vdClientSubsets), and a gateway without
-// a cluster for an SNI resets the connection. The subsets select by no
-// label: the only endpoint is the local Service. Exported to the gateway's namespace like
+// endpoint as an mTLS destination. Exported to the gateway's namespace like
 // the backend ServiceEntry.
 func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
@@ -61,23 +59,9 @@ func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networki
 		Spec: networkingapi.DestinationRule{
 			Host:          p.in.Hostname,
 			TrafficPolicy: tp,
-			Subsets:       vdBackendSubsets(p),
 			ExportTo:      []string{p.namespace},
 		},
 	}
-}
-
-// vdBackendSubsets names one subset per backend cluster, in backend order.
-func vdBackendSubsets(p *vdPlan) []*networkingapi.Subset {
-	out := make([]*networkingapi.Subset, 0, len(p.in.Backends))
-	seen := map[string]bool{}
-	for _, b := range p.in.Backends {
-		if name := SubsetName(b.Cluster); !seen[name] {
-			seen[name] = true
-			out = append(out, &networkingapi.Subset{Name: name})
-		}
-	}
-	return out
 }
 
 // vdApplyMutualTLS originates Istio mTLS: the east-west gateway routes by
@@ -131,28 +115,30 @@ func vdFailoverPriority(tiers int, mark string) []string {
 	return out
 }
 
-// vdClientSubsets has one subset per backend cluster, named
-// SubsetName(cluster), for traffic policies that shift or mirror traffic to
-// one cluster. A subset selects no labels: it holds every endpoint the
-// client sees, and its own failoverPriority puts its cluster first and the
-// others after it in the destination's order. Traffic sent to a cluster's
-// subset thus still fails over when that cluster fails, instead of
-// meeting a single host with nowhere to go, and the subset selects
-// workloads wherever `istioctl analyze` looks (a subset selecting a label
-// only ServiceEntry endpoints carry selects no pods: IST0173).
-func vdClientSubsets(p *vdPlan, v *vdView) []*networkingapi.Subset {
-	out := make([]*networkingapi.Subset, 0, len(v.subsets))
-	for _, o := range v.subsets {
-		lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(false)}
-		if o.tiers > 1 {
-			lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true), FailoverPriority: o.failoverPriority(v.rankMark())}
-		}
-		out = append(out, &networkingapi.Subset{
-			Name:          SubsetName(o.cluster),
-			TrafficPolicy: &networkingapi.TrafficPolicy{LoadBalancer: &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}},
-		})
+// vdClusterHostDestinationRule is how the client reaches one backend
+// cluster first (VirtualDestinationClusterHost): the same mTLS and outlier
+// detection as the hostname, and a failoverPriority that puts that cluster
+// first and the other backends after it, in the destination's order
+// (vdSubsetOrders). A traffic policy that shifts or mirrors a share of the
+// requests to one cluster sends it there, and that share still fails over.
+func vdClusterHostDestinationRule(p *vdPlan, v *vdView, o vdSubsetOrder) *networking.DestinationRule {
+	tp := &networkingapi.TrafficPolicy{}
+	vdApplyMutualTLS(tp)
+	vdApplyOutlierDetection(tp, p.outlier)
+	lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(false)}
+	if o.tiers > 1 {
+		lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true), FailoverPriority: o.failoverPriority(v.rankMark())}
 	}
-	return out
+	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
+	return &networking.DestinationRule{
+		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
+		ObjectMeta: objectMeta(p.namespace, VirtualDestinationClusterObjectName(p.in.Name, SubsetName(o.cluster))),
+		Spec: networkingapi.DestinationRule{
+			Host:          VirtualDestinationClusterHost(p.in.Hostname, o.cluster),
+			TrafficPolicy: tp,
+			ExportTo:      append([]string(nil), p.exportTo...),
+		},
+	}
 }
 
 // vdSubsetOrder is the failover order of one backend cluster's subset in

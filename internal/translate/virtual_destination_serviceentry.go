@@ -2,6 +2,7 @@ package translate
 
 import (
 	"strconv"
+	"strings"
 
 	networkingapi "istio.io/api/networking/v1alpha3"
 	networking "istio.io/client-go/pkg/apis/networking/v1"
@@ -14,9 +15,15 @@ func vdServiceEntries(p *vdPlan, v *vdView) []Object {
 	var out []Object
 	if v.client {
 		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClientServiceEntry(p, v)})
+		if se := vdClusterHostsServiceEntry(p, v); se != nil {
+			out = append(out, Object{Cluster: v.cluster.Name, Resource: se})
+		}
 	}
 	if v.serves != nil {
 		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdBackendServiceEntry(p, v.serves)})
+		if se := vdBackendClusterHostsServiceEntry(p, v.serves); se != nil {
+			out = append(out, Object{Cluster: v.cluster.Name, Resource: se})
+		}
 	}
 	return out
 }
@@ -41,6 +48,40 @@ func vdClientServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 	}
 	for _, t := range v.targets {
 		se.Spec.Endpoints = append(se.Spec.Endpoints, vdEndpoint(p, v, t))
+	}
+	return se
+}
+
+// vdClusterHostsServiceEntry declares, next to the hostname, one host per
+// visible backend cluster (VirtualDestinationClusterHost) with the same
+// endpoints; each host's DestinationRule puts its cluster first. It has no
+// VIP (the hosts are destinations of the hostname's routes, never called
+// directly) and only the HTTP ports: traffic shifts and mirrors are HTTP
+// routes, and Istio refuses a ServiceEntry with several hosts and a TCP
+// port. nil when the hostname has no HTTP port.
+func vdClusterHostsServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
+	ports := vdRoutablePorts(p.in.Ports)
+	if len(ports) == 0 || len(v.subsets) == 0 {
+		return nil
+	}
+	se := vdClientServiceEntry(p, v)
+	se.ObjectMeta = objectMeta(p.namespace, VirtualDestinationClusterObjectName(p.in.Name, "clusters"))
+	se.Spec.Addresses = nil
+	se.Spec.Ports = vdServicePorts(ports)
+	keep := map[string]bool{}
+	for _, port := range ports {
+		keep[vdPortName(port)] = true
+	}
+	for _, ep := range se.Spec.Endpoints {
+		for name := range ep.Ports {
+			if !keep[name] {
+				delete(ep.Ports, name)
+			}
+		}
+	}
+	se.Spec.Hosts = nil
+	for _, o := range v.subsets {
+		se.Spec.Hosts = append(se.Spec.Hosts, VirtualDestinationClusterHost(p.in.Hostname, o.cluster))
 	}
 	return se
 }
@@ -112,9 +153,8 @@ func vdEndpointLabels(cluster string) map[string]string {
 
 // vdBackendServiceEntry gives the east-west gateway of a backend cluster a
 // service for the hostname whose only endpoint is the local Service, so its
-// AUTO_PASSTHROUGH listener has a cluster for
-// outbound_.<port>_._.<hostname> (and the per-subset variants, from
-// vdBackendDestinationRule) that ends at the local backend.
+// AUTO_PASSTHROUGH listener has a cluster for outbound_.<port>_._.<hostname>
+// that ends at the local backend.
 //
 // It lives in the backend's namespace and is exported to the gateway's
 // namespace only: no application sidecar sees it, and the gateway prefers
@@ -139,6 +179,45 @@ func vdBackendServiceEntry(p *vdPlan, b *VirtualDestinationBackend) *networking.
 			ExportTo: []string{p.namespace},
 		},
 	}
+}
+
+// vdBackendClusterHostsServiceEntry does the same for every backend
+// cluster's own host (VirtualDestinationClusterHost), HTTP ports only (see
+// vdClusterHostsServiceEntry). Every cluster's host, not only this
+// cluster's: a request for another cluster's host fails over here with that
+// host in its SNI, and a gateway without a filter chain for an SNI resets
+// the connection. nil when the hostname has no HTTP port.
+func vdBackendClusterHostsServiceEntry(p *vdPlan, b *VirtualDestinationBackend) *networking.ServiceEntry {
+	ports := vdRoutablePorts(p.in.Ports)
+	if len(ports) == 0 {
+		return nil
+	}
+	se := vdBackendServiceEntry(p, b)
+	se.ObjectMeta = objectMeta(b.Namespace, VirtualDestinationClusterObjectName(p.in.Name+virtualDestinationBackendSuffix, "clusters"))
+	se.Spec.Addresses = nil
+	se.Spec.Ports = vdServicePorts(ports)
+	se.Spec.Hosts = nil
+	seen := map[string]bool{}
+	for _, other := range p.in.Backends {
+		if h := VirtualDestinationClusterHost(p.in.Hostname, other.Cluster); !seen[h] {
+			seen[h] = true
+			se.Spec.Hosts = append(se.Spec.Hosts, h)
+		}
+	}
+	return se
+}
+
+// vdRoutablePorts are the ports Istio routes by HTTP route: the ones
+// traffic shifts and mirrors apply to.
+func vdRoutablePorts(ports []VirtualDestinationPort) []VirtualDestinationPort {
+	var out []VirtualDestinationPort
+	for _, p := range ports {
+		switch strings.ToUpper(p.Protocol) {
+		case "HTTP", "HTTP2", "GRPC":
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // vdServicePorts are the hostname's ports; target_port becomes the

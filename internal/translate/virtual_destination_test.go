@@ -252,9 +252,9 @@ func TestVirtualDestinationUnknownTopology(t *testing.T) {
 			// topology (endpoints carry no network), and its backend
 			// objects never do.
 			k := o.Key()
-			want := k.Cluster == "late" && mode == FailoverModeLocality && !strings.HasSuffix(k.Name, "-backend") ||
-				k.Cluster == "east" && (k.Kind == "ServiceEntry" && !strings.HasSuffix(k.Name, "-backend") ||
-					mode == FailoverModeLocality && k.Kind == "DestinationRule" && !strings.HasSuffix(k.Name, "-backend"))
+			want := k.Cluster == "late" && mode == FailoverModeLocality && !strings.Contains(k.Name, "-backend") ||
+				k.Cluster == "east" && (k.Kind == "ServiceEntry" && !strings.Contains(k.Name, "-backend") ||
+					mode == FailoverModeLocality && k.Kind == "DestinationRule" && !strings.Contains(k.Name, "-backend"))
 			if unknown != want {
 				t.Errorf("%s: %s: HasUnknown = %v, want %v", mode, k, unknown, want)
 			}
@@ -364,11 +364,11 @@ func TestVDLocalityRanks(t *testing.T) {
 	}
 }
 
-// Inside each cluster's subset, Istio's failoverPriority rule (replayed by
+// For each cluster's own host, Istio's failoverPriority rule (replayed by
 // istioFailoverPriority) puts that cluster first and the others in the
 // destination's order after it.
 func TestVDSubsetFailoverOrder(t *testing.T) {
-	p := &vdPlan{mode: FailoverModePriority}
+	p := &vdPlan{in: vdValid(), mode: FailoverModePriority, namespace: DefaultIstioNS}
 	mk := func(name string, prio int64) vdTarget {
 		return vdTarget{backend: &VirtualDestinationBackend{Cluster: name, Namespace: "ns", Service: "svc", Priority: prio}, cluster: &Cluster{Name: name}, local: true}
 	}
@@ -381,21 +381,24 @@ func TestVDSubsetFailoverOrder(t *testing.T) {
 		"c": {"c": 0, "a": 1, "b": 2, "d": 3},
 		"d": {"d": 0, "a": 1, "b": 2, "c": 2},
 	}
-	subsets := vdClientSubsets(p, v)
-	if len(subsets) != 4 {
-		t.Fatalf("%d subsets, want 4", len(subsets))
+	if len(v.subsets) != 4 {
+		t.Fatalf("%d cluster orders, want 4", len(v.subsets))
 	}
-	for _, sub := range subsets {
-		if len(sub.Labels) != 0 {
-			t.Errorf("subset %s selects labels %v; it must hold every endpoint", sub.Name, sub.Labels)
+	for _, o := range v.subsets {
+		dr := vdClusterHostDestinationRule(p, v, o)
+		if want := VirtualDestinationClusterHost(p.in.Hostname, o.cluster); dr.Spec.Host != want {
+			t.Errorf("cluster %s: host %s, want %s", o.cluster, dr.Spec.Host, want)
 		}
-		fp := sub.GetTrafficPolicy().GetLoadBalancer().GetLocalityLbSetting().GetFailoverPriority()
+		if dr.Spec.TrafficPolicy.OutlierDetection == nil {
+			t.Errorf("cluster %s: no outlier detection: Istio would not fail over", o.cluster)
+		}
+		fp := dr.Spec.GetTrafficPolicy().GetLoadBalancer().GetLocalityLbSetting().GetFailoverPriority()
 		for _, tg := range v.targets {
 			ep := vdEndpoint(p, v, tg)
 			got := istioFailoverPriority(fp, ep.Labels)
 			// Istio compacts priorities (no gaps), as want does.
-			if got != want[sub.Name][tg.backend.Cluster] {
-				t.Errorf("subset %s: endpoint of %s gets priority %d, want %d (labels %v)", sub.Name, tg.backend.Cluster, got, want[sub.Name][tg.backend.Cluster], ep.Labels)
+			if got != want[o.cluster][tg.backend.Cluster] {
+				t.Errorf("host of %s: endpoint of %s gets priority %d, want %d (labels %v)", o.cluster, tg.backend.Cluster, got, want[o.cluster][tg.backend.Cluster], ep.Labels)
 			}
 		}
 	}
@@ -484,7 +487,7 @@ func TestVirtualDestinationExplicitVIP(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
-		if se, ok := o.Resource.(*networking.ServiceEntry); ok && (len(se.Spec.Addresses) != 1 || se.Spec.Addresses[0] != "241.1.2.3") {
+		if se, ok := o.Resource.(*networking.ServiceEntry); ok && !strings.HasSuffix(se.Name, ".clusters") && (len(se.Spec.Addresses) != 1 || se.Spec.Addresses[0] != "241.1.2.3") {
 			t.Errorf("%s: addresses %v, want [241.1.2.3]", o.Key(), se.Spec.Addresses)
 		}
 	}

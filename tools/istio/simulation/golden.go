@@ -1,0 +1,200 @@
+// Package simulation asks Istio's own xDS generation what the translator's
+// golden objects do. Each virtual destination golden case is loaded, cluster
+// by cluster, into a fake istiod (pilot/test/xds) configured as one cluster
+// of a multi-network mesh whose istiod knows every network's east-west
+// gateway; what a sidecar in each client cluster receives is read back as a
+// traffic table: where a request for the hostname goes, in which priority
+// order, with which weights and SNI, and whether each remote east-west
+// gateway has a filter chain for that SNI. The tables are checked in next to
+// the golden files (<case>.traffic.txt) and compared; the test also states,
+// from the intent alone, the order Istio must produce.
+//
+// This package lives in the tools/istio module so that istio.io/istio never
+// enters the provider's go.mod; it reads the golden files as YAML.
+package simulation
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// testdata is the translator's golden directory, relative to this package.
+const testdata = "../../../internal/translate/testdata"
+
+// registryCluster is one cluster of a case's registry, as the golden inputs
+// write it (internal/translate/golden_test.go).
+type registryCluster struct {
+	Name            string            `json:"name"`
+	Network         string            `json:"network,omitempty"`
+	Region          string            `json:"region,omitempty"`
+	Zone            string            `json:"zone,omitempty"`
+	TrustDomain     string            `json:"trustDomain,omitempty"`
+	IstioVersion    string            `json:"istioVersion,omitempty"`
+	Labels          map[string]string `json:"labels,omitempty"`
+	EastWestGateway *struct {
+		Address string   `json:"address"`
+		Port    uint32   `json:"port,omitempty"`
+		Hosts   []string `json:"hosts,omitempty"`
+	} `json:"eastWestGateway,omitempty"`
+}
+
+// gatewayPort is the cluster's east-west gateway port (15443 by default).
+func (c registryCluster) gatewayPort() uint32 {
+	if c.EastWestGateway != nil && c.EastWestGateway.Port != 0 {
+		return c.EastWestGateway.Port
+	}
+	return 15443
+}
+
+// placement is the intent's cluster placement.
+type placement struct {
+	Clusters        []string          `json:"clusters,omitempty"`
+	ClusterSelector map[string]string `json:"clusterSelector,omitempty"`
+}
+
+// selects reports whether the placement selects c; an empty placement
+// selects every cluster.
+func (p placement) selects(c registryCluster) bool {
+	if len(p.Clusters) > 0 {
+		for _, n := range p.Clusters {
+			if n == c.Name {
+				return true
+			}
+		}
+		return false
+	}
+	for k, v := range p.ClusterSelector {
+		if c.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func (p placement) empty() bool { return len(p.Clusters) == 0 && len(p.ClusterSelector) == 0 }
+
+// vdIntent is the part of a virtual destination intent the expectations
+// need.
+type vdIntent struct {
+	Name      string `json:"name"`
+	Hostname  string `json:"hostname"`
+	Namespace string `json:"namespace,omitempty"`
+	Ports     []struct {
+		Number   uint32 `json:"number"`
+		Protocol string `json:"protocol"`
+	} `json:"ports"`
+	Backends []struct {
+		Cluster    string    `json:"cluster"`
+		Namespace  string    `json:"namespace"`
+		Service    string    `json:"service"`
+		Priority   int       `json:"priority"`
+		ExcludeFor placement `json:"excludeFor"`
+	} `json:"backends"`
+	Failover *struct {
+		Mode string `json:"mode"`
+	} `json:"failover,omitempty"`
+	Clients struct {
+		placement
+		Namespaces []string `json:"namespaces,omitempty"`
+	} `json:"clients"`
+}
+
+// namespace holds the client objects, and the east-west gateway.
+func (in vdIntent) namespace() string {
+	if in.Namespace == "" {
+		return "istio-system"
+	}
+	return in.Namespace
+}
+
+// goldenCase is one translator case: its input and, per cluster, the YAML
+// documents of its golden output.
+type goldenCase struct {
+	name     string
+	registry []registryCluster
+	intent   vdIntent
+	objects  map[string][]string // cluster -> YAML documents
+	failed   string              // the golden holds this error instead of objects
+}
+
+func (g *goldenCase) cluster(name string) registryCluster {
+	for _, c := range g.registry {
+		if c.Name == name {
+			return c
+		}
+	}
+	return registryCluster{Name: name}
+}
+
+// loadCases reads every case of testdata/<dir>.
+func loadCases(dir string) ([]*goldenCase, error) {
+	inputs, err := filepath.Glob(filepath.Join(testdata, dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*goldenCase
+	for _, in := range inputs {
+		if strings.HasSuffix(in, ".golden.yaml") {
+			continue
+		}
+		c, err := loadCase(in)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in, err)
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+func loadCase(input string) (*goldenCase, error) {
+	raw, err := os.ReadFile(input)
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Registry []registryCluster `json:"registry"`
+		Intent   vdIntent          `json:"intent"`
+	}
+	if err := yaml.Unmarshal(raw, &in); err != nil {
+		return nil, err
+	}
+	c := &goldenCase{name: strings.TrimSuffix(filepath.Base(input), ".yaml"), registry: in.Registry, intent: in.Intent, objects: map[string][]string{}}
+	golden, err := os.ReadFile(strings.TrimSuffix(input, ".yaml") + ".golden.yaml")
+	if err != nil {
+		return nil, err
+	}
+	if msg, ok := strings.CutPrefix(string(golden), "error: "); ok {
+		c.failed = strings.TrimSpace(msg)
+		return c, nil
+	}
+	for _, doc := range strings.Split(string(golden), "\n---\n") {
+		sc := bufio.NewScanner(strings.NewReader(doc))
+		if !sc.Scan() {
+			continue
+		}
+		cluster, ok := strings.CutPrefix(sc.Text(), "# cluster: ")
+		if !ok {
+			return nil, fmt.Errorf("golden document without a '# cluster:' line: %.60q", doc)
+		}
+		c.objects[cluster] = append(c.objects[cluster], doc)
+	}
+	return c, nil
+}
+
+// istioDocs keeps the documents of Istio kinds (records are ConfigMaps).
+func istioDocs(docs []string) []string {
+	var out []string
+	for _, d := range docs {
+		if strings.Contains(d, "apiVersion: networking.istio.io/") || strings.Contains(d, "apiVersion: security.istio.io/") {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,242 @@
+package simulation
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	meshconfig "istio.io/api/mesh/v1alpha1"
+
+	"istio.io/istio/pilot/pkg/model"
+	"istio.io/istio/pilot/test/xds"
+	"istio.io/istio/pkg/cluster"
+	"istio.io/istio/pkg/config/mesh/meshwatcher"
+	"istio.io/istio/pkg/network"
+	"istio.io/istio/pkg/test/util/retry"
+	"sigs.k8s.io/yaml"
+)
+
+// crossNetworkGateway is the Gateway Istio's multi-network install creates
+// (samples/multicluster/expose-services.yaml): every *.local service passed
+// through the east-west gateway on 15443. The provider's own Gateway
+// (mesh_cluster, testdata/cluster) must live beside it.
+const crossNetworkGateway = `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata:
+  name: cross-network-gateway
+  namespace: istio-system
+spec:
+  selector:
+    istio: eastwestgateway
+  servers:
+  - port: {number: 15443, name: tls, protocol: TLS}
+    tls: {mode: AUTO_PASSTHROUGH}
+    hosts: ["*.local"]`
+
+// providerGateway is the east-west Gateway mesh_cluster writes with its
+// defaults, read from the translator's own golden output so it cannot
+// drift from what the provider writes.
+func providerGateway(t *testing.T) string {
+	t.Helper()
+	c, err := loadCase(testdata + "/cluster/all-features.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range c.objects["east"] {
+		if strings.Contains(d, "\nkind: Gateway\n") {
+			return d
+		}
+	}
+	t.Fatal("testdata/cluster/all-features has no Gateway")
+	return ""
+}
+
+// gatewayFor is the provider's Gateway as mesh_cluster writes it for c:
+// the translator's default, with the hosts the registry says c's gateway
+// passes when it says so.
+func gatewayFor(t *testing.T, base string, c registryCluster) string {
+	t.Helper()
+	if c.EastWestGateway == nil || c.EastWestGateway.Hosts == nil {
+		return base
+	}
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(base), &obj); err != nil {
+		t.Fatal(err)
+	}
+	hosts := make([]any, len(c.EastWestGateway.Hosts))
+	for i, h := range c.EastWestGateway.Hosts {
+		hosts[i] = h
+	}
+	obj["spec"].(map[string]any)["servers"].([]any)[0].(map[string]any)["hosts"] = hosts
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// istiod is one cluster's fake istiod.
+type istiod struct {
+	*xds.FakeDiscoveryServer
+	self registryCluster
+}
+
+// newIstiod starts a fake istiod for cluster self, loaded with docs (that
+// cluster's golden objects) and the standard gateways. It knows every
+// network's east-west gateway the way a live istiod learns it: the mesh
+// networks arrive after start and force a full push, which is what makes
+// istiod re-evaluate which endpoints live on other networks.
+func newIstiod(t *testing.T, g *goldenCase, self string, docs []string, extra ...string) *istiod {
+	t.Helper()
+	configs := append(istioDocs(docs), extra...)
+	nw := meshwatcher.NewFixedNetworksWatcher(nil)
+	s := xds.NewFakeDiscoveryServer(t, xds.FakeOptions{
+		DefaultClusterName: cluster.ID(self),
+		ConfigString:       strings.Join(configs, "\n---\n"),
+		NetworksWatcher:    nw,
+	})
+	networks := &meshconfig.MeshNetworks{Networks: map[string]*meshconfig.Network{}}
+	var want []string
+	for _, c := range g.registry {
+		if c.Network == "" {
+			continue
+		}
+		n := networks.Networks[c.Network]
+		if n == nil {
+			n = &meshconfig.Network{}
+			networks.Networks[c.Network] = n
+		}
+		n.Endpoints = append(n.Endpoints, &meshconfig.Network_NetworkEndpoints{Ne: &meshconfig.Network_NetworkEndpoints_FromRegistry{FromRegistry: c.Name}})
+		if c.EastWestGateway != nil && isIP(c.EastWestGateway.Address) {
+			n.Gateways = append(n.Gateways, &meshconfig.Network_IstioNetworkGateway{
+				Gw: &meshconfig.Network_IstioNetworkGateway_Address{Address: c.EastWestGateway.Address}, Port: c.gatewayPort(),
+			})
+			want = append(want, c.Network)
+		}
+	}
+	nw.SetNetworks(networks)
+	retry.UntilSuccessOrFail(t, func() error {
+		for _, n := range want {
+			if len(s.PushContext().NetworkManager().GatewaysForNetwork(network.ID(n))) == 0 {
+				return fmt.Errorf("istiod of %s does not know network %s's gateway yet", self, n)
+			}
+		}
+		return nil
+	}, retry.Timeout(10*time.Second), retry.Delay(10*time.Millisecond))
+	return &istiod{FakeDiscoveryServer: s, self: g.cluster(self)}
+}
+
+// sidecar is a client workload of the cluster in namespace ns.
+func (s *istiod) sidecar(ns string) *model.Proxy {
+	labels := map[string]string{"app": "client", "version": "v1"}
+	return s.SetupProxy(&model.Proxy{
+		ID:              "client-0." + ns,
+		ConfigNamespace: ns,
+		Labels:          labels,
+		IPAddresses:     []string{"10.1.0.5"},
+		Metadata: &model.NodeMetadata{
+			Namespace: ns, Labels: labels,
+			Network: network.ID(s.self.Network), ClusterID: cluster.ID(s.self.Name),
+		},
+	})
+}
+
+// eastWestGateway is the cluster's east-west gateway proxy, running in ns
+// (a virtual destination's namespace must be the gateway's).
+func (s *istiod) eastWestGateway(ns string) *model.Proxy {
+	labels := map[string]string{"istio": "eastwestgateway", "app": "istio-eastwestgateway", "topology.istio.io/network": s.self.Network}
+	return s.SetupProxy(&model.Proxy{
+		ID:              "istio-eastwestgateway-0." + ns,
+		Type:            model.Router,
+		ConfigNamespace: ns,
+		Labels:          labels,
+		IPAddresses:     []string{"10.1.0.9"},
+		Metadata: &model.NodeMetadata{
+			Namespace: ns, Labels: labels,
+			Network: network.ID(s.self.Network), ClusterID: cluster.ID(s.self.Name),
+		},
+	})
+}
+
+// upstream is one Envoy cluster as a table reads it.
+type upstream struct {
+	name string
+	sni  string
+	// tiers are the endpoints by Envoy priority, each "address:port" with
+	// its weight when set.
+	tiers [][]string
+	// lbPolicy and localityConfig tell whether priorities are in effect.
+	outlier bool
+}
+
+// upstreamsFor returns the outbound clusters of host (default and subsets)
+// that the proxy receives, by name.
+func (s *istiod) upstreamsFor(p *model.Proxy, host string) map[string]upstream {
+	out := map[string]upstream{}
+	for _, c := range s.Clusters(p) {
+		parts := strings.Split(c.Name, "|")
+		if len(parts) != 4 || parts[0] != "outbound" || parts[3] != host {
+			continue
+		}
+		out[c.Name] = readUpstream(c)
+	}
+	return out
+}
+
+func readUpstream(c *clusterv3.Cluster) upstream {
+	u := upstream{name: c.Name, sni: clusterSNI(c), outlier: c.OutlierDetection != nil}
+	byPriority := map[uint32][]string{}
+	var prios []uint32
+	for _, lle := range c.GetLoadAssignment().GetEndpoints() {
+		if _, ok := byPriority[lle.Priority]; !ok {
+			prios = append(prios, lle.Priority)
+		}
+		for _, e := range lle.LbEndpoints {
+			sa := e.GetEndpoint().GetAddress().GetSocketAddress()
+			ep := fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue())
+			if w := e.GetLoadBalancingWeight().GetValue(); w > 1 {
+				ep += fmt.Sprintf(" w%d", w)
+			}
+			byPriority[lle.Priority] = append(byPriority[lle.Priority], ep)
+		}
+	}
+	sort.Slice(prios, func(i, j int) bool { return prios[i] < prios[j] })
+	for _, p := range prios {
+		eps := byPriority[p]
+		sort.Strings(eps)
+		u.tiers = append(u.tiers, eps)
+	}
+	return u
+}
+
+// clusterSNI is the SNI the cluster sends to Istio-mTLS endpoints.
+func clusterSNI(c *clusterv3.Cluster) string {
+	for _, m := range c.TransportSocketMatches {
+		ctx := &tlsv3.UpstreamTlsContext{}
+		if m.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx) == nil && ctx.Sni != "" {
+			return ctx.Sni
+		}
+	}
+	ctx := &tlsv3.UpstreamTlsContext{}
+	if c.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx) == nil {
+		return ctx.Sni
+	}
+	return ""
+}
+
+func isIP(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}

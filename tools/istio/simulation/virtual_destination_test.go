@@ -1,0 +1,325 @@
+package simulation
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"istio.io/istio/pilot/pkg/simulation"
+)
+
+var update = flag.Bool("update", false, "rewrite the traffic tables (<case>.traffic.txt) from Istio's answers")
+
+// TestVirtualDestinationTraffic replays every virtual destination golden
+// case in Istio's xDS generation and checks, per client cluster:
+//   - the failover order of the hostname's default cluster follows the
+//     backends' priorities (after exclusions), one Envoy priority per rank;
+//   - each backend cluster's subset puts that cluster first and the others
+//     after it, so shifted traffic keeps failing over;
+//   - every SNI a client sends to a remote east-west gateway has a filter
+//     chain there, ending at that cluster's backend, with Istio's own
+//     cross-network-gateway and the provider's Gateway both in place;
+//
+// and compares the whole picture with the checked-in traffic table.
+func TestVirtualDestinationTraffic(t *testing.T) {
+	cases, err := loadCases("virtual-destination")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := providerGateway(t)
+	for _, g := range cases {
+		if g.failed != "" {
+			continue // the golden holds a plan error: nothing reaches Istio
+		}
+		t.Run(g.name, func(t *testing.T) {
+			table := simulateVirtualDestination(t, g, ours)
+			compareTable(t, testdata+"/virtual-destination/"+g.name+".traffic.txt", table)
+		})
+	}
+}
+
+func simulateVirtualDestination(t *testing.T, g *goldenCase, ours string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# What Istio's xDS generation makes of %s.golden.yaml, per client cluster\n", g.name)
+	b.WriteString("# (tools/istio/simulation; `make simulation UPDATE=1` rewrites it). Each row: the\n")
+	b.WriteString("# Envoy cluster a request for the hostname uses, its endpoints by Envoy priority\n")
+	b.WriteString("# (p0 first; the next priority takes over when the previous one is ejected),\n")
+	b.WriteString("# and the SNI sent; then what each remote east-west gateway does with that SNI.\n")
+	gateways := map[string]*istiod{}
+	gatewayOf := func(name string) *istiod {
+		if gateways[name] == nil {
+			gateways[name] = newIstiod(t, g, name, g.objects[name], crossNetworkGateway, gatewayFor(t, ours, g.cluster(name)))
+		}
+		return gateways[name]
+	}
+	type sent struct{ cluster, sni string }
+	var sends []sent
+	seen := map[sent]bool{}
+	for _, client := range g.clientClusters() {
+		s := newIstiod(t, g, client, g.objects[client], crossNetworkGateway, gatewayFor(t, ours, g.cluster(client)))
+		ns := "default"
+		if len(g.intent.Clients.Namespaces) > 0 && g.intent.Clients.Namespaces[0] != "*" {
+			ns = g.intent.Clients.Namespaces[0]
+		}
+		proxy := s.sidecar(ns)
+		for _, port := range g.intent.Ports {
+			// The hostname, then each backend cluster's own host (the
+			// destination of traffic shifted or mirrored to that cluster).
+			hosts := []string{g.intent.Hostname}
+			firsts := []string{""}
+			for _, b := range g.intent.Backends {
+				hosts = append(hosts, subsetName(b.Cluster)+".cluster."+g.intent.Hostname)
+				firsts = append(firsts, b.Cluster)
+			}
+			for i, host := range hosts {
+				if i > 0 && !routable(port.Protocol) {
+					continue // shifts and mirrors are HTTP routes only
+				}
+				name := fmt.Sprintf("outbound|%d||%s", port.Number, host)
+				u, ok := s.upstreamsFor(proxy, host)[name]
+				exp := g.expectedTiers(client, firsts[i])
+				row := fmt.Sprintf("%s -> %s:%d", client, host, port.Number)
+				if !ok {
+					if i == 0 || g.visible(client, firsts[i]) {
+						t.Errorf("%s: Istio gives the sidecar no cluster %s", row, name)
+					}
+					continue
+				}
+				got := g.tierClusters(client, u.tiers)
+				fmt.Fprintf(&b, "%-56s | %s | sni %s\n", row, g.describeTiers(client, u.tiers), orNone(u.sni))
+				if exp != nil && !equalTiers(got, exp) {
+					t.Errorf("%s: Istio orders %v, the intent says %v", row, got, exp)
+				}
+				if len(u.tiers) > 1 && !u.outlier {
+					t.Errorf("%s: several priorities but no outlier detection: Envoy would never fail over", row)
+				}
+				for _, tier := range got {
+					for _, c := range tier {
+						if k := (sent{c, u.sni}); c != client && !seen[k] {
+							seen[k] = true
+							sends = append(sends, k)
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.Slice(sends, func(i, j int) bool {
+		if sends[i].cluster != sends[j].cluster {
+			return sends[i].cluster < sends[j].cluster
+		}
+		return sends[i].sni < sends[j].sni
+	})
+	for _, snd := range sends {
+		gw := gatewayOf(snd.cluster)
+		res, where := gw.passThrough(t, g.intent.namespace(), snd.sni)
+		fmt.Fprintf(&b, "%-56s | %s\n", "gateway "+snd.cluster+" <- "+snd.sni, res)
+		if where == "" {
+			t.Errorf("east-west gateway of %s has no filter chain for SNI %s: a client's request would be reset (%s)", snd.cluster, snd.sni, res)
+		} else if !g.servesLocally(snd.cluster, where) {
+			t.Errorf("east-west gateway of %s sends SNI %s to %s, not to its own backend", snd.cluster, snd.sni, where)
+		}
+	}
+	return b.String()
+}
+
+// passThrough sends an Istio-mTLS connection with sni to the cluster's
+// east-west gateway on 15443 and reports what it reaches: the upstream
+// cluster and its endpoints, or why the connection fails.
+func (s *istiod) passThrough(t *testing.T, ns, sni string) (string, string) {
+	gw := s.eastWestGateway(ns)
+	sim := simulation.NewSimulation(t, s.FakeDiscoveryServer, gw)
+	res := sim.Run(simulation.Call{
+		Port: 15443, Sni: sni, TLS: simulation.MTLS, Alpn: "istio-peer-exchange",
+		Protocol: simulation.TCP, CallMode: simulation.CallModeGateway,
+	})
+	if res.Error != nil {
+		return "RESET: " + res.Error.Error(), ""
+	}
+	for _, c := range s.Clusters(gw) {
+		if c.Name == res.ClusterMatched {
+			u := readUpstream(c)
+			var eps []string
+			for _, tier := range u.tiers {
+				eps = append(eps, tier...)
+			}
+			if len(eps) == 0 {
+				return "RESET: cluster " + res.ClusterMatched + " has no endpoint", ""
+			}
+			return strings.Join(eps, ", "), strings.Join(eps, ",")
+		}
+	}
+	return "RESET: no cluster " + res.ClusterMatched, ""
+}
+
+// clientClusters are the clusters holding the client ServiceEntry.
+func (g *goldenCase) clientClusters() []string {
+	var out []string
+	for c, docs := range g.objects {
+		for _, d := range docs {
+			if strings.Contains(d, "\nkind: ServiceEntry\n") && strings.Contains(d, "\n  name: vd-"+g.intent.Name+"\n") {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tierClusters names the cluster behind every endpoint, tier by tier.
+func (g *goldenCase) tierClusters(client string, tiers [][]string) [][]string {
+	var out [][]string
+	for _, tier := range tiers {
+		var names []string
+		for _, ep := range tier {
+			names = append(names, g.endpointCluster(client, ep))
+		}
+		sort.Strings(names)
+		out = append(out, names)
+	}
+	return out
+}
+
+func (g *goldenCase) describeTiers(client string, tiers [][]string) string {
+	var parts []string
+	for i, tier := range tiers {
+		var eps []string
+		for _, ep := range tier {
+			eps = append(eps, g.endpointCluster(client, ep)+" ("+ep+")")
+		}
+		parts = append(parts, fmt.Sprintf("p%d: %s", i, strings.Join(eps, ", ")))
+	}
+	if len(parts) == 0 {
+		return "NO ENDPOINT"
+	}
+	return strings.Join(parts, " | ")
+}
+
+// endpointCluster maps an endpoint address to its cluster: an east-west
+// gateway address is that gateway's cluster, a Service name is local.
+func (g *goldenCase) endpointCluster(client, ep string) string {
+	addr := strings.Fields(ep)[0]
+	host := addr[:strings.LastIndex(addr, ":")]
+	for _, c := range g.registry {
+		if c.EastWestGateway != nil && c.EastWestGateway.Address == host {
+			return c.Name
+		}
+	}
+	if strings.HasSuffix(host, ".svc.cluster.local") {
+		return client
+	}
+	return "?" + host
+}
+
+// servesLocally reports whether the gateway's endpoints are the backend
+// Service of that cluster.
+func (g *goldenCase) servesLocally(cluster, eps string) bool {
+	for _, b := range g.intent.Backends {
+		if b.Cluster == cluster && strings.HasPrefix(eps, b.Service+"."+b.Namespace+".svc.cluster.local:") {
+			return true
+		}
+	}
+	return false
+}
+
+// expectedTiers is what the intent asks for, from client, for the hostname
+// (first "") or one backend cluster's own host, in priority mode: the
+// visible backends grouped by priority, that cluster first.
+// nil when the test does not state it (locality mode).
+func (g *goldenCase) expectedTiers(client, first string) [][]string {
+	subset := first
+	if g.intent.Failover != nil && g.intent.Failover.Mode == "locality" {
+		return nil
+	}
+	clientCluster := g.cluster(client)
+	byPrio := map[int][]string{}
+	var prios []int
+	for _, b := range g.intent.Backends {
+		if !b.ExcludeFor.empty() && b.ExcludeFor.selects(clientCluster) {
+			continue
+		}
+		if b.Cluster == subset {
+			continue
+		}
+		if _, ok := byPrio[b.Priority]; !ok {
+			prios = append(prios, b.Priority)
+		}
+		byPrio[b.Priority] = append(byPrio[b.Priority], b.Cluster)
+	}
+	sort.Ints(prios)
+	var out [][]string
+	if subset != "" {
+		out = append(out, []string{subset})
+	}
+	for _, p := range prios {
+		names := byPrio[p]
+		sort.Strings(names)
+		out = append(out, names)
+	}
+	return out
+}
+
+func equalTiers(a, b [][]string) bool {
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none: plaintext)"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// compareTable checks got against the file, or rewrites it with -update.
+func compareTable(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run `make simulation UPDATE=1` to write it, and review it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("Istio's traffic for this case changed; review and rewrite %s with `make simulation UPDATE=1`.\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// visible reports whether the backend in cluster is an endpoint for client
+// (not excluded for it).
+func (g *goldenCase) visible(client, cluster string) bool {
+	for _, b := range g.intent.Backends {
+		if b.Cluster == cluster && (b.ExcludeFor.empty() || !b.ExcludeFor.selects(g.cluster(client))) {
+			return true
+		}
+	}
+	return false
+}
+
+// subsetName is translate.SubsetName for the cluster names of the golden
+// cases (DNS labels, which it keeps as they are).
+func subsetName(cluster string) string { return cluster }
+
+func routable(protocol string) bool {
+	switch strings.ToUpper(protocol) {
+	case "HTTP", "HTTP2", "GRPC":
+		return true
+	}
+	return false
+}
