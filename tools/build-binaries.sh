@@ -49,7 +49,7 @@ build() {
 	fi
 	echo "$name: building $pkg (cold, on two cores: ~4 min for kube-apiserver, ~30 s for etcd, ~10 min for istio-webhook)" >&2
 	local start=$SECONDS
-	go -C "$moddir" build -trimpath "$@" -o "$dir/$name.tmp" "$pkg"
+	go -C "$moddir" build "$@" -o "$dir/$name.tmp" "$pkg"
 	mv "$dir/$name.tmp" "$dir/$name"
 	echo "$name: built in $((SECONDS - start))s" >&2
 }
@@ -59,9 +59,9 @@ build() {
 minor=${k8s_version#v1.}
 minor=${minor%%.*}
 vpkg=k8s.io/component-base/version
-build kube-apiserver "$root/tools/apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
+build kube-apiserver "$root/tools/apiserver" k8s.io/kubernetes/cmd/kube-apiserver -trimpath \
 	-ldflags "-X $vpkg.gitVersion=$k8s_version -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=$minor -X $vpkg.gitTreeState=clean"
-build etcd "$root/tools/etcd" github.com/mesh-intent/terraform-provider-mesh/tools/etcd
+build etcd "$root/tools/etcd" github.com/mesh-intent/terraform-provider-mesh/tools/etcd -trimpath
 
 # Istio's validation webhook, from the istio.io/istio that tools/istio pins
 # (the same code as the simulation and analysis oracles). Its version is
@@ -71,6 +71,8 @@ istio_version=$(modversion "$root/tools/istio" istio.io/istio)
 if [[ "$(cat "$dir/istio-webhook.version" 2>/dev/null)" != "$istio_version" ]]; then
 	rm -f "$dir/istio-webhook"
 fi
+# No -trimpath here: the simulation and analysis tests of tools/istio then
+# reuse the same compiled istio packages from Go's build cache.
 build istio-webhook "$root/tools/istio" ./webhook
 echo "$istio_version" > "$dir/istio-webhook.version"
 
