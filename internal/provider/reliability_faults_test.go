@@ -110,8 +110,12 @@ func TestAccReliability_clusterGoesAwayMidApply(t *testing.T) {
 	proxies.heal(t)
 	w.apply()
 	w.requireExact(addr, owner.Kind, owner.Name)
-	if n := len(liveOwned(t, owner.Kind, owner.Name)); n != 15 {
-		t.Fatalf("%d objects after converging, want 5 in each of 3 clusters", n)
+	// Per cluster: the client ServiceEntries (hostname, cluster hosts) and
+	// DestinationRules (hostname, one per backend cluster's host), the
+	// backend ServiceEntries (hostname, cluster hosts) and DestinationRule,
+	// and the record.
+	if n := len(liveOwned(t, owner.Kind, owner.Name)); n != 30 {
+		t.Fatalf("%d objects after converging, want 10 in each of 3 clusters", n)
 	}
 	w.planIsEmpty()
 	requireNoOrphans(t, w)
@@ -161,8 +165,8 @@ func TestAccReliability_clusterGoesAwayMidApply(t *testing.T) {
 	w.requireExact(addr, owner.Kind, owner.Name)
 	w.planIsEmpty()
 	requireNoOrphans(t, w)
-	if got := liveOwned(t, owner.Kind, owner.Name); len(got) != 13 {
-		t.Fatalf("after the update: %v, want 5 objects in east and west and 3 in onprem (no client objects)", got)
+	if got := liveOwned(t, owner.Kind, owner.Name); len(got) != 24 {
+		t.Fatalf("after the update: %v, want 10 objects in east and west and 4 in onprem (no client objects)", got)
 	}
 
 	w.destroy()

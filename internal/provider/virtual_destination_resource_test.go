@@ -114,7 +114,10 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 						// east's gateway-side objects served only west, so they go too.
 						// The records of the intent change wherever it has objects.
 						return changedExactly(v1, v2, "west/ServiceEntry/istio-system/vd-user", "west/DestinationRule/istio-system/vd-user",
+							"west/ServiceEntry/istio-system/vd-user.clusters", "west/DestinationRule/istio-system/vd-user.east",
+							"west/DestinationRule/istio-system/vd-user.onprem",
 							"east/ServiceEntry/users/vd-user-backend", "east/DestinationRule/users/vd-user-backend",
+							"east/ServiceEntry/users/vd-user-backend.clusters",
 							"east/ConfigMap/istio-system/vd-user", "west/ConfigMap/istio-system/vd-user", "onprem/ConfigMap/istio-system/vd-user")(s)
 					},
 					checkInventoryMatches(t, "mesh_virtual_destination.user", "virtual-destination", "user"),
@@ -122,31 +125,34 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 			},
 			{
 				// A new backend cluster: it gets the backend objects, the
-				// client's ServiceEntry and DestinationRule change, and so
-				// does onprem's backend DestinationRule, which names every
-				// backend's subset (a request for west's subset may fail
-				// over to onprem); onprem's ServiceEntry does not change.
+				// client's ServiceEntries and DestinationRules change (west
+				// gets a host of its own, and every cluster's host a new
+				// place in its order), and so does onprem's backend
+				// ServiceEntry of cluster hosts (a request for west's host
+				// may fail over to onprem); onprem's others do not change.
 				Config: providerConfig(t, "") + vdConfig(eastBackend+"\n"+onpremBackend+"\n"+westBackend, clientsEast),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					snapshotVersions(t, "virtual-destination", "user", v3),
 					func(s *terraform.State) error {
 						return changedExactly(v2, v3,
 							"east/ServiceEntry/istio-system/vd-user", "east/DestinationRule/istio-system/vd-user",
+							"east/ServiceEntry/istio-system/vd-user.clusters", "east/DestinationRule/istio-system/vd-user.east",
+							"east/DestinationRule/istio-system/vd-user.onprem", "east/DestinationRule/istio-system/vd-user.west",
 							"west/ServiceEntry/users/vd-user-backend", "west/DestinationRule/users/vd-user-backend",
-							"onprem/DestinationRule/users/vd-user-backend",
+							"west/ServiceEntry/users/vd-user-backend.clusters", "onprem/ServiceEntry/users/vd-user-backend.clusters",
 							"east/ConfigMap/istio-system/vd-user", "west/ConfigMap/istio-system/vd-user", "onprem/ConfigMap/istio-system/vd-user")(s)
 					},
 					checkServiceEntryEndpoints(t, "east", "user.users.svc.cluster.local", "ew.onprem.example.com", "203.0.113.20"),
 				),
 			},
 			{
-				// onprem's gateway moves: only the client ServiceEntry that
-				// points at it changes.
+				// onprem's gateway moves: only the client ServiceEntries that
+				// point at it change.
 				Config: movedGateway + vdConfig(eastBackend+"\n"+onpremBackend+"\n"+westBackend, clientsEast),
 				Check: resource.ComposeAggregateTestCheckFunc(
 					snapshotVersions(t, "virtual-destination", "user", v4),
 					func(s *terraform.State) error {
-						return changedExactly(v3, v4, "east/ServiceEntry/istio-system/vd-user")(s)
+						return changedExactly(v3, v4, "east/ServiceEntry/istio-system/vd-user", "east/ServiceEntry/istio-system/vd-user.clusters")(s)
 					},
 					checkServiceEntryEndpoints(t, "east", "user.users.svc.cluster.local", "198.51.100.7", "203.0.113.20"),
 				),
