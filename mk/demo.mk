@@ -81,11 +81,18 @@ demo: demo-tools demo-build local-mesh demo-tfrc
 	    printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n---\n' $$ns; \
 	  done | $(KUBECTL) --kubeconfig $(LOCAL_MESH_KUBECONFIG) --context $$c apply -o name -f - >/dev/null || exit 1; \
 	done
+	@echo "==> workloads of examples/demo/workloads.yaml in $(DEMO_CLUSTERS)"
+	@for c in $(DEMO_CLUSTERS); do \
+	  $(KUBECTL) --kubeconfig $(LOCAL_MESH_KUBECONFIG) --context $$c apply -o name -f $(DEMO_CONFIG)/workloads.yaml >/dev/null || exit 1; \
+	done
 	@echo "==> terraform apply examples/demo (state: $(DEMO_STATE))"
 	@$(DEMO_TF) apply -auto-approve $(DEMO_TF_ARGS)
 	@echo
 	@echo "==> Istio objects owned by terraform-provider-mesh, per cluster"
 	@$(DEMO_OBJECTS) --kubeconfig $(LOCAL_MESH_KUBECONFIG) --contexts $(LOCAL_MESH_CLUSTERS)
+	@echo
+	@echo "==> Istio's analyzers (istioctl analyze -A) on every cluster"
+	@$(LOCAL_MESH_BIN)/analyze-live --kubeconfig $(LOCAL_MESH_KUBECONFIG) --contexts $(LOCAL_MESH_CLUSTERS)
 	@echo
 	@echo "Look around:  kubectl --kubeconfig $(LOCAL_MESH_KUBECONFIG) --context east get serviceentries -A"
 	@echo "Change examples/demo/*.tf and run make demo again; make demo-down stops everything."

@@ -69,11 +69,13 @@ build etcd "$root/tools/etcd" github.com/mesh-intent/terraform-provider-mesh/too
 # server. Cold, it compiles much of istiod: several minutes on two cores.
 istio_version=$(modversion "$root/tools/istio" istio.io/istio)
 if [[ "$(cat "$dir/istio-webhook.version" 2>/dev/null)" != "$istio_version" ]]; then
-	rm -f "$dir/istio-webhook"
+	rm -f "$dir/istio-webhook" "$dir/analyze-live"
 fi
 # No -trimpath here: the simulation and analysis tests of tools/istio then
 # reuse the same compiled istio packages from Go's build cache.
 build istio-webhook "$root/tools/istio" ./webhook
+# Istio's analyzers against running clusters (istioctl analyze -A).
+build analyze-live "$root/tools/istio" ./analyze-live
 echo "$istio_version" > "$dir/istio-webhook.version"
 
 # The Istio CRDs come from the istio.io/api version the provider requires.

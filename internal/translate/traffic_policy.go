@@ -210,6 +210,12 @@ type TrafficPolicyDestination struct {
 	// applied); it refines BackendClusters. Source clusters that are no
 	// client get nothing: the hostname does not exist there.
 	ClientBackends map[string][]string `json:"clientBackends,omitempty"`
+	// ClientNamespaces are the namespaces the virtual destination is
+	// exported to (its clients.namespaces); empty means every namespace.
+	// The VirtualService is exported to the same ones: Istio resolves, and
+	// `istioctl analyze` checks, its destination hosts in the namespaces it
+	// is exported to, where the virtual destination's hosts are visible.
+	ClientNamespaces []string `json:"clientNamespaces,omitempty"`
 
 	// Service and Namespace name a Kubernetes service; its host is
 	// <service>.<namespace>.svc.cluster.local.
@@ -238,6 +244,9 @@ func TrafficPolicyDestinationOf(vd VirtualDestinationIntent, reg *Registry) Traf
 	p, err := planVirtualDestination(vd, reg)
 	if err != nil {
 		return d
+	}
+	if !(len(p.exportTo) == 1 && p.exportTo[0] == "*") {
+		d.ClientNamespaces = append([]string(nil), p.exportTo...)
 	}
 	d.ClientBackends = map[string][]string{}
 	for _, v := range p.views {
@@ -295,6 +304,9 @@ type tpTarget struct {
 	// ownDR is set for services: the DestinationRule is ours, exported to
 	// every namespace and holding the subsets the routes use.
 	ownDR bool
+	// exportTo is where the VirtualService is visible: a virtual
+	// destination's client namespaces, else every namespace.
+	exportTo []string
 }
 
 func tpResolveTarget(d TrafficPolicyDestination) tpTarget {
@@ -312,6 +324,10 @@ func tpResolveTarget(d TrafficPolicyDestination) tpTarget {
 		}
 		if d.VirtualDestinationName != "" {
 			t.drName = VirtualDestinationObjectName(d.VirtualDestinationName)
+		}
+		if len(d.ClientNamespaces) > 0 {
+			t.exportTo = append([]string(nil), d.ClientNamespaces...)
+			sort.Strings(t.exportTo)
 		}
 		if d.BackendClusters != nil {
 			t.backends = tpSet(d.BackendClusters)

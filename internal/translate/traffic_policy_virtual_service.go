@@ -284,15 +284,20 @@ func tpDefaultHTTPRoute(host string) *networkingapi.HTTPRoute {
 
 // trafficPolicyVirtualService is the destination's VirtualService in one
 // source cluster. It binds to sidecars only (no gateways) and is exported
-// to every namespace explicitly, so a mesh-wide
-// defaultVirtualServiceExportTo cannot hide it from callers.
+// explicitly, so a mesh-wide defaultVirtualServiceExportTo cannot hide it
+// from callers: to a virtual destination's client namespaces (where its
+// hosts are visible), else to every namespace.
 func trafficPolicyVirtualService(t tpTarget, http []*networkingapi.HTTPRoute) *networking.VirtualService {
+	exportTo := t.exportTo
+	if len(exportTo) == 0 {
+		exportTo = []string{"*"}
+	}
 	return &networking.VirtualService{
 		TypeMeta:   typeMeta(NetworkingV1, "VirtualService"),
 		ObjectMeta: objectMeta(t.vsNamespace, t.vsName),
 		Spec: networkingapi.VirtualService{
 			Hosts:    []string{t.host},
-			ExportTo: []string{"*"},
+			ExportTo: append([]string(nil), exportTo...),
 			Http:     http,
 		},
 	}

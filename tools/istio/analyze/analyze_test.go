@@ -67,9 +67,10 @@ type caseInput struct {
 
 type policyCase struct {
 	Destination struct {
-		VirtualDestination string `json:"virtualDestination"`
-		Service            string `json:"service"`
-		Namespace          string `json:"namespace"`
+		VirtualDestination string   `json:"virtualDestination"`
+		ClientNamespaces   []string `json:"clientNamespaces"`
+		Service            string   `json:"service"`
+		Namespace          string   `json:"namespace"`
 	} `json:"destination"`
 	Policy struct {
 		// A traffic policy's sources (namespaces) or an access policy's

@@ -119,15 +119,20 @@ spec:
 		for _, c := range in.Registry {
 			hosts = append(hosts, c.Name+".cluster."+d.VirtualDestination)
 		}
+		exportTo := `"*"`
+		if len(d.ClientNamespaces) > 0 {
+			exportTo = strings.Join(d.ClientNamespaces, ", ")
+		}
 		docs = append(docs, fmt.Sprintf(`apiVersion: networking.istio.io/v1
 kind: ServiceEntry
 metadata: {name: vd-stand-in-%d, namespace: istio-system}
 spec:
+  exportTo: [%s]
   hosts: [%s]
   location: MESH_INTERNAL
   resolution: DNS
   ports: [{number: 8080, name: http-8080, protocol: HTTP}]
-  endpoints: [{address: backend.example, labels: {security.istio.io/tlsMode: istio}}]`, len(standIns), strings.Join(hosts, ", ")))
+  endpoints: [{address: backend.example, labels: {security.istio.io/tlsMode: istio}}]`, len(standIns), exportTo, strings.Join(hosts, ", ")))
 	}
 	if len(docs) == 0 {
 		pod("default", "client")

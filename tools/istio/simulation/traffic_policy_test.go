@@ -42,9 +42,10 @@ type tpPolicy struct {
 }
 
 type tpDestination struct {
-	VirtualDestination string `json:"virtualDestination"`
-	Service            string `json:"service"`
-	Namespace          string `json:"namespace"`
+	VirtualDestination string   `json:"virtualDestination"`
+	ClientNamespaces   []string `json:"clientNamespaces"`
+	Service            string   `json:"service"`
+	Namespace          string   `json:"namespace"`
 }
 
 func (d tpDestination) host() string {
@@ -116,8 +117,11 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 		s := newPolicyIstiod(t, g, c, pds[0].d)
 		for _, x := range pds {
 			ns := "default"
-			if len(x.p.Sources.Namespaces) > 0 {
+			switch {
+			case len(x.p.Sources.Namespaces) > 0:
 				ns = x.p.Sources.Namespaces[0]
+			case len(x.d.ClientNamespaces) > 0:
+				ns = x.d.ClientNamespaces[0] // where the destination exists
 			}
 			proxy := s.sidecar(ns)
 			if len(x.p.Sources.WorkloadLabels) > 0 {
@@ -170,16 +174,21 @@ func newPolicyIstiod(t *testing.T, g *goldenCase, self string, d tpDestination) 
 		for _, c := range g.registry {
 			hosts = append(hosts, subsetName(c.Name)+".cluster."+d.VirtualDestination)
 		}
+		exportTo := `"*"`
+		if len(d.ClientNamespaces) > 0 {
+			exportTo = strings.Join(d.ClientNamespaces, ", ")
+		}
 		for i, h := range hosts {
 			docs = append(docs, fmt.Sprintf(`apiVersion: networking.istio.io/v1
 kind: ServiceEntry
 metadata: {name: vd-stand-in-%d, namespace: istio-system}
 spec:
+  exportTo: [%s]
   hosts: [%s]
   location: MESH_INTERNAL
   resolution: DNS
   ports: [{number: 8080, name: http-8080, protocol: HTTP}]
-  endpoints: [{address: backend.example, labels: {security.istio.io/tlsMode: istio}}]`, i, h))
+  endpoints: [{address: backend.example, labels: {security.istio.io/tlsMode: istio}}]`, i, exportTo, h))
 		}
 	} else {
 		for i, c := range g.registry {
