@@ -67,7 +67,9 @@ build etcd "$root/tools/etcd" github.com/mesh-intent/terraform-provider-mesh/too
 # (the same code as the simulation and analysis oracles). Its version is
 # stamped next to it, so a new pin rebuilds it without touching the API
 # server. Cold, it compiles much of istiod: several minutes on two cores.
-istio_version=$(modversion "$root/tools/istio" istio.io/istio)
+# The stamp also covers our own sources of the two commands, which change
+# more often than the pin.
+istio_version="$(modversion "$root/tools/istio" istio.io/istio) $(cat "$root"/tools/istio/go.mod "$root"/tools/istio/webhook/*.go "$root"/tools/istio/analyze-live/*.go | sha256sum | cut -c1-16)"
 if [[ "$(cat "$dir/istio-webhook.version" 2>/dev/null)" != "$istio_version" ]]; then
 	rm -f "$dir/istio-webhook" "$dir/analyze-live"
 fi

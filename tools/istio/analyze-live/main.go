@@ -23,6 +23,7 @@ import (
 	"istio.io/istio/pkg/config/analysis/local"
 	"istio.io/istio/pkg/config/resource"
 	"istio.io/istio/pkg/kube"
+	"istio.io/istio/pkg/log"
 )
 
 func main() {
@@ -30,6 +31,10 @@ func main() {
 	contexts := flag.String("contexts", "", "comma-separated contexts to analyze")
 	istioNS := flag.String("istio-namespace", "istio-system", "Istio's root namespace")
 	flag.Parse()
+	// Only the analysis on stdout: istiod's informers log every sync.
+	for _, s := range log.Scopes() {
+		s.SetOutputLevel(log.ErrorLevel)
+	}
 	if *kubeconfig == "" || *contexts == "" {
 		fmt.Fprintln(os.Stderr, "usage: analyze-live --kubeconfig FILE --contexts a,b,c")
 		os.Exit(2)
