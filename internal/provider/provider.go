@@ -156,6 +156,11 @@ func clusterAttributes() map[string]schema.Attribute {
 					Optional:            true,
 					Validators:          []validator.Int64{int64validator.Between(1, 65535)},
 				},
+				"target_port": schema.Int64Attribute{
+					MarkdownDescription: "Port the gateway pods listen on, which `mesh_cluster`'s Gateway server binds, when a load balancer in front maps `port` to another one. Default: `port`.",
+					Optional:            true,
+					Validators:          []validator.Int64{int64validator.Between(1, 65535)},
+				},
 				"hosts": schema.ListAttribute{
 					MarkdownDescription: "Hosts the gateway passes through to this cluster (its `AUTO_PASSTHROUGH` Gateway's hosts, as `mesh_cluster`'s `east_west_hosts` writes them). Default `[\"*.global\"]`. " +
 						"A virtual destination whose hostname none of them covers cannot be reached here from another network, so plan refuses it; `mesh_cluster` refuses `east_west_hosts` that leave one of them out.",

@@ -46,9 +46,10 @@ type execModel struct {
 }
 
 type gatewayModel struct {
-	Address types.String `tfsdk:"address"`
-	Port    types.Int64  `tfsdk:"port"`
-	Hosts   types.List   `tfsdk:"hosts"`
+	Address    types.String `tfsdk:"address"`
+	Port       types.Int64  `tfsdk:"port"`
+	TargetPort types.Int64  `tfsdk:"target_port"`
+	Hosts      types.List   `tfsdk:"hosts"`
 }
 
 // clusterModels decodes the clusters map; clusters whose whole object is
@@ -163,6 +164,11 @@ func gatewayOf(ctx context.Context, o types.Object, cluster string, diags *diag.
 		out.PortUnknown = true
 	case !g.Port.IsNull():
 		out.Port = uint32(g.Port.ValueInt64())
+	}
+	if g.TargetPort.IsUnknown() {
+		out.PortUnknown = true
+	} else if !g.TargetPort.IsNull() {
+		out.TargetPort = uint32(g.TargetPort.ValueInt64())
 	}
 	if !g.Hosts.IsNull() {
 		hosts, unknown := stringList(g.Hosts)

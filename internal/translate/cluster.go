@@ -138,6 +138,11 @@ func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking
 		if gw.Port != 0 {
 			port = gw.Port
 		}
+		// The Gateway server binds the pods' port; clients in other
+		// clusters dial the Service (load balancer) port, gw.Port.
+		if gw.TargetPort != 0 {
+			port = gw.TargetPort
+		}
 		if gw.PortUnknown {
 			portName = Unknown("east_west_gateway.port")
 		}

@@ -45,6 +45,10 @@ type Gateway struct {
 	// PortUnknown is set when the port is known only after apply; objects
 	// that use it are then planned as unknown.
 	PortUnknown bool
+	// TargetPort is the port the gateway pods listen on, which the Gateway
+	// server names; 0 means Port (Istio's install uses 15443 for both,
+	// a load balancer in front may not).
+	TargetPort uint32
 	// Hosts are the hosts the gateway passes through; nil means
 	// DefaultEastWestHosts. HostsUnknown is set when they are known only
 	// after apply (nothing is then checked against them).
