@@ -28,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
 var update = flag.Bool("update", false, "rewrite <case>.analyze.txt")
@@ -206,19 +208,7 @@ func analyze(t *testing.T, docs []string) []message {
 
 func compare(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run `make analyze UPDATE=1` to write it, and review it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("Istio's analysis of this case changed; review and rewrite %s with `make analyze UPDATE=1`.\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	oracle.Compare(t, path, got, *update, "make analyze UPDATE=1")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

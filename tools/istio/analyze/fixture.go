@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
 // proxyImage is the sidecar image the injected pods name; the analyzers
@@ -115,24 +117,11 @@ spec:
 			continue
 		}
 		standIns[d.VirtualDestination] = true
-		hosts := []string{d.VirtualDestination}
+		var clusters []string
 		for _, c := range in.Registry {
-			hosts = append(hosts, c.Name+".cluster."+d.VirtualDestination)
+			clusters = append(clusters, c.Name)
 		}
-		exportTo := `"*"`
-		if len(d.ClientNamespaces) > 0 {
-			exportTo = strings.Join(d.ClientNamespaces, ", ")
-		}
-		docs = append(docs, fmt.Sprintf(`apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: vd-stand-in-%d, namespace: istio-system}
-spec:
-  exportTo: [%s]
-  hosts: [%s]
-  location: MESH_INTERNAL
-  resolution: DNS
-  ports: [{number: 8080, name: http-8080, protocol: HTTP}]
-  endpoints: [{address: backend.example, labels: {security.istio.io/tlsMode: istio}}]`, len(standIns), exportTo, strings.Join(hosts, ", ")))
+		docs = append(docs, oracle.VirtualDestinationStandIn(d.VirtualDestination, clusters, d.ClientNamespaces)...)
 	}
 	if len(docs) == 0 {
 		pod("default", "client")

@@ -2,12 +2,8 @@ package simulation
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 
 	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pkg/cluster"
@@ -32,68 +28,46 @@ spec:
 // policy opens. The ingress gateway stays open unless the case removes it
 // from default_deny_exempt; in-mesh workloads are closed.
 func TestClusterDefaultDeny(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join(testdata, "cluster", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	forEachCase(t, "cluster", func(_ *goldenCase, in clusterCase) bool { return in.DefaultDeny }, simulateDefaultDeny)
+}
+
+// clusterCase is what the test needs of a mesh_cluster case.
+type clusterCase struct {
+	Name              string              `json:"name"`
+	DefaultDeny       bool                `json:"defaultDeny"`
+	DefaultDenyExempt []map[string]string `json:"defaultDenyExempt"`
+}
+
+func simulateDefaultDeny(t *testing.T, g *goldenCase, in clusterCase) string {
+	c := in.Name
+	s := newIstiod(t, g, c, g.objects[c], ingressGateway)
+	// nil: the default list, Istio's ingress gateway
+	ingressOpen := in.DefaultDenyExempt == nil
+	for _, sel := range in.DefaultDenyExempt {
+		if len(sel) == 1 && sel["istio"] == "ingressgateway" {
+			ingressOpen = true
+		}
 	}
-	for _, in := range inputs {
-		if strings.HasSuffix(in, ".golden.yaml") {
-			continue
-		}
-		g, err := loadCase(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var input struct {
-			Intent struct {
-				Name              string              `json:"name"`
-				DefaultDeny       bool                `json:"defaultDeny"`
-				DefaultDenyExempt []map[string]string `json:"defaultDenyExempt"`
-			} `json:"intent"`
-		}
-		if err := yaml.Unmarshal(raw, &input); err != nil {
-			t.Fatal(err)
-		}
-		if g.failed != "" || !input.Intent.DefaultDeny {
-			continue
-		}
-		t.Run(g.name, func(t *testing.T) {
-			c := input.Intent.Name
-			s := newIstiod(t, g, c, g.objects[c], ingressGateway)
-			// nil: the default list, Istio's ingress gateway
-			ingressOpen := input.Intent.DefaultDenyExempt == nil
-			for _, sel := range input.Intent.DefaultDenyExempt {
-				if len(sel) == 1 && sel["istio"] == "ingressgateway" {
-					ingressOpen = true
-				}
-			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "# What Istio's RBAC filters (generated from %s.golden.yaml) decide under\n", g.name)
-			b.WriteString("# default_deny. `make simulation UPDATE=1` rewrites it.\n")
-			anon := request{method: "GET", path: "/", port: 8080}
-			ingress := s.ingressGateway()
-			open := decide(t, s.rbacFilters(t, ingress), anon)
-			fmt.Fprintf(&b, "%s ingress gateway <- %s | %s\n", c, anon, verdict(open))
-			if open != ingressOpen {
-				t.Errorf("%s: ingress gateway open = %v, want %v (default_deny_exempt %v)", c, open, ingressOpen, input.Intent.DefaultDenyExempt)
-			}
-			w := s.workload("shop", map[string]string{"app": "catalog"})
-			for _, who := range []string{"spiffe://cluster.local/ns/web/sa/frontend", ""} {
-				r := anon
-				r.principal = who
-				ok := decide(t, s.rbacFilters(t, w), r)
-				fmt.Fprintf(&b, "%s shop/app=catalog <- %s | %s\n", c, r, verdict(ok))
-				if ok {
-					t.Errorf("%s: default_deny lets %s reach a workload no access policy opens", c, r)
-				}
-			}
-			compareTable(t, testdata+"/cluster/"+g.name+".traffic.txt", b.String())
-		})
+	var b strings.Builder
+	fmt.Fprintf(&b, "# What Istio's RBAC filters (generated from %s.golden.yaml) decide under\n", g.name)
+	b.WriteString("# default_deny. `make simulation UPDATE=1` rewrites it.\n")
+	anon := request{method: "GET", path: "/", port: 8080}
+	open := decide(t, s.rbacFilters(t, s.ingressGateway()), anon)
+	fmt.Fprintf(&b, "%s ingress gateway <- %s | %s\n", c, anon, verdict(open))
+	if open != ingressOpen {
+		t.Errorf("%s: ingress gateway open = %v, want %v (default_deny_exempt %v)", c, open, ingressOpen, in.DefaultDenyExempt)
 	}
+	w := s.workload("shop", map[string]string{"app": "catalog"})
+	for _, who := range []string{"spiffe://cluster.local/ns/web/sa/frontend", ""} {
+		r := anon
+		r.principal = who
+		ok := decide(t, s.rbacFilters(t, w), r)
+		fmt.Fprintf(&b, "%s shop/app=catalog <- %s | %s\n", c, r, verdict(ok))
+		if ok {
+			t.Errorf("%s: default_deny lets %s reach a workload no access policy opens", c, r)
+		}
+	}
+	return b.String()
 }
 
 func verdict(ok bool) string {

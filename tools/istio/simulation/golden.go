@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	"sigs.k8s.io/yaml"
 )
@@ -189,6 +190,39 @@ func loadCase(input string) (*goldenCase, error) {
 		c.objects[cluster] = append(c.objects[cluster], doc)
 	}
 	return c, nil
+}
+
+// forEachCase runs check as a subtest for every case of testdata/<dir>
+// whose golden holds objects and that keep accepts (nil: all), with the
+// case's intent decoded into an I, and compares the table it returns with
+// the case's <case>.traffic.txt.
+func forEachCase[I any](t *testing.T, dir string, keep func(*goldenCase, I) bool, check func(*testing.T, *goldenCase, I) string) {
+	t.Helper()
+	cases, err := loadCases(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range cases {
+		if g.failed != "" || len(g.objects) == 0 {
+			continue // a plan error, or nothing written: nothing reaches Istio
+		}
+		raw, err := os.ReadFile(filepath.Join(testdata, dir, g.name+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var input struct {
+			Intent I `json:"intent"`
+		}
+		if err := yaml.Unmarshal(raw, &input); err != nil {
+			t.Fatalf("%s: %v", g.name, err)
+		}
+		if keep != nil && !keep(g, input.Intent) {
+			continue
+		}
+		t.Run(g.name, func(t *testing.T) {
+			compareTable(t, filepath.Join(testdata, dir, g.name+".traffic.txt"), check(t, g, input.Intent))
+		})
+	}
 }
 
 // istioDocs keeps the documents of Istio kinds (records are ConfigMaps).

@@ -2,8 +2,6 @@ package simulation
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -212,35 +210,7 @@ type apCase struct {
 // may make the policy's request, and records the answers. An intruder is
 // never allowed; sources are allowed in at least one backend cluster.
 func TestAccessPolicyRBAC(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join(testdata, "access-policy", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range inputs {
-		if strings.HasSuffix(in, ".golden.yaml") {
-			continue
-		}
-		g, err := loadCase(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g.failed != "" || len(g.objects) == 0 {
-			continue
-		}
-		raw, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var input struct {
-			Intent apCase `json:"intent"`
-		}
-		if err := yaml.Unmarshal(raw, &input); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(g.name, func(t *testing.T) {
-			compareTable(t, testdata+"/access-policy/"+g.name+".traffic.txt", simulateAccessPolicy(t, g, input.Intent))
-		})
-	}
+	forEachCase(t, "access-policy", nil, simulateAccessPolicy)
 }
 
 func simulateAccessPolicy(t *testing.T, g *goldenCase, ap apCase) string {

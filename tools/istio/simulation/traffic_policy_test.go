@@ -2,19 +2,18 @@ package simulation
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	"sigs.k8s.io/yaml"
 
 	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pilot/test/xds"
 	"istio.io/istio/pkg/cluster"
 	"istio.io/istio/pkg/config/mesh/meshwatcher"
+
+	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
 // tpCase is a traffic-policy golden case: one policy, or several composed.
@@ -64,36 +63,7 @@ func (d tpDestination) host() string {
 // service's cluster subsets, that the subset's endpoints start in that
 // cluster and fail over to the others.
 func TestTrafficPolicyTraffic(t *testing.T) {
-	inputs, err := filepath.Glob(filepath.Join(testdata, "traffic-policy", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range inputs {
-		if strings.HasSuffix(in, ".golden.yaml") {
-			continue
-		}
-		g, err := loadCase(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g.failed != "" {
-			continue
-		}
-		raw, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var input struct {
-			Intent tpCase `json:"intent"`
-		}
-		if err := yaml.Unmarshal(raw, &input); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(g.name, func(t *testing.T) {
-			table := simulateTrafficPolicy(t, g, input.Intent)
-			compareTable(t, testdata+"/traffic-policy/"+g.name+".traffic.txt", table)
-		})
-	}
+	forEachCase(t, "traffic-policy", nil, simulateTrafficPolicy)
 }
 
 func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
@@ -170,26 +140,11 @@ func newPolicyIstiod(t *testing.T, g *goldenCase, self string, d tpDestination) 
 	docs := istioDocs(g.objects[self])
 	kube := map[cluster.ID]string{}
 	if d.VirtualDestination != "" {
-		hosts := []string{d.VirtualDestination}
+		var clusters []string
 		for _, c := range g.registry {
-			hosts = append(hosts, subsetName(c.Name)+".cluster."+d.VirtualDestination)
+			clusters = append(clusters, subsetName(c.Name))
 		}
-		exportTo := `"*"`
-		if len(d.ClientNamespaces) > 0 {
-			exportTo = strings.Join(d.ClientNamespaces, ", ")
-		}
-		for i, h := range hosts {
-			docs = append(docs, fmt.Sprintf(`apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: vd-stand-in-%d, namespace: istio-system}
-spec:
-  exportTo: [%s]
-  hosts: [%s]
-  location: MESH_INTERNAL
-  resolution: DNS
-  ports: [{number: 8080, name: http-8080, protocol: HTTP}]
-  endpoints: [{address: backend.example, labels: {security.istio.io/tlsMode: istio}}]`, i, exportTo, h))
-		}
+		docs = append(docs, oracle.VirtualDestinationStandIn(d.VirtualDestination, clusters, d.ClientNamespaces)...)
 	} else {
 		for i, c := range g.registry {
 			kube[cluster.ID(c.Name)] = fmt.Sprintf(`apiVersion: v1

@@ -3,12 +3,13 @@ package simulation
 import (
 	"flag"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 
 	"istio.io/istio/pilot/pkg/simulation"
+
+	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
 var update = flag.Bool("update", false, "rewrite the traffic tables (<case>.traffic.txt) from Istio's answers")
@@ -286,19 +287,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // compareTable checks got against the file, or rewrites it with -update.
 func compareTable(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run `make simulation UPDATE=1` to write it, and review it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("Istio's traffic for this case changed; review and rewrite %s with `make simulation UPDATE=1`.\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	oracle.Compare(t, path, got, *update, "make simulation UPDATE=1")
 }
 
 // visible reports whether the backend in cluster is an endpoint for client
