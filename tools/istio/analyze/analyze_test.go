@@ -211,14 +211,7 @@ func compare(t *testing.T, path, got string) {
 	oracle.Compare(t, path, got, *update, "make analyze UPDATE=1")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return oracle.SortedKeys(m) }
 
 // sourceNamespaces are the namespaces a policy's sources run in.
 func (p policyCase) sourceNamespaces() []string {

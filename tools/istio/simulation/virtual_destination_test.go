@@ -275,14 +275,7 @@ func orNone(s string) string {
 	return s
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return oracle.SortedKeys(m) }
 
 // compareTable checks got against the file, or rewrites it with -update.
 func compareTable(t *testing.T, path, got string) {

@@ -7,6 +7,7 @@ package oracle
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -58,4 +59,14 @@ spec:
   endpoints: [{address: backend.example, labels: {security.istio.io/tlsMode: istio}}]`, len(hostname), i, exportTo, h))
 	}
 	return docs
+}
+
+// SortedKeys returns the keys of m in order.
+func SortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
