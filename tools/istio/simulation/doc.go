@@ -1,14 +1,27 @@
 // Package simulation asks Istio's own xDS generation what the translator's
-// golden objects do. Each virtual destination golden case is loaded, cluster
-// by cluster, into a fake istiod (pilot/test/xds) configured as one cluster
-// of a multi-network mesh whose istiod knows every network's east-west
-// gateway; what a sidecar in each client cluster receives is read back as a
-// traffic table: where a request for the hostname goes, in which priority
-// order, with which weights and SNI, and whether each remote east-west
-// gateway has a filter chain for that SNI. The tables are checked in next to
-// the golden files (<case>.traffic.txt) and compared; the test also states,
-// from the intent alone, the order Istio must produce.
+// golden objects do. Each golden case is loaded, cluster by cluster, into a
+// fake istiod (pilot/test/xds, pilot/pkg/simulation) configured as one
+// cluster of a multi-network mesh whose istiod knows every network's
+// east-west gateway (the mesh networks arrive after start and force a push,
+// as a live istiod reloads them), with Istio's own cross-network-gateway
+// beside the provider's Gateway. What the proxies receive is read back as
+// a traffic table, checked in next to the golden file (<case>.traffic.txt):
 //
-// This package lives in the tools/istio module so that istio.io/istio never
+//   - virtual destinations: per client cluster, where a request for the
+//     hostname (and for each backend cluster's own host) goes, by Envoy
+//     priority, with the SNI sent; per remote east-west gateway, what it
+//     does with each SNI a client sends;
+//   - traffic policies: per source cluster, each route's weighted Envoy
+//     clusters, mirror, timeout and retries, and a service's cluster
+//     subsets by Envoy priority;
+//   - access policies and default_deny: Envoy's RBAC decision, from the
+//     filters istiod generates, per caller and request.
+//
+// Besides comparing the tables, the tests state from the intent alone what
+// Istio must do (failover order, weights adding up to 100, clusters that
+// exist, SNIs that have a filter chain, intruders denied, ingress open),
+// so a changed table that breaks a promise fails even after -update.
+//
+// The package lives in the tools/istio module, so that istio.io/istio never
 // enters the provider's go.mod; it reads the golden files as YAML.
 package simulation
