@@ -72,12 +72,13 @@ type vdPortModel struct {
 }
 
 type vdBackendModel struct {
-	Cluster    string          `tfsdk:"cluster"`
-	Namespace  string          `tfsdk:"namespace"`
-	Service    string          `tfsdk:"service"`
-	Priority   *int64          `tfsdk:"priority"`
-	Weight     *int64          `tfsdk:"weight"`
-	ExcludeFor *placementModel `tfsdk:"exclude_for"`
+	Cluster        string          `tfsdk:"cluster"`
+	Namespace      string          `tfsdk:"namespace"`
+	Service        string          `tfsdk:"service"`
+	Priority       *int64          `tfsdk:"priority"`
+	Weight         *int64          `tfsdk:"weight"`
+	ExcludeFor     *placementModel `tfsdk:"exclude_for"`
+	ServiceAccount *string         `tfsdk:"service_account"`
 }
 
 type vdFailoverModel struct {
@@ -163,6 +164,10 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 						Validators:          []validator.Int64{int64validator.AtLeast(0)},
 					},
 					"weight": schema.Int64Attribute{MarkdownDescription: "Share of traffic among backends of the same priority. Default `1`.", Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000)}},
+					"service_account": schema.StringAttribute{
+						MarkdownDescription: "Service account of the backend's pods. Set on every backend (or none), it makes clients verify whom they reach: the client ServiceEntries list each backend's SPIFFE identity, `spiffe://<trust_domain of its cluster>/ns/<namespace>/sa/<service_account>`, as `subjectAltNames`, and a peer with another identity is refused. Unset, any workload the mesh's trust bundle signs passes.",
+						Optional:            true,
+					},
 					"exclude_for": schema.SingleNestedAttribute{
 						MarkdownDescription: "Client clusters that must never send traffic to this backend, not even on failover (e.g. `{ cluster_selector = { cloud = \"aws\" } }`). Empty excludes nobody.",
 						Optional:            true,
@@ -212,7 +217,7 @@ func (m *virtualDestinationModel) intent() translate.VirtualDestinationIntent {
 		in.Ports = append(in.Ports, translate.VirtualDestinationPort{Number: p.Number, Protocol: p.Protocol, TargetPort: p.TargetPort})
 	}
 	for _, b := range m.Backends {
-		vb := translate.VirtualDestinationBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service, Weight: b.Weight, ExcludeFor: b.ExcludeFor.placement()}
+		vb := translate.VirtualDestinationBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service, Weight: b.Weight, ExcludeFor: b.ExcludeFor.placement(), ServiceAccount: deref(b.ServiceAccount)}
 		if b.Priority != nil {
 			vb.Priority = *b.Priority
 		}

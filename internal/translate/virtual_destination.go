@@ -64,6 +64,12 @@ type VirtualDestinationBackend struct {
 	// this backend. Unlike other placements, an empty ExcludeFor selects
 	// no cluster.
 	ExcludeFor Placement `json:"excludeFor,omitempty"`
+	// ServiceAccount is the backend pods' service account. Set on every
+	// backend, it lets clients verify whom they reach: the client
+	// ServiceEntries list each backend's SPIFFE identity as
+	// subjectAltNames, and a sidecar then refuses a peer with another
+	// identity (without it, any workload of the mesh's trust bundle passes).
+	ServiceAccount string `json:"serviceAccount,omitempty"`
 }
 
 // VirtualDestinationFailover chooses how clients order the backends.

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -49,7 +50,33 @@ func vdClientServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 	for _, t := range v.targets {
 		se.Spec.Endpoints = append(se.Spec.Endpoints, vdEndpoint(p, v, t))
 	}
+	se.Spec.SubjectAltNames = vdSubjectAltNames(v)
 	return se
+}
+
+// vdSubjectAltNames are the SPIFFE identities of the backends the client
+// reaches, spiffe://<trust domain of the backend cluster>/ns/<namespace>/sa/<service account>,
+// when every backend names its service account (validation requires all
+// or none): Istio mTLS then checks that the peer, behind whichever
+// east-west gateway, is one of them.
+func vdSubjectAltNames(v *vdView) []string {
+	set := map[string]bool{}
+	for _, t := range v.targets {
+		if t.backend.ServiceAccount == "" {
+			return nil
+		}
+		td := t.cluster.TrustDomain
+		if td == "" {
+			td = apDefaultTrustDomain
+		}
+		set["spiffe://"+td+"/ns/"+t.backend.Namespace+"/sa/"+t.backend.ServiceAccount] = true
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // vdClusterHostsServiceEntry declares, next to the hostname, one host per

@@ -103,6 +103,22 @@ func validateVDBackends(backends []VirtualDestinationBackend) Errors {
 		if b.Weight != nil && (*b.Weight < 1 || *b.Weight > vdMaxBackendWeight) {
 			errs.Add(Errorf(at.Attr("weight"), "Invalid weight", "Weight %d is not between 1 and %d.", *b.Weight, vdMaxBackendWeight))
 		}
+		if b.ServiceAccount != "" && !validDNSSubdomain(b.ServiceAccount) {
+			errs.Add(Errorf(at.Attr("service_account"), "Invalid service account", "Service account %q must be a DNS-1123 subdomain.", b.ServiceAccount))
+		}
+	}
+	// The client ServiceEntry's subjectAltNames hold for every endpoint:
+	// a list without one backend's identity would refuse that backend.
+	for i, b := range backends {
+		if b.ServiceAccount == "" && len(backends) > 0 {
+			for j, o := range backends {
+				if o.ServiceAccount != "" {
+					errs.Add(Errorf(Root("backends").Index(i).Attr("service_account"), "Missing service account",
+						"backends[%d] names its service account but this one does not. Clients verify the identity of every backend or of none (the ServiceEntry's subjectAltNames hold for all its endpoints): set service_account on every backend, or on none.", j))
+					break
+				}
+			}
+		}
 	}
 	return errs
 }

@@ -166,6 +166,9 @@ func (s *istiod) eastWestGateway(ns string) *model.Proxy {
 type upstream struct {
 	name string
 	sni  string
+	// sans are the peer identities the client accepts (none: any the
+	// mesh's trust bundle signs).
+	sans []string
 	// tiers are the endpoints by Envoy priority, each "address:port" with
 	// its weight when set.
 	tiers [][]string
@@ -188,7 +191,8 @@ func (s *istiod) upstreamsFor(p *model.Proxy, host string) map[string]upstream {
 }
 
 func readUpstream(c *clusterv3.Cluster) upstream {
-	u := upstream{name: c.Name, sni: clusterSNI(c), outlier: c.OutlierDetection != nil}
+	u := upstream{name: c.Name, outlier: c.OutlierDetection != nil}
+	u.sni, u.sans = clusterTLS(c)
 	byPriority := map[uint32][]string{}
 	var prios []uint32
 	for _, lle := range c.GetLoadAssignment().GetEndpoints() {
@@ -213,19 +217,32 @@ func readUpstream(c *clusterv3.Cluster) upstream {
 	return u
 }
 
-// clusterSNI is the SNI the cluster sends to Istio-mTLS endpoints.
-func clusterSNI(c *clusterv3.Cluster) string {
+// clusterTLS is the SNI the cluster sends to Istio-mTLS endpoints, and the
+// subject alt names it accepts from them.
+func clusterTLS(c *clusterv3.Cluster) (string, []string) {
+	read := func(ctx *tlsv3.UpstreamTlsContext) (string, []string) {
+		var sans []string
+		vc := ctx.GetCommonTlsContext().GetCombinedValidationContext().GetDefaultValidationContext()
+		for _, m := range vc.GetMatchTypedSubjectAltNames() {
+			sans = append(sans, m.GetMatcher().GetExact()+m.GetMatcher().GetPrefix())
+		}
+		for _, m := range vc.GetMatchSubjectAltNames() { //nolint:staticcheck // what istiod fills today
+			sans = append(sans, m.GetExact()+m.GetPrefix())
+		}
+		sort.Strings(sans)
+		return ctx.Sni, sans
+	}
 	for _, m := range c.TransportSocketMatches {
 		ctx := &tlsv3.UpstreamTlsContext{}
 		if m.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx) == nil && ctx.Sni != "" {
-			return ctx.Sni
+			return read(ctx)
 		}
 	}
 	ctx := &tlsv3.UpstreamTlsContext{}
 	if c.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx) == nil {
-		return ctx.Sni
+		return read(ctx)
 	}
-	return ""
+	return "", nil
 }
 
 func isIP(s string) bool {

@@ -90,7 +90,11 @@ func simulateVirtualDestination(t *testing.T, g *goldenCase, ours string) string
 					continue
 				}
 				got := g.tierClusters(client, u.tiers)
-				fmt.Fprintf(&b, "%-56s | %s | sni %s\n", row, g.describeTiers(client, u.tiers), orNone(u.sni))
+				peers := ""
+				if len(u.sans) > 0 {
+					peers = " | peers " + strings.Join(u.sans, ", ")
+				}
+				fmt.Fprintf(&b, "%-56s | %s | sni %s%s\n", row, g.describeTiers(client, u.tiers), orNone(u.sni), peers)
 				if exp != nil && !equalTiers(got, exp) {
 					t.Errorf("%s: Istio orders %v, the intent says %v", row, got, exp)
 				}
