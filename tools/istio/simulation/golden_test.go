@@ -212,6 +212,16 @@ func forEachCase[I any](t *testing.T, dir string, keep func(*goldenCase, I) bool
 	}
 }
 
+// isCluster reports whether name is a cluster of the case's registry.
+func (g *goldenCase) isCluster(name string) bool {
+	for _, c := range g.registry {
+		if subsetName(c.Name) == name {
+			return true
+		}
+	}
+	return false
+}
+
 // istioDocs keeps the documents of Istio kinds (records are ConfigMaps).
 func istioDocs(docs []string) []string {
 	var out []string

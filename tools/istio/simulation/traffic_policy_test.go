@@ -123,6 +123,22 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				for _, sub := range sortedKeys(subsets) {
 					fmt.Fprintf(&b, "%-70s | %s\n", fmt.Sprintf("%s subset %s of %s", c, sub, host), subsets[sub])
 				}
+				// Another cluster's request for a cluster subset that
+				// lands here (shifted to this cluster, or failing over to
+				// it) arrives at this cluster's east-west gateway with the
+				// subset in its SNI, through Istio's cross-network-gateway
+				// (*.local).
+				for _, sub := range sortedKeys(subsets) {
+					if !g.isCluster(sub) {
+						continue // a version subset stays in its cluster
+					}
+					sni := fmt.Sprintf("outbound_.8080_.%s_.%s", sub, host)
+					res, where := s.passThrough(t, "istio-system", sni)
+					fmt.Fprintf(&b, "%-70s | %s\n", "gateway "+c+" <- "+sni, res)
+					if where == "" {
+						t.Errorf("east-west gateway of %s has no filter chain for SNI %s: a request for subset %s failing over to %s would be reset (%s)", c, sni, sub, c, res)
+					}
+				}
 			}
 		}
 	}
@@ -137,7 +153,7 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 // multi-cluster registries with each endpoint labelled by its cluster.
 func newPolicyIstiod(t *testing.T, g *goldenCase, self string, d tpDestination) *istiod {
 	t.Helper()
-	docs := istioDocs(g.objects[self])
+	docs := append(istioDocs(g.objects[self]), crossNetworkGateway)
 	kube := map[cluster.ID]string{}
 	if d.VirtualDestination != "" {
 		var clusters []string

@@ -151,6 +151,20 @@ func (s *istiod) passThrough(t *testing.T, ns, sni string) (string, string) {
 			for _, tier := range u.tiers {
 				eps = append(eps, tier...)
 			}
+			if len(eps) == 0 { // an EDS cluster (a Kubernetes Service)
+				for _, cla := range s.Endpoints(gw) {
+					if cla.ClusterName != res.ClusterMatched {
+						continue
+					}
+					for _, lle := range cla.Endpoints {
+						for _, e := range lle.LbEndpoints {
+							sa := e.GetEndpoint().GetAddress().GetSocketAddress()
+							eps = append(eps, fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue()))
+						}
+					}
+				}
+				sort.Strings(eps)
+			}
 			if len(eps) == 0 {
 				return "RESET: cluster " + res.ClusterMatched + " has no endpoint", ""
 			}
