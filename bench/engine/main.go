@@ -26,6 +26,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 func main() {
@@ -57,7 +58,7 @@ func main() {
 	for _, t := range translated {
 		if t.Owner.Composition != nil {
 			t.Owner.Composition.Compose = func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-				return translate.ComposeContributions(key, contributions, reg)
+				return trafficpolicy.ComposeContributions(key, contributions, reg)
 			}
 		}
 		desired, err := engine.Plan(t.Owner, t.Objects)

@@ -28,6 +28,10 @@ import (
 	"strings"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // Cluster is one registered cluster with its topology facts.
@@ -66,21 +70,21 @@ type Spec struct {
 	Namespaces []string
 	// Mesh are the mesh_cluster intents (schema defaults filled in, as the
 	// provider sees them).
-	Mesh         []translate.ClusterIntent
-	Destinations []translate.VirtualDestinationIntent
+	Mesh         []cluster.Intent
+	Destinations []virtualdestination.Intent
 	Access       []Access
 	Traffic      []Traffic
 }
 
 // Access is one mesh_access_policy on a virtual destination.
 type Access struct {
-	Intent      translate.AccessPolicyIntent
+	Intent      accesspolicy.Intent
 	Destination string // hostname of the virtual destination
 }
 
 // Traffic is one mesh_traffic_policy on a virtual destination.
 type Traffic struct {
-	Intent      translate.TrafficPolicyIntent
+	Intent      trafficpolicy.Intent
 	Destination string // hostname of the virtual destination
 }
 
@@ -105,7 +109,7 @@ func Generate(m int, clusters []Cluster) *Spec {
 		if s.Intents() >= m {
 			return s
 		}
-		s.Mesh = append(s.Mesh, translate.ClusterIntent{
+		s.Mesh = append(s.Mesh, cluster.Intent{
 			Name:             c.Name,
 			IstioNamespace:   translate.DefaultIstioNS,
 			MTLSMode:         "STRICT",
@@ -121,33 +125,33 @@ func Generate(m int, clusters []Cluster) *Spec {
 		ns := s.Namespaces[svc%NamespaceCount]
 		callerNS := s.Namespaces[(svc+1)%NamespaceCount]
 		primary := clusters[svc%n]
-		vd := translate.VirtualDestinationIntent{
+		vd := virtualdestination.Intent{
 			Name:      name,
 			Hostname:  host,
 			Namespace: translate.DefaultIstioNS,
-			Ports:     []translate.VirtualDestinationPort{{Number: 8080, Protocol: "HTTP"}},
-			Backends: []translate.VirtualDestinationBackend{
+			Ports:     []virtualdestination.Port{{Number: 8080, Protocol: "HTTP"}},
+			Backends: []virtualdestination.Backend{
 				{Cluster: primary.Name, Namespace: ns, Service: name, Priority: 0},
 			},
 		}
 		if n > 1 {
-			b := translate.VirtualDestinationBackend{Cluster: clusters[(svc+1)%n].Name, Namespace: ns, Service: name, Priority: 1}
+			b := virtualdestination.Backend{Cluster: clusters[(svc+1)%n].Name, Namespace: ns, Service: name, Priority: 1}
 			if svc%5 == 4 {
 				b.ExcludeFor = translate.Placement{ClusterSelector: map[string]string{"cloud": primary.Cloud}}
 			}
 			vd.Backends = append(vd.Backends, b)
 		}
 		if svc%3 == 2 {
-			vd.Clients = translate.VirtualDestinationClients{
+			vd.Clients = virtualdestination.Clients{
 				Placement:  translate.Placement{ClusterSelector: map[string]string{"env": "prod"}},
 				Namespaces: []string{callerNS},
 			}
 		}
 		if svc%4 == 3 {
-			vd.Ports = append(vd.Ports, translate.VirtualDestinationPort{Number: 9090, Protocol: "GRPC", TargetPort: i64(9091)})
-			vd.Failover = &translate.VirtualDestinationFailover{
-				Mode:             translate.FailoverModePriority,
-				OutlierDetection: &translate.VirtualDestinationOutlierDetection{Consecutive5xxErrors: i64(3), Interval: "5s", BaseEjectionTime: "1m"},
+			vd.Ports = append(vd.Ports, virtualdestination.Port{Number: 9090, Protocol: "GRPC", TargetPort: i64(9091)})
+			vd.Failover = &virtualdestination.Failover{
+				Mode:             virtualdestination.FailoverModePriority,
+				OutlierDetection: &virtualdestination.OutlierDetection{Consecutive5xxErrors: i64(3), Interval: "5s", BaseEjectionTime: "1m"},
 			}
 		}
 		s.Destinations = append(s.Destinations, vd)
@@ -155,17 +159,17 @@ func Generate(m int, clusters []Cluster) *Spec {
 			break
 		}
 
-		ap := translate.AccessPolicyIntent{
+		ap := accesspolicy.Intent{
 			Name: name + "-callers",
-			Sources: []translate.AccessSource{{
+			Sources: []accesspolicy.Source{{
 				Placement:      translate.Placement{ClusterSelector: map[string]string{"env": "prod"}},
 				Namespace:      callerNS,
 				ServiceAccount: "client-" + name,
 			}},
-			Rules: []translate.AccessRule{{Methods: []string{"GET", "POST"}, Paths: []string{"/api/*"}, Ports: []int{8080}}},
+			Rules: []accesspolicy.Rule{{Methods: []string{"GET", "POST"}, Paths: []string{"/api/*"}, Ports: []int{8080}}},
 		}
 		if svc%2 == 1 {
-			ap.Sources = append(ap.Sources, translate.AccessSource{
+			ap.Sources = append(ap.Sources, accesspolicy.Source{
 				Placement:           translate.Placement{Clusters: []string{clusters[(svc+2)%n].Name}},
 				Namespace:           "batch",
 				ServiceAccount:      "reporter",
@@ -177,13 +181,13 @@ func Generate(m int, clusters []Cluster) *Spec {
 			continue
 		}
 
-		tp := translate.TrafficPolicyIntent{
+		tp := trafficpolicy.Intent{
 			Name:    name + "-resilience",
 			Timeout: "3s",
-			Retries: &translate.TrafficPolicyRetries{Attempts: 2, PerTryTimeout: "1s", RetryOn: []string{"5xx", "connect-failure"}},
+			Retries: &trafficpolicy.Retries{Attempts: 2, PerTryTimeout: "1s", RetryOn: []string{"5xx", "connect-failure"}},
 		}
 		if svc%6 == 0 {
-			tp.ConnectionPool = &translate.TrafficPolicyConnectionPool{TCP: &translate.TrafficPolicyTCPPool{MaxConnections: 200, ConnectTimeout: "2s"}}
+			tp.ConnectionPool = &trafficpolicy.ConnectionPool{TCP: &trafficpolicy.TCPPool{MaxConnections: 200, ConnectTimeout: "2s"}}
 		}
 		s.Traffic = append(s.Traffic, Traffic{Intent: tp, Destination: host})
 	}
@@ -205,7 +209,7 @@ func (s *Spec) Registry() *translate.Registry {
 }
 
 // Destination returns the virtual destination with a hostname.
-func (s *Spec) Destination(host string) translate.VirtualDestinationIntent {
+func (s *Spec) Destination(host string) virtualdestination.Intent {
 	for _, vd := range s.Destinations {
 		if vd.Hostname == host {
 			return vd

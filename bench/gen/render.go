@@ -9,6 +9,10 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // Rendering the objects the way the provider does: translate, then
@@ -80,7 +84,7 @@ type Translated struct {
 	Owner   engine.Owner
 	Objects []translate.Object
 	// Policy is set for traffic policies: the contribution's content.
-	Policy *translate.NamedTrafficPolicy
+	Policy *trafficpolicy.Named
 }
 
 // Translate translates every intent of the spec, as the provider does when
@@ -88,16 +92,16 @@ type Translated struct {
 func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 	var out []Translated
 	for _, c := range s.Mesh {
-		objs, err := translate.TranslateCluster(c, reg)
+		objs, err := cluster.Translate(c, reg)
 		if err != nil {
 			return nil, fmt.Errorf("mesh_cluster %s: %w", c.Name, err)
 		}
 		out = append(out, Translated{Owner: owner("cluster", c.Name), Objects: objs})
 	}
 	for _, vd := range s.Destinations {
-		objs, err := translate.TranslateVirtualDestination(vd, reg)
+		objs, err := virtualdestination.Translate(vd, reg)
 		if err == nil {
-			objs, err = translate.WithVirtualDestinationRecords(vd, objs)
+			objs, err = virtualdestination.WithRecords(vd, objs)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mesh_virtual_destination %s: %w", vd.Name, err)
@@ -106,23 +110,23 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 	}
 	for _, ap := range s.Access {
 		vd := s.Destination(ap.Destination)
-		dest := translate.AccessDestination{VirtualDestination: vd.Hostname}
+		dest := accesspolicy.Destination{VirtualDestination: vd.Hostname}
 		for _, b := range vd.Backends {
-			dest.Backends = append(dest.Backends, translate.AccessBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
+			dest.Backends = append(dest.Backends, accesspolicy.Backend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
 		}
-		objs, err := translate.TranslateAccessPolicy(ap.Intent, dest, reg)
+		objs, err := accesspolicy.Translate(ap.Intent, dest, reg)
 		if err != nil {
 			return nil, fmt.Errorf("mesh_access_policy %s: %w", ap.Intent.Name, err)
 		}
 		out = append(out, Translated{Owner: owner("access-policy", ap.Intent.Name), Objects: objs})
 	}
 	for _, tp := range s.Traffic {
-		dest := translate.TrafficPolicyDestinationOf(s.Destination(tp.Destination), reg)
-		objs, err := translate.TranslateTrafficPolicy(tp.Intent, dest, reg)
+		dest := trafficpolicy.DestinationOf(s.Destination(tp.Destination), reg)
+		objs, err := trafficpolicy.Translate(tp.Intent, dest, reg)
 		if err != nil {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
-		self := translate.NamedTrafficPolicy{Policy: tp.Intent, Destination: dest}
+		self := trafficpolicy.Named{Policy: tp.Intent, Destination: dest}
 		raw, err := json.Marshal(self)
 		if err != nil {
 			return nil, err
@@ -145,7 +149,7 @@ func (s *Spec) Render() (*Rendered, error) {
 	r := &Rendered{}
 	// Composed objects: every contribution per object key.
 	type composed struct {
-		policies      []translate.NamedTrafficPolicy
+		policies      []trafficpolicy.Named
 		contributions map[string]string
 	}
 	shared := map[translate.Key]*composed{}
@@ -178,7 +182,7 @@ func (s *Spec) Render() (*Rendered, error) {
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	for _, key := range keys {
 		c := shared[key]
-		objs, err := translate.ComposeTrafficPolicies(c.policies, reg)
+		objs, err := trafficpolicy.Compose(c.policies, reg)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
 )
 
 var (
@@ -146,7 +147,7 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 // resolveBackends finds the backends of a virtual destination: while
 // planning, or when nothing is known yet, from the virtual destination
 // itself (see lookupVirtualDestination); otherwise from state.
-func resolveBackends(data *providerData, hostname string, known types.List, planning bool, at path.Path) ([]translate.AccessBackend, types.List, diag.Diagnostics) {
+func resolveBackends(data *providerData, hostname string, known types.List, planning bool, at path.Path) ([]accesspolicy.Backend, types.List, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	haveKnown := !known.IsNull() && !known.IsUnknown()
 	if planning || !haveKnown {
@@ -155,10 +156,10 @@ func resolveBackends(data *providerData, hostname string, known types.List, plan
 			return nil, types.ListUnknown(types.ObjectType{AttrTypes: backendAttrTypes}), diags
 		}
 		if ok {
-			var out []translate.AccessBackend
+			var out []accesspolicy.Backend
 			var elems []attr.Value
 			for _, b := range vd.Backends {
-				out = append(out, translate.AccessBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
+				out = append(out, accesspolicy.Backend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
 				elems = append(elems, types.ObjectValueMust(backendAttrTypes, map[string]attr.Value{
 					"cluster": types.StringValue(b.Cluster), "namespace": types.StringValue(b.Namespace), "service": types.StringValue(b.Service),
 				}))
@@ -170,10 +171,10 @@ func resolveBackends(data *providerData, hostname string, known types.List, plan
 			return nil, types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes}), diags
 		}
 	}
-	var out []translate.AccessBackend
+	var out []accesspolicy.Backend
 	for _, e := range known.Elements() {
 		a := e.(types.Object).Attributes()
-		out = append(out, translate.AccessBackend{
+		out = append(out, accesspolicy.Backend{
 			Cluster:   a["cluster"].(types.String).ValueString(),
 			Namespace: a["namespace"].(types.String).ValueString(),
 			Service:   a["service"].(types.String).ValueString(),
@@ -200,9 +201,9 @@ func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec,
 		Owner: engine.Owner{Kind: "access-policy", Name: m.Name, ID: ownerIDOf(m.ID)},
 		Kinds: []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
 	}
-	in := translate.AccessPolicyIntent{Name: m.Name}
+	in := accesspolicy.Intent{Name: m.Name}
 	for _, s := range m.Sources {
-		in.Sources = append(in.Sources, translate.AccessSource{
+		in.Sources = append(in.Sources, accesspolicy.Source{
 			Placement:           translate.Placement{Clusters: s.Clusters, ClusterSelector: s.ClusterSelector},
 			Namespace:           s.Namespace,
 			ServiceAccount:      s.ServiceAccount,
@@ -210,14 +211,14 @@ func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec,
 		})
 	}
 	for _, r := range m.Rules {
-		rule := translate.AccessRule{Methods: r.Methods, Paths: r.Paths}
+		rule := accesspolicy.Rule{Methods: r.Methods, Paths: r.Paths}
 		for _, p := range r.Ports {
 			rule.Ports = append(rule.Ports, int(p))
 		}
 		in.Rules = append(in.Rules, rule)
 	}
 	d := m.Destination
-	dest := translate.AccessDestination{
+	dest := accesspolicy.Destination{
 		VirtualDestination: deref(d.VirtualDestination),
 		Service:            deref(d.Service),
 		Namespace:          deref(d.Namespace),
@@ -233,7 +234,7 @@ func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec,
 		if m.DestinationBackends.IsUnknown() {
 			return nil, translate.ErrUnknownPlacement
 		}
-		return translate.TranslateAccessPolicy(in, dest, reg)
+		return accesspolicy.Translate(in, dest, reg)
 	}
 	return spec, diags
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
 )
 
 type k8sGVK = k8sschema.GroupVersionKind
@@ -31,7 +32,7 @@ func (m *clusterResourceModel) importDefaults() {
 	}
 	m.EastWestHosts = types.ListValueMust(types.StringType, hosts)
 	sel := map[string]attr.Value{}
-	for k, v := range translate.DefaultEastWestSelector {
+	for k, v := range cluster.DefaultEastWestSelector {
 		sel[k] = types.StringValue(v)
 	}
 	m.EastWestSelector = types.MapValueMust(types.StringType, sel)
@@ -82,7 +83,7 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 		}
 		m.IstioNamespace = types.StringValue(e.Namespace)
 		if e.Kind == "AuthorizationPolicy" {
-			if strings.HasPrefix(e.Name, translate.DefaultDenyExemptPrefix) {
+			if strings.HasPrefix(e.Name, cluster.DefaultDenyExemptPrefix) {
 				if sel, ok, _ := unstructured.NestedStringMap(live.Object, "spec", "selector", "matchLabels"); ok {
 					exempt = append(exempt, sel)
 				}

@@ -22,6 +22,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
 )
 
 var (
@@ -62,7 +63,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		hosts[i] = types.StringValue(h)
 	}
 	selector := map[string]attr.Value{}
-	for k, v := range translate.DefaultEastWestSelector {
+	for k, v := range cluster.DefaultEastWestSelector {
 		selector[k] = types.StringValue(v)
 	}
 	resp.Schema = schema.Schema{
@@ -86,7 +87,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"mtls_mode": schema.StringAttribute{
 				MarkdownDescription: "Mesh-wide mutual TLS mode: a PeerAuthentication named `default` in the root namespace. One of `STRICT`, `PERMISSIVE`, `DISABLE`. Unset: no PeerAuthentication is managed.",
 				Optional:            true,
-				Validators:          []validator.String{stringvalidator.OneOf(translate.MTLSModes...)},
+				Validators:          []validator.String{stringvalidator.OneOf(cluster.MTLSModes...)},
 			},
 			"default_deny": schema.BoolAttribute{
 				MarkdownDescription: "Deny every request that no `mesh_access_policy` allows: an empty ALLOW AuthorizationPolicy in the root namespace. Default `false`.",
@@ -95,7 +96,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Default:             booldefault.StaticBool(false),
 			},
 			"default_deny_exempt": schema.ListAttribute{
-				MarkdownDescription: "Workloads that `default_deny` leaves open to every caller, each given by labels (all must match; workloads in any namespace): an ALLOW-all AuthorizationPolicy `" + translate.DefaultDenyExemptPrefix + "<hash>` per selector in the root namespace. " +
+				MarkdownDescription: "Workloads that `default_deny` leaves open to every caller, each given by labels (all must match; workloads in any namespace): an ALLOW-all AuthorizationPolicy `" + cluster.DefaultDenyExemptPrefix + "<hash>` per selector in the root namespace. " +
 					"A mesh-wide deny applies to gateway workloads too, so the default, `[{ istio = \"ingressgateway\" }]` (the ingress gateway Istio installs), keeps the public entry point open; list your own ingress gateways' labels, or `[]` to close them as well. " +
 					"East-west gateways need no entry: Istio does not authorize `AUTO_PASSTHROUGH` traffic at the gateway, the backend's sidecar does. Ignored unless `default_deny` is true.",
 				Optional:    true,
@@ -139,9 +140,9 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	}
 }
 
-// defaultDenyExemptValue is translate.DefaultDenyExempt as a Terraform value.
+// defaultDenyExemptValue is cluster.DefaultDenyExempt as a Terraform value.
 func defaultDenyExemptValue() types.List {
-	return selectorsValue(translate.DefaultDenyExempt)
+	return selectorsValue(cluster.DefaultDenyExempt)
 }
 
 func selectorsValue(sels []map[string]string) types.List {
@@ -173,7 +174,7 @@ func (m *clusterResourceModel) spec() intentSpec {
 			exempt = append(exempt, labels)
 		}
 	}
-	in := translate.ClusterIntent{
+	in := cluster.Intent{
 		Name:              m.Name.ValueString(),
 		IstioNamespace:    m.IstioNamespace.ValueString(),
 		MTLSMode:          m.MTLSMode.ValueString(),
@@ -190,7 +191,7 @@ func (m *clusterResourceModel) spec() intentSpec {
 			gvk(translate.SecurityV1, "PeerAuthentication"),
 			gvk(translate.SecurityV1, "AuthorizationPolicy"),
 		},
-		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return translate.TranslateCluster(in, reg) },
+		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return cluster.Translate(in, reg) },
 	}
 }
 

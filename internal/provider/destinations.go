@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // destinationIndex holds the virtual destinations this provider process has
@@ -21,7 +23,7 @@ type destinationIndex struct {
 }
 
 type destinationEntry struct {
-	intent translate.VirtualDestinationIntent
+	intent virtualdestination.Intent
 	// pending is set when the virtual destination's configuration is not
 	// fully known yet: policies on it are planned as known after apply.
 	pending bool
@@ -33,7 +35,7 @@ type destinationEntry struct {
 // So are two with one VIP: sidecars would give both one listener, and TCP
 // traffic for one would reach the other. It returns the attribute at fault
 // and a summary with the error.
-func (d *destinationIndex) remember(in translate.VirtualDestinationIntent) (string, string, error) {
+func (d *destinationIndex) remember(in virtualdestination.Intent) (string, string, error) {
 	if err := d.put(in.Hostname, destinationEntry{intent: in, name: in.Name}); err != nil {
 		return "hostname", "Duplicate hostname", err
 	}
@@ -77,7 +79,7 @@ func (d *destinationIndex) put(hostname string, e destinationEntry) error {
 }
 
 // lookup returns the virtual destination planned for hostname.
-func (d *destinationIndex) lookup(hostname string) (in translate.VirtualDestinationIntent, pending, ok bool) {
+func (d *destinationIndex) lookup(hostname string) (in virtualdestination.Intent, pending, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, ok := d.byHost[hostname]
@@ -88,19 +90,19 @@ func (d *destinationIndex) lookup(hostname string) (in translate.VirtualDestinat
 // policy can be checked against the others on the same destination.
 type trafficPolicyIndex struct {
 	mu     sync.Mutex
-	byName map[string]translate.NamedTrafficPolicy
+	byName map[string]trafficpolicy.Named
 }
 
 // rememberAndList records p and returns every policy on p's destination,
 // p included, sorted by name.
-func (t *trafficPolicyIndex) rememberAndList(p translate.NamedTrafficPolicy) []translate.NamedTrafficPolicy {
+func (t *trafficPolicyIndex) rememberAndList(p trafficpolicy.Named) []trafficpolicy.Named {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byName == nil {
-		t.byName = map[string]translate.NamedTrafficPolicy{}
+		t.byName = map[string]trafficpolicy.Named{}
 	}
 	t.byName[p.Policy.Name] = p
-	var out []translate.NamedTrafficPolicy
+	var out []trafficpolicy.Named
 	for _, o := range t.byName {
 		if o.Destination.VirtualDestination == p.Destination.VirtualDestination &&
 			o.Destination.Service == p.Destination.Service && o.Destination.Namespace == p.Destination.Namespace {

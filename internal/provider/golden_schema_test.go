@@ -20,7 +20,7 @@ import (
 // field Istio's schema does not know, a wrong type or a bad enum fails here.
 func TestAccGoldenObjectsPassIstioSchemas(t *testing.T) {
 	requireMesh(t)
-	files, err := filepath.Glob("../translate/testdata/*/*.golden.yaml")
+	files, err := filepath.Glob("../translate/*/testdata/*.golden.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no golden files found (%v)", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 func TestIntentJSON(t *testing.T) {
@@ -17,7 +17,7 @@ func TestIntentJSON(t *testing.T) {
 	match := types.ListValueMust(types.ObjectType{AttrTypes: map[string]attr.Type{"uri_prefix": types.StringType, "headers": types.MapType{ElemType: types.StringType}}},
 		[]attr.Value{types.ObjectValueMust(map[string]attr.Type{"uri_prefix": types.StringType, "headers": types.MapType{ElemType: types.StringType}},
 			map[string]attr.Value{"uri_prefix": types.StringValue("/v2"), "headers": types.MapValueMust(types.StringType, map[string]attr.Value{"x-canary_flag": types.StringValue("true")})})})
-	var in translate.TrafficPolicyIntent
+	var in trafficpolicy.Intent
 	err := intentJSON(context.Background(), map[string]attr.Value{
 		"name": types.StringValue("p"), "timeout": types.StringNull(), "retries": retries, "match": match,
 	}, &in)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 var (
@@ -65,9 +67,9 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 }
 
 // intent is where mesh_traffic_policy's attributes become translator
-// fields: the attribute tree mirrors translate.TrafficPolicyIntent.
-func (m *trafficPolicyModel) intent(ctx context.Context) (translate.TrafficPolicyIntent, error) {
-	var in translate.TrafficPolicyIntent
+// fields: the attribute tree mirrors trafficpolicy.Intent.
+func (m *trafficPolicyModel) intent(ctx context.Context) (trafficpolicy.Intent, error) {
+	var in trafficpolicy.Intent
 	err := intentJSON(ctx, map[string]attr.Value{
 		"name": m.Name, "sources": m.Sources, "match": m.Match, "timeout": m.Timeout, "retries": m.Retries,
 		"fault": m.Fault, "traffic_shift": m.TrafficShift, "mirror": m.Mirror, "headers": m.Headers, "cors": m.CORS,
@@ -79,7 +81,7 @@ func (m *trafficPolicyModel) intent(ctx context.Context) (translate.TrafficPolic
 // destination resolves where the policy points. A virtual destination is
 // looked up among those planned in this run while planning, and otherwise
 // taken from state (Terraform re-plans only changed resources on apply).
-func (m *trafficPolicyModel) destination(data *providerData, planning bool) (translate.TrafficPolicyDestination, diag.Diagnostics) {
+func (m *trafficPolicyModel) destination(data *providerData, planning bool) (trafficpolicy.Destination, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var d struct {
 		VirtualDestination *string `tfsdk:"virtual_destination"`
@@ -88,14 +90,14 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 	}
 	diags.Append(m.Destination.As(context.Background(), &d, objectAsOptions)...)
 	if diags.HasError() {
-		return translate.TrafficPolicyDestination{}, diags
+		return trafficpolicy.Destination{}, diags
 	}
 	if d.VirtualDestination == nil {
 		m.ResolvedDestination = types.StringNull()
-		return translate.TrafficPolicyDestination{Service: deref(d.Service), Namespace: deref(d.Namespace)}, diags
+		return trafficpolicy.Destination{Service: deref(d.Service), Namespace: deref(d.Namespace)}, diags
 	}
 	host := *d.VirtualDestination
-	var known translate.TrafficPolicyDestination
+	var known trafficpolicy.Destination
 	s := m.ResolvedDestination
 	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
 	var lookupErr error
@@ -103,19 +105,19 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 		vd, ok, err := lookupVirtualDestination(context.Background(), data, host)
 		if errors.Is(err, errPendingDestination) {
 			m.ResolvedDestination = types.StringUnknown()
-			return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+			return trafficpolicy.Destination{VirtualDestination: host}, diags
 		}
 		if ok {
 			if data.RegistryUnknown {
 				m.ResolvedDestination = types.StringUnknown()
-				return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+				return trafficpolicy.Destination{VirtualDestination: host}, diags
 			}
-			if _, err := translate.TranslateVirtualDestination(vd, data.Registry); errors.Is(err, translate.ErrUnknownPlacement) {
+			if _, err := virtualdestination.Translate(vd, data.Registry); errors.Is(err, translate.ErrUnknownPlacement) {
 				// Which clusters are clients is known only after apply.
 				m.ResolvedDestination = types.StringUnknown()
-				return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+				return trafficpolicy.Destination{VirtualDestination: host}, diags
 			}
-			dest := translate.TrafficPolicyDestinationOf(vd, data.Registry)
+			dest := trafficpolicy.DestinationOf(vd, data.Registry)
 			raw, _ := json.Marshal(dest)
 			m.ResolvedDestination = types.StringValue(string(raw))
 			return dest, diags
@@ -126,7 +128,7 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 		return known, diags
 	}
 	diags.Append(unknownVirtualDestination(path.Root("destination").AtName("virtual_destination"), host, lookupErr)...)
-	return translate.TrafficPolicyDestination{VirtualDestination: host}, diags
+	return trafficpolicy.Destination{VirtualDestination: host}, diags
 }
 
 func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
@@ -144,17 +146,17 @@ func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec
 	if diags.HasError() {
 		return spec, diags
 	}
-	self := translate.NamedTrafficPolicy{Policy: in, Destination: dest}
+	self := trafficpolicy.Named{Policy: in, Destination: dest}
 	raw, _ := json.Marshal(self)
 	spec.Owner.Composition.Contribution = string(raw)
 	spec.Owner.Composition.Compose = func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-		return translate.ComposeContributions(key, contributions, data.Registry)
+		return trafficpolicy.ComposeContributions(key, contributions, data.Registry)
 	}
 	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
 		if m.ResolvedDestination.IsUnknown() {
 			return nil, translate.ErrUnknownPlacement
 		}
-		objs, err := translate.TranslateTrafficPolicy(in, dest, reg)
+		objs, err := trafficpolicy.Translate(in, dest, reg)
 		if err != nil || !planning || data == nil {
 			return objs, err
 		}
@@ -162,7 +164,7 @@ func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec
 		// destination must compose with this one: fail at plan if not.
 		others := data.TrafficPolicies.rememberAndList(self)
 		if len(others) > 1 {
-			if _, err := translate.ComposeTrafficPolicies(others, reg); err != nil {
+			if _, err := trafficpolicy.Compose(others, reg); err != nil {
 				return nil, err
 			}
 		}

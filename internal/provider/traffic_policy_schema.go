@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// The attributes of mesh_traffic_policy mirror translate.TrafficPolicyIntent
+// The attributes of mesh_traffic_policy mirror trafficpolicy.Intent
 // one to one (snake_case here, camelCase there); see tfjson.go.
 
 func optString(desc string, v ...validator.String) schema.StringAttribute {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // A virtual destination leaves a record of its intent (a ConfigMap named
@@ -29,9 +29,9 @@ import (
 //
 // errPendingDestination means the virtual destination is planned in this
 // run but its configuration is known only after apply.
-func lookupVirtualDestination(ctx context.Context, data *providerData, hostname string) (translate.VirtualDestinationIntent, bool, error) {
+func lookupVirtualDestination(ctx context.Context, data *providerData, hostname string) (virtualdestination.Intent, bool, error) {
 	if data == nil {
-		return translate.VirtualDestinationIntent{}, false, nil
+		return virtualdestination.Intent{}, false, nil
 	}
 	if in, pending, ok := data.Destinations.lookup(hostname); ok {
 		if pending {
@@ -55,11 +55,11 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 		}
 		for _, item := range list.Items {
 			d, _, _ := unstructuredStringMap(item.Object, "data")
-			if d[translate.RecordHostnameKey] != hostname {
+			if d[virtualdestination.RecordHostnameKey] != hostname {
 				continue
 			}
-			var in translate.VirtualDestinationIntent
-			if err := json.Unmarshal([]byte(d[translate.RecordIntentKey]), &in); err != nil {
+			var in virtualdestination.Intent
+			if err := json.Unmarshal([]byte(d[virtualdestination.RecordIntentKey]), &in); err != nil {
 				return in, false, fmt.Errorf("the record of %s in cluster %s cannot be read: %v", hostname, cluster, err)
 			}
 			return in, true, nil
@@ -67,9 +67,9 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return translate.VirtualDestinationIntent{}, false, fmt.Errorf("some clusters could not be searched: %v", errs)
+		return virtualdestination.Intent{}, false, fmt.Errorf("some clusters could not be searched: %v", errs)
 	}
-	return translate.VirtualDestinationIntent{}, false, nil
+	return virtualdestination.Intent{}, false, nil
 }
 
 var errPendingDestination = errors.New("the virtual destination's configuration is known only after apply")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 var (
@@ -182,7 +183,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 					"mode": schema.StringAttribute{
 						MarkdownDescription: "`priority` (backends' `priority` order) or `locality` (nearest region first).",
 						Optional:            true,
-						Validators:          []validator.String{stringvalidator.OneOf(translate.FailoverModePriority, translate.FailoverModeLocality)},
+						Validators:          []validator.String{stringvalidator.OneOf(virtualdestination.FailoverModePriority, virtualdestination.FailoverModeLocality)},
 					},
 					"outlier_detection": outlierDetectionAttribute("When a backend counts as failed. Failover needs it; unset fields take the defaults."),
 				},
@@ -207,31 +208,31 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 
 // intent is where mesh_virtual_destination's attributes become translator
 // fields.
-func (m *virtualDestinationModel) intent() translate.VirtualDestinationIntent {
-	in := translate.VirtualDestinationIntent{
+func (m *virtualDestinationModel) intent() virtualdestination.Intent {
+	in := virtualdestination.Intent{
 		Name:      m.Name,
 		Hostname:  m.Hostname,
 		Namespace: m.Namespace,
 	}
 	for _, p := range m.Ports {
-		in.Ports = append(in.Ports, translate.VirtualDestinationPort{Number: p.Number, Protocol: p.Protocol, TargetPort: p.TargetPort})
+		in.Ports = append(in.Ports, virtualdestination.Port{Number: p.Number, Protocol: p.Protocol, TargetPort: p.TargetPort})
 	}
 	for _, b := range m.Backends {
-		vb := translate.VirtualDestinationBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service, Weight: b.Weight, ExcludeFor: b.ExcludeFor.placement(), ServiceAccount: deref(b.ServiceAccount)}
+		vb := virtualdestination.Backend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service, Weight: b.Weight, ExcludeFor: b.ExcludeFor.placement(), ServiceAccount: deref(b.ServiceAccount)}
 		if b.Priority != nil {
 			vb.Priority = *b.Priority
 		}
 		in.Backends = append(in.Backends, vb)
 	}
 	if f := m.Failover; f != nil {
-		in.Failover = &translate.VirtualDestinationFailover{}
+		in.Failover = &virtualdestination.Failover{}
 		if f.Mode != nil {
 			in.Failover.Mode = *f.Mode
 		}
 		in.Failover.OutlierDetection = f.OutlierDetection.vd()
 	}
 	if c := m.Clients; c != nil {
-		in.Clients = translate.VirtualDestinationClients{
+		in.Clients = virtualdestination.Clients{
 			Placement:  translate.Placement{Clusters: c.Clusters, ClusterSelector: c.ClusterSelector},
 			Namespaces: c.Namespaces,
 		}
@@ -239,11 +240,11 @@ func (m *virtualDestinationModel) intent() translate.VirtualDestinationIntent {
 	return in
 }
 
-func (o *outlierDetectionModel) vd() *translate.VirtualDestinationOutlierDetection {
+func (o *outlierDetectionModel) vd() *virtualdestination.OutlierDetection {
 	if o == nil {
 		return nil
 	}
-	return &translate.VirtualDestinationOutlierDetection{
+	return &virtualdestination.OutlierDetection{
 		Consecutive5xxErrors: o.Consecutive5xxErrors,
 		Interval:             deref(o.Interval),
 		BaseEjectionTime:     deref(o.BaseEjectionTime),
@@ -261,7 +262,7 @@ func deref[T any](p *T) T {
 
 func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, diag.Diagnostics) {
 	if m.VIP.IsNull() || m.VIP.IsUnknown() {
-		m.VIP = types.StringValue(translate.VirtualDestinationVIP(m.Hostname))
+		m.VIP = types.StringValue(virtualdestination.VIP(m.Hostname))
 	}
 	in := m.intent()
 	in.VIP = m.VIP.ValueString()
@@ -275,11 +276,11 @@ func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, 
 		Owner: engine.Owner{Kind: "virtual-destination", Name: m.Name, ID: ownerIDOf(m.ID)},
 		Kinds: []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) {
-			objs, err := translate.TranslateVirtualDestination(in, reg)
+			objs, err := virtualdestination.Translate(in, reg)
 			if err != nil {
 				return nil, err
 			}
-			return translate.WithVirtualDestinationRecords(in, objs)
+			return virtualdestination.WithRecords(in, objs)
 		},
 	}, diags
 }

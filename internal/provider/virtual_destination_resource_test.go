@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 func vdConfig(backends, clients string) string {
@@ -193,14 +193,14 @@ resource "mesh_virtual_destination" "other" {
   backends = [{ cluster = "east", namespace = "other", service = "other" }]
   clients  = { clusters = ["east"] }
 }
-`, translate.VirtualDestinationVIP("user.global"))
+`, virtualdestination.VIP("user.global"))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             checkNothingOwned(t),
 		Steps: []resource.TestStep{{
 			Config:      providerConfig(t, "") + vdConfig(eastBackend, `{ clusters = ["east"] }`) + other,
 			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`Duplicate VIP[\s\S]*virtual destinations "(user|other)" and "(other|user)"[\s\S]*` + regexp.QuoteMeta(translate.VirtualDestinationVIP("user.global"))),
+			ExpectError: regexp.MustCompile(`Duplicate VIP[\s\S]*virtual destinations "(user|other)" and "(other|user)"[\s\S]*` + regexp.QuoteMeta(virtualdestination.VIP("user.global"))),
 		}, {
 			// The same configuration with a VIP of its own plans and
 			// applies; before it, nothing was written.
@@ -210,10 +210,10 @@ resource "mesh_virtual_destination" "other" {
 				}
 			},
 			Config: providerConfig(t, "") + vdConfig(eastBackend, `{ clusters = ["east"] }`) +
-				strings.Replace(other, translate.VirtualDestinationVIP("user.global"), "241.0.0.7", 1),
+				strings.Replace(other, virtualdestination.VIP("user.global"), "241.0.0.7", 1),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("mesh_virtual_destination.other", "vip", "241.0.0.7"),
-				resource.TestCheckResourceAttr("mesh_virtual_destination.user", "vip", translate.VirtualDestinationVIP("user.global")),
+				resource.TestCheckResourceAttr("mesh_virtual_destination.user", "vip", virtualdestination.VIP("user.global")),
 			),
 		}},
 	})

@@ -9,6 +9,10 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/bench/gen"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // The translator's cost at scale: 500 intents (bench/gen's mix of
@@ -67,14 +71,14 @@ func BenchmarkTranslate500Intents50Clusters(b *testing.B) {
 	measure(b, func() int {
 		n := 0
 		for _, c := range spec.Mesh {
-			objs, err := translate.TranslateCluster(c, reg)
+			objs, err := cluster.Translate(c, reg)
 			if err != nil {
 				b.Fatal(err)
 			}
 			n += len(objs)
 		}
 		for _, vd := range spec.Destinations {
-			objs, err := translate.TranslateVirtualDestination(vd, reg)
+			objs, err := virtualdestination.Translate(vd, reg)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -82,19 +86,19 @@ func BenchmarkTranslate500Intents50Clusters(b *testing.B) {
 		}
 		for _, ap := range spec.Access {
 			vd := spec.Destination(ap.Destination)
-			dest := translate.AccessDestination{VirtualDestination: vd.Hostname}
+			dest := accesspolicy.Destination{VirtualDestination: vd.Hostname}
 			for _, be := range vd.Backends {
-				dest.Backends = append(dest.Backends, translate.AccessBackend{Cluster: be.Cluster, Namespace: be.Namespace, Service: be.Service})
+				dest.Backends = append(dest.Backends, accesspolicy.Backend{Cluster: be.Cluster, Namespace: be.Namespace, Service: be.Service})
 			}
-			objs, err := translate.TranslateAccessPolicy(ap.Intent, dest, reg)
+			objs, err := accesspolicy.Translate(ap.Intent, dest, reg)
 			if err != nil {
 				b.Fatal(err)
 			}
 			n += len(objs)
 		}
 		for _, tp := range spec.Traffic {
-			dest := translate.TrafficPolicyDestinationOf(spec.Destination(tp.Destination), reg)
-			objs, err := translate.TranslateTrafficPolicy(tp.Intent, dest, reg)
+			dest := trafficpolicy.DestinationOf(spec.Destination(tp.Destination), reg)
+			objs, err := trafficpolicy.Translate(tp.Intent, dest, reg)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package translate
+package translate_test
 
 import (
 	"bytes"
@@ -11,6 +11,13 @@ import (
 
 	networkingapi "istio.io/api/networking/v1alpha3"
 	networking "istio.io/client-go/pkg/apis/networking/v1"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // FuzzTranslate throws random intents at every translator over random
@@ -41,74 +48,74 @@ func FuzzTranslate(f *testing.F) {
 
 // fuzzRun translates one random scenario and returns its rendering.
 func fuzzRun(t *testing.T, seed uint64) []byte {
-	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x5bd1e995))}
+	g := &fuzzGen{r: rand.New(rand.NewPCG(seed, seed^0x5bd1e995))}
 	reg := g.registry()
 	var out bytes.Buffer
-	check := func(what string, objs []Object, err error) {
+	check := func(what string, objs []translate.Object, err error) {
 		if err != nil {
-			var te Errors
-			var one *Error
-			if !errors.As(err, &te) && !errors.As(err, &one) && !errors.Is(err, ErrUnknownPlacement) {
+			var te translate.Errors
+			var one *translate.Error
+			if !errors.As(err, &te) && !errors.As(err, &one) && !errors.Is(err, translate.ErrUnknownPlacement) {
 				t.Fatalf("%s: an error that names no attribute: %v", what, err)
 			}
 			fmt.Fprintf(&out, "%s error: %v\n", what, err)
 			return
 		}
 		for _, o := range objs {
-			if err := checkSchema(t, o); err != nil {
-				t.Fatalf("%s produced an object a cluster would reject: %v\nregistry: %+v", what, err, reg.names)
+			if err := translatetest.CheckSchema(t, o); err != nil {
+				t.Fatalf("%s produced an object a cluster would reject: %v\nregistry: %+v", what, err, reg.Names())
 			}
 		}
-		out.Write(RenderYAML(t, objs))
+		out.Write(translatetest.RenderYAML(t, objs))
 	}
 	ci := g.clusterIntent(reg)
-	objs, err := TranslateCluster(ci, reg)
+	objs, err := cluster.Translate(ci, reg)
 	check("cluster", objs, err)
 	vd := g.virtualDestination(reg)
-	objs, err = TranslateVirtualDestination(vd, reg)
+	objs, err = virtualdestination.Translate(vd, reg)
 	check("virtual destination", objs, err)
 	tp := g.trafficPolicy(reg, "p1")
-	dest := TrafficPolicyDestinationOf(vd, reg)
-	objs, err = TranslateTrafficPolicy(tp, dest, reg)
+	dest := trafficpolicy.DestinationOf(vd, reg)
+	objs, err = trafficpolicy.Translate(tp, dest, reg)
 	check("traffic policy", objs, err)
 	tp2 := g.trafficPolicy(reg, "p2")
-	objs, err = ComposeTrafficPolicies([]NamedTrafficPolicy{{Policy: tp, Destination: dest}, {Policy: tp2, Destination: dest}}, reg)
+	objs, err = trafficpolicy.Compose([]trafficpolicy.Named{{Policy: tp, Destination: dest}, {Policy: tp2, Destination: dest}}, reg)
 	check("composed traffic policies", objs, err)
 	ap, apDest := g.accessPolicy(reg, vd)
-	objs, err = TranslateAccessPolicy(ap, apDest, reg)
+	objs, err = accesspolicy.Translate(ap, apDest, reg)
 	check("access policy", objs, err)
 	return out.Bytes()
 }
 
 // gen draws intents from small pools of valid and invalid values, so that
 // random input reaches both the translation and the validation paths.
-type gen struct{ r *rand.Rand }
+type fuzzGen struct{ r *rand.Rand }
 
-func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
+func (g *fuzzGen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
 // mostly picks a valid value, and rarely one of the invalid ones.
-func (g *gen) mostly(valid []string, invalid ...string) string {
+func (g *fuzzGen) mostly(valid []string, invalid ...string) string {
 	if len(invalid) > 0 && g.chance(0.04) {
 		return g.pick(invalid...)
 	}
 	return g.pick(valid...)
 }
 
-func (g *gen) mostlyInt(valid []int, invalid ...int) int {
+func (g *fuzzGen) mostlyInt(valid []int, invalid ...int) int {
 	if len(invalid) > 0 && g.chance(0.04) {
 		return g.pick2(invalid...)
 	}
 	return g.pick2(valid...)
 }
-func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
+func (g *fuzzGen) chance(p float64) bool { return g.r.Float64() < p }
 
 var fuzzClusters = []string{"east", "west", "onprem", "wine", "edge-1"}
 
-func (g *gen) registry() *Registry {
+func (g *fuzzGen) registry() *translate.Registry {
 	n := 1 + g.r.IntN(len(fuzzClusters))
-	var cs []Cluster
+	var cs []translate.Cluster
 	for _, name := range fuzzClusters[:n] {
-		c := Cluster{
+		c := translate.Cluster{
 			Name:        name,
 			Network:     g.pick("", "net-"+name, "net-shared"),
 			Region:      g.pick("", "us-east-1", "eu-west-1", "dc1"),
@@ -119,39 +126,39 @@ func (g *gen) registry() *Registry {
 			c.Zone = c.Region + g.pick("a", "b")
 		}
 		if g.chance(0.95) {
-			c.EastWestGateway = &Gateway{Address: g.pick("203.0.113.10", "ew."+name+".example.com", "2001:db8::1"), Port: uint32(g.pick2(15443, 443, 0))}
+			c.EastWestGateway = &translate.Gateway{Address: g.pick("203.0.113.10", "ew."+name+".example.com", "2001:db8::1"), Port: uint32(g.pick2(15443, 443, 0))}
 		}
 		if g.chance(0.05) {
-			c.Network = Unknown("network")
+			c.Network = translate.Unknown("network")
 		}
 		cs = append(cs, c)
 	}
-	return NewRegistry(cs...)
+	return translate.NewRegistry(cs...)
 }
 
-func (g *gen) pick2(xs ...int) int { return xs[g.r.IntN(len(xs))] }
+func (g *fuzzGen) pick2(xs ...int) int { return xs[g.r.IntN(len(xs))] }
 
-func (g *gen) placement(reg *Registry) Placement {
+func (g *fuzzGen) placement(reg *translate.Registry) translate.Placement {
 	switch g.r.IntN(4) {
 	case 0:
-		return Placement{}
+		return translate.Placement{}
 	case 1:
 		names := reg.Names()
-		p := Placement{Clusters: []string{names[g.r.IntN(len(names))]}}
+		p := translate.Placement{Clusters: []string{names[g.r.IntN(len(names))]}}
 		if g.chance(0.03) {
 			p.Clusters = append(p.Clusters, "nowhere")
 		}
 		return p
 	case 2:
-		return Placement{ClusterSelector: map[string]string{"cloud": g.pick("aws", "gcp", "onprem")}}
+		return translate.Placement{ClusterSelector: map[string]string{"cloud": g.pick("aws", "gcp", "onprem")}}
 	default:
-		return Placement{ClusterSelector: map[string]string{"env": g.mostly([]string{"prod", "dev"}, "bad value!")}}
+		return translate.Placement{ClusterSelector: map[string]string{"env": g.mostly([]string{"prod", "dev"}, "bad value!")}}
 	}
 }
 
-func (g *gen) clusterIntent(reg *Registry) ClusterIntent {
+func (g *fuzzGen) clusterIntent(reg *translate.Registry) cluster.Intent {
 	names := reg.Names()
-	return ClusterIntent{
+	return cluster.Intent{
 		Name:           g.pick(append(names, "missing")...),
 		IstioNamespace: g.pick("", "istio-system", "mesh-system"),
 		MTLSMode:       g.pick("", "STRICT", "PERMISSIVE", "DISABLE"),
@@ -161,18 +168,18 @@ func (g *gen) clusterIntent(reg *Registry) ClusterIntent {
 	}
 }
 
-func (g *gen) duration() string {
+func (g *fuzzGen) duration() string {
 	return g.mostly([]string{"", "10s", "500ms", "1m", "2s"}, "soon", "0s", "1.5ms")
 }
 
-func (g *gen) virtualDestination(reg *Registry) VirtualDestinationIntent {
+func (g *fuzzGen) virtualDestination(reg *translate.Registry) virtualdestination.Intent {
 	names := reg.Names()
-	in := VirtualDestinationIntent{
+	in := virtualdestination.Intent{
 		Name:     g.mostly([]string{"user", "ledger"}, "Bad_Name"),
 		Hostname: g.mostly([]string{"user.global", "ledger.mesh.internal"}, "not a host"),
 	}
 	for i := 0; i < 1+g.r.IntN(2); i++ {
-		p := VirtualDestinationPort{Number: int64(8080 + i + g.mostlyInt([]int{0, 1000}, -8080)), Protocol: g.mostly([]string{"HTTP", "GRPC", "TCP", "HTTP2"}, "SMTP")}
+		p := virtualdestination.Port{Number: int64(8080 + i + g.mostlyInt([]int{0, 1000}, -8080)), Protocol: g.mostly([]string{"HTTP", "GRPC", "TCP", "HTTP2"}, "SMTP")}
 		if g.chance(0.3) {
 			tp := int64(g.mostlyInt([]int{8081, 9000}, 0))
 			p.TargetPort = &tp
@@ -181,7 +188,7 @@ func (g *gen) virtualDestination(reg *Registry) VirtualDestinationIntent {
 	}
 	perm := g.r.Perm(len(names))
 	for i := 0; i < 1+g.r.IntN(len(names)); i++ {
-		b := VirtualDestinationBackend{
+		b := virtualdestination.Backend{
 			Cluster:   g.mostly([]string{names[perm[i]]}, "nowhere", names[0]),
 			Namespace: g.mostly([]string{"users", "users-prod"}, "Bad NS"),
 			Service:   g.pick("user", "ledger"),
@@ -197,26 +204,26 @@ func (g *gen) virtualDestination(reg *Registry) VirtualDestinationIntent {
 		in.Backends = append(in.Backends, b)
 	}
 	if g.chance(0.6) {
-		in.Failover = &VirtualDestinationFailover{Mode: g.mostly([]string{"", "priority", "locality"}, "random")}
+		in.Failover = &virtualdestination.Failover{Mode: g.mostly([]string{"", "priority", "locality"}, "random")}
 		if g.chance(0.5) {
-			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Interval: g.duration(), BaseEjectionTime: g.duration()}
+			in.Failover.OutlierDetection = &virtualdestination.OutlierDetection{Interval: g.duration(), BaseEjectionTime: g.duration()}
 		}
 	}
-	in.Clients = VirtualDestinationClients{Placement: g.placement(reg)}
+	in.Clients = virtualdestination.Clients{Placement: g.placement(reg)}
 	if g.chance(0.4) {
 		in.Clients.Namespaces = []string{g.mostly([]string{"accounts", "billing"}, "Bad NS")}
 	}
 	return in
 }
 
-func (g *gen) trafficPolicy(reg *Registry, name string) TrafficPolicyIntent {
+func (g *fuzzGen) trafficPolicy(reg *translate.Registry, name string) trafficpolicy.Intent {
 	names := reg.Names()
-	in := TrafficPolicyIntent{Name: name, Sources: TrafficPolicySources{Placement: g.placement(reg)}}
+	in := trafficpolicy.Intent{Name: name, Sources: trafficpolicy.Sources{Placement: g.placement(reg)}}
 	if g.chance(0.4) {
 		in.Sources.Namespaces = []string{g.pick("accounts", "billing")}
 	}
 	if g.chance(0.4) {
-		in.Match = []TrafficPolicyMatch{{URIPrefix: g.pick("/v2", "/"), Method: g.mostly([]string{"", "GET"}, "get"), Headers: map[string]string{}}}
+		in.Match = []trafficpolicy.Match{{URIPrefix: g.pick("/v2", "/"), Method: g.mostly([]string{"", "GET"}, "get"), Headers: map[string]string{}}}
 		if g.chance(0.3) {
 			in.Match[0].URIPrefix, in.Match[0].URIRegex = "", g.mostly([]string{"^/a.*"}, "(")
 		}
@@ -225,20 +232,20 @@ func (g *gen) trafficPolicy(reg *Registry, name string) TrafficPolicyIntent {
 		in.Timeout = g.duration()
 	}
 	if g.chance(0.4) {
-		in.Retries = &TrafficPolicyRetries{Attempts: g.mostlyInt([]int{1, 3}, -1), PerTryTimeout: g.duration(), RetryOn: []string{g.mostly([]string{"5xx", "connect-failure"}, "bogus")}}
+		in.Retries = &trafficpolicy.Retries{Attempts: g.mostlyInt([]int{1, 3}, -1), PerTryTimeout: g.duration(), RetryOn: []string{g.mostly([]string{"5xx", "connect-failure"}, "bogus")}}
 	}
 	if g.chance(0.3) {
-		in.Fault = &TrafficPolicyFault{Abort: &TrafficPolicyAbort{Percent: float64(g.mostlyInt([]int{1, 50}, 150)), HTTPStatus: g.mostlyInt([]int{503, 429}, 99)}}
+		in.Fault = &trafficpolicy.Fault{Abort: &trafficpolicy.Abort{Percent: float64(g.mostlyInt([]int{1, 50}, 150)), HTTPStatus: g.mostlyInt([]int{503, 429}, 99)}}
 	}
 	if g.chance(0.5) {
 		w := g.pick2(80, 50, 90)
-		in.TrafficShift = []TrafficPolicyShift{{Local: true, Weight: w}, {Cluster: g.mostly(names, "nowhere"), Weight: 100 - w - g.mostlyInt([]int{0}, 5)}}
+		in.TrafficShift = []trafficpolicy.Shift{{Local: true, Weight: w}, {Cluster: g.mostly(names, "nowhere"), Weight: 100 - w - g.mostlyInt([]int{0}, 5)}}
 	}
 	if g.chance(0.3) {
-		in.Headers = &TrafficPolicyHeaders{Request: &TrafficPolicyHeaderOps{Set: map[string]string{"x-mesh": "1"}, Remove: []string{g.mostly([]string{"x-debug"}, "bad header")}}}
+		in.Headers = &trafficpolicy.Headers{Request: &trafficpolicy.HeaderOps{Set: map[string]string{"x-mesh": "1"}, Remove: []string{g.mostly([]string{"x-debug"}, "bad header")}}}
 	}
 	if g.chance(0.3) {
-		in.ConnectionPool = &TrafficPolicyConnectionPool{TCP: &TrafficPolicyTCPPool{MaxConnections: g.mostlyInt([]int{100, 10}, -1), Keepalive: &TrafficPolicyKeepalive{Time: g.duration()}}}
+		in.ConnectionPool = &trafficpolicy.ConnectionPool{TCP: &trafficpolicy.TCPPool{MaxConnections: g.mostlyInt([]int{100, 10}, -1), Keepalive: &trafficpolicy.Keepalive{Time: g.duration()}}}
 	}
 	if g.chance(0.2) {
 		in.LoadBalancer = g.mostly([]string{"LEAST_REQUEST", "ROUND_ROBIN"}, "FASTEST")
@@ -246,27 +253,27 @@ func (g *gen) trafficPolicy(reg *Registry, name string) TrafficPolicyIntent {
 	return in
 }
 
-func (g *gen) accessPolicy(reg *Registry, vd VirtualDestinationIntent) (AccessPolicyIntent, AccessDestination) {
-	in := AccessPolicyIntent{Name: g.pick("account-to-user", "x")}
+func (g *fuzzGen) accessPolicy(reg *translate.Registry, vd virtualdestination.Intent) (accesspolicy.Intent, accesspolicy.Destination) {
+	in := accesspolicy.Intent{Name: g.pick("account-to-user", "x")}
 	for len(in.Sources) == 0 || g.chance(0.3) {
 		if len(in.Sources) >= 3 {
 			break
 		}
-		s := AccessSource{Placement: g.placement(reg), Namespace: g.mostly([]string{"accounts"}, "Bad NS"), ServiceAccount: g.pick("account", "default")}
+		s := accesspolicy.Source{Placement: g.placement(reg), Namespace: g.mostly([]string{"accounts"}, "Bad NS"), ServiceAccount: g.pick("account", "default")}
 		if g.chance(0.3) {
 			s.DestinationClusters = g.placement(reg)
 		}
 		in.Sources = append(in.Sources, s)
 	}
 	if g.chance(0.5) {
-		in.Rules = []AccessRule{{Methods: []string{g.mostly([]string{"GET", "POST"}, "get")}, Paths: []string{g.mostly([]string{"/users/*", "*"}, "/a*b")}, Ports: []int{g.mostlyInt([]int{8080}, 0)}}}
+		in.Rules = []accesspolicy.Rule{{Methods: []string{g.mostly([]string{"GET", "POST"}, "get")}, Paths: []string{g.mostly([]string{"/users/*", "*"}, "/a*b")}, Ports: []int{g.mostlyInt([]int{8080}, 0)}}}
 	}
-	dest := AccessDestination{VirtualDestination: vd.Hostname}
+	dest := accesspolicy.Destination{VirtualDestination: vd.Hostname}
 	for _, b := range vd.Backends {
-		dest.Backends = append(dest.Backends, AccessBackend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
+		dest.Backends = append(dest.Backends, accesspolicy.Backend{Cluster: b.Cluster, Namespace: b.Namespace, Service: b.Service})
 	}
 	if g.chance(0.3) {
-		dest = AccessDestination{Service: "user", Namespace: "users", Placement: g.placement(reg)}
+		dest = accesspolicy.Destination{Service: "user", Namespace: "users", Placement: g.placement(reg)}
 	}
 	return in, dest
 }
@@ -274,20 +281,20 @@ func (g *gen) accessPolicy(reg *Registry, vd VirtualDestinationIntent) (AccessPo
 // The schema check is only worth something if it rejects what a cluster
 // would reject.
 func TestCheckSchemaRejectsInvalidObjects(t *testing.T) {
-	bad := Object{Cluster: "east", Resource: &networking.ServiceEntry{
-		TypeMeta:   typeMeta(NetworkingV1, "ServiceEntry"),
-		ObjectMeta: objectMeta("istio-system", "bad"),
+	bad := translate.Object{Cluster: "east", Resource: &networking.ServiceEntry{
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "ServiceEntry"),
+		ObjectMeta: translate.ObjectMeta("istio-system", "bad"),
 		Spec: networkingapi.ServiceEntry{
 			Hosts: []string{"user.global"},
 			Ports: []*networkingapi.ServicePort{{Number: 0, Name: "http", Protocol: "HTTP"}},
 		},
 	}}
-	if err := checkSchema(t, bad); err == nil {
+	if err := translatetest.CheckSchema(t, bad); err == nil {
 		t.Fatal("a ServiceEntry port 0 passed the schema check")
 	}
 	good := bad
 	good.Resource.(*networking.ServiceEntry).Spec.Ports[0].Number = 8080
-	if err := checkSchema(t, good); err != nil {
+	if err := translatetest.CheckSchema(t, good); err != nil {
 		t.Fatalf("a valid ServiceEntry failed the schema check: %v", err)
 	}
 }

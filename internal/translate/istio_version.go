@@ -35,7 +35,7 @@ func (c *Cluster) IstioMinor() string {
 }
 
 // istio130 reports whether the cluster runs Istio 1.30.
-func (c *Cluster) istio130() bool { return c.IstioMinor() == "1.30" }
+func (c *Cluster) IsIstio130() bool { return c.IstioMinor() == "1.30" }
 
 // CheckIstioVersionShapes refuses objects that a cluster's Istio version is
 // known to break, naming the upstream issue. It runs on the translator's
@@ -53,7 +53,7 @@ func CheckIstioVersionShapes(objs []Object, reg *Registry) error {
 	failoverPriority := map[hostKey]bool{}
 	for _, o := range objs {
 		c := reg.Cluster(o.Cluster)
-		if c == nil || !c.istio130() {
+		if c == nil || !c.IsIstio130() {
 			continue
 		}
 		switch r := o.Resource.(type) {

@@ -1,4 +1,4 @@
-package translate
+package translate_test
 
 import (
 	"strings"
@@ -6,11 +6,13 @@ import (
 
 	networkingapi "istio.io/api/networking/v1alpha3"
 	networking "istio.io/client-go/pkg/apis/networking/v1"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 func TestIstioMinor(t *testing.T) {
-	for in, want := range map[string]string{"": DefaultIstioVersion, "1.30": "1.30", "1.30.4": "1.30", "1.31.0": "1.31", Unknown("x"): ""} {
-		if got := (&Cluster{IstioVersion: in}).IstioMinor(); got != want {
+	for in, want := range map[string]string{"": translate.DefaultIstioVersion, "1.30": "1.30", "1.30.4": "1.30", "1.31.0": "1.31", translate.Unknown("x"): ""} {
+		if got := (&translate.Cluster{IstioVersion: in}).IstioMinor(); got != want {
 			t.Errorf("IstioMinor(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -28,32 +30,17 @@ func TestCheckIstioVersionShapes(t *testing.T) {
 		Name: "east", TrafficPolicy: &networkingapi.TrafficPolicy{LoadBalancer: &networkingapi.LoadBalancerSettings{
 			LocalityLbSetting: &networkingapi.LocalityLoadBalancerSetting{FailoverPriority: []string{"x=y"}}}},
 	}}}}
-	objs := []Object{{Cluster: "old", Resource: se}, {Cluster: "old", Resource: dr}}
-	err := CheckIstioVersionShapes(objs, NewRegistry(Cluster{Name: "old", IstioVersion: "1.30.2"}))
+	objs := []translate.Object{{Cluster: "old", Resource: se}, {Cluster: "old", Resource: dr}}
+	err := translate.CheckIstioVersionShapes(objs, translate.NewRegistry(translate.Cluster{Name: "old", IstioVersion: "1.30.2"}))
 	if err == nil || !strings.Contains(err.Error(), "istio/istio#61857") {
 		t.Errorf("1.30: got %v, want the #61857 refusal", err)
 	}
-	if err := CheckIstioVersionShapes(objs, NewRegistry(Cluster{Name: "old", IstioVersion: "1.31"})); err != nil {
+	if err := translate.CheckIstioVersionShapes(objs, translate.NewRegistry(translate.Cluster{Name: "old", IstioVersion: "1.31"})); err != nil {
 		t.Errorf("1.31: %v", err)
 	}
 	se.Spec.Endpoints[1].Locality = "us-east-1"
-	if err := CheckIstioVersionShapes(objs, NewRegistry(Cluster{Name: "old", IstioVersion: "1.30"})); err != nil {
+	if err := translate.CheckIstioVersionShapes(objs, translate.NewRegistry(translate.Cluster{Name: "old", IstioVersion: "1.30"})); err != nil {
 		t.Errorf("one locality: %v", err)
 	}
 
-	in := vdValid()
-	in.Failover = &VirtualDestinationFailover{Mode: FailoverModeLocality}
-	reg := vdTestRegistry()
-	var clusters []Cluster
-	for _, name := range reg.Names() {
-		c := *reg.Cluster(name)
-		c.IstioVersion = "1.30"
-		if c.Region == "" {
-			c.Region = "r-" + name
-		}
-		clusters = append(clusters, c)
-	}
-	if _, err := TranslateVirtualDestination(in, NewRegistry(clusters...)); err != nil {
-		t.Errorf("locality failover on 1.30 clusters: %v", err)
-	}
 }

@@ -130,11 +130,11 @@ func (o Object) HasUnknown() (bool, error) {
 	return strings.Contains(string(raw), `\u0000unknown:`), nil
 }
 
-func typeMeta(apiVersion, kind string) metav1.TypeMeta {
+func TypeMeta(apiVersion, kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}
 }
 
-func objectMeta(namespace, name string) metav1.ObjectMeta {
+func ObjectMeta(namespace, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: namespace, Name: name}
 }
 

@@ -38,6 +38,27 @@ type Cluster struct {
 	EastWestGateway *Gateway
 }
 
+// Topology defaults, for clusters whose registry entry leaves them empty.
+const (
+	// DefaultIstioNS is Istio's root namespace in a default install.
+	DefaultIstioNS = "istio-system"
+	// DefaultEastWestPort is the port of the east-west gateway's TLS
+	// passthrough server in Istio's multi-network install.
+	DefaultEastWestPort = 15443
+	// DefaultTrustDomain is Istio's meshConfig.trustDomain when none is set.
+	DefaultTrustDomain = "cluster.local"
+)
+
+// DefaultEastWestHosts are passed through the east-west gateway when the
+// intent names none: the global mesh hostnames. Cluster-local services
+// (*.local) are left to the Gateway that Istio's multi-network install
+// creates (cross-network-gateway, hosts *.local, the same port): Istio
+// merges the Gateways of one port and skips a whole server whose hosts
+// repeat one already seen (pilot/pkg/model/gateway.go, CheckDuplicates),
+// so a second *.local would drop either Istio's server or ours, *.global
+// with it.
+var DefaultEastWestHosts = []string{"*.global"}
+
 // Gateway is a cluster's east-west gateway as seen from other networks.
 type Gateway struct {
 	Address string // IP or hostname; may be Unknown
@@ -67,7 +88,7 @@ func (g *Gateway) PassedHosts() []string {
 // hostCovered reports whether host matches one of patterns, with Istio's
 // wildcard rule: "*" matches everything, "*.example" any name ending in
 // ".example", anything else only itself.
-func hostCovered(host string, patterns []string) bool {
+func HostCovered(host string, patterns []string) bool {
 	for _, p := range patterns {
 		switch {
 		case p == "*" || p == host:
@@ -139,7 +160,7 @@ func (r *Registry) Select(p Placement, at Path) ([]string, error) {
 			if r.byName[name] == nil {
 				return nil, Errorf(at.Attr("clusters").Index(i), "Unknown cluster",
 					"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-					name, r.namesForError())
+					name, r.NamesForError())
 			}
 			if !seen[name] {
 				seen[name] = true
@@ -156,7 +177,7 @@ func (r *Registry) Select(p Placement, at Path) ([]string, error) {
 			if c.LabelsUnknown {
 				return nil, ErrUnknownPlacement
 			}
-			if matches(c.Labels, p.ClusterSelector) {
+			if SelectorMatches(c.Labels, p.ClusterSelector) {
 				kept = append(kept, name)
 			}
 		}
@@ -166,14 +187,14 @@ func (r *Registry) Select(p Placement, at Path) ([]string, error) {
 	return out, nil
 }
 
-func (r *Registry) namesForError() string {
+func (r *Registry) NamesForError() string {
 	if len(r.names) == 0 {
 		return "none"
 	}
 	return strings.Join(r.names, ", ")
 }
 
-func matches(labels, selector map[string]string) bool {
+func SelectorMatches(labels, selector map[string]string) bool {
 	for k, v := range selector {
 		if got, ok := labels[k]; !ok || got != v {
 			return false

@@ -26,8 +26,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite <case>.analyze.txt")
 
-const testdata = "../../../internal/translate/testdata"
-
 // caseInput is what the fixture needs of a case's input.
 type caseInput struct {
 	Registry []struct {
@@ -86,9 +84,12 @@ func (in caseInput) policies() []policyCase {
 
 func TestGoldenCasesAnalyzeClean(t *testing.T) {
 	for _, dir := range []string{"cluster", "virtual-destination", "traffic-policy", "access-policy"} {
-		inputs, err := filepath.Glob(filepath.Join(testdata, dir, "*.yaml"))
+		inputs, err := filepath.Glob(filepath.Join(oracle.GoldenDir(dir), "*.yaml"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(inputs) == 0 {
+			t.Fatalf("no golden cases in %s", oracle.GoldenDir(dir))
 		}
 		for _, in := range inputs {
 			if strings.HasSuffix(in, ".golden.yaml") {

@@ -9,11 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 	"sigs.k8s.io/yaml"
 )
-
-// testdata is the translator's golden directory, relative to this package.
-const testdata = "../../../internal/translate/testdata"
 
 // registryCluster is one cluster of a case's registry, as the golden inputs
 // write it (internal/translate/golden_test.go).
@@ -122,9 +120,12 @@ func (g *goldenCase) cluster(name string) registryCluster {
 
 // loadCases reads every case of testdata/<dir>.
 func loadCases(dir string) ([]*goldenCase, error) {
-	inputs, err := filepath.Glob(filepath.Join(testdata, dir, "*.yaml"))
+	inputs, err := filepath.Glob(filepath.Join(oracle.GoldenDir(dir), "*.yaml"))
 	if err != nil {
 		return nil, err
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("no golden cases in %s", oracle.GoldenDir(dir))
 	}
 	var out []*goldenCase
 	for _, in := range inputs {
@@ -193,7 +194,7 @@ func forEachCase[I any](t *testing.T, dir string, keep func(*goldenCase, I) bool
 		if g.failed != "" || len(g.objects) == 0 {
 			continue // a plan error, or nothing written: nothing reaches Istio
 		}
-		raw, err := os.ReadFile(filepath.Join(testdata, dir, g.name+".yaml"))
+		raw, err := os.ReadFile(filepath.Join(oracle.GoldenDir(dir), g.name+".yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func forEachCase[I any](t *testing.T, dir string, keep func(*goldenCase, I) bool
 			continue
 		}
 		t.Run(g.name, func(t *testing.T) {
-			compareTable(t, filepath.Join(testdata, dir, g.name+".traffic.txt"), check(t, g, input.Intent))
+			compareTable(t, filepath.Join(oracle.GoldenDir(dir), g.name+".traffic.txt"), check(t, g, input.Intent))
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 	meshconfig "istio.io/api/mesh/v1alpha1"
 
 	"istio.io/istio/pilot/pkg/model"
@@ -23,7 +24,7 @@ import (
 // crossNetworkGateway is the Gateway Istio's multi-network install creates
 // (samples/multicluster/expose-services.yaml): every *.local service passed
 // through the east-west gateway on 15443. The provider's own Gateway
-// (mesh_cluster, testdata/cluster) must live beside it.
+// (mesh_cluster, its golden cases) must live beside it.
 const crossNetworkGateway = `apiVersion: networking.istio.io/v1
 kind: Gateway
 metadata:
@@ -42,7 +43,7 @@ spec:
 // drift from what the provider writes.
 func providerGateway(t *testing.T) string {
 	t.Helper()
-	c, err := loadCase(testdata + "/cluster/all-features.yaml")
+	c, err := loadCase(oracle.GoldenDir("cluster") + "/all-features.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func providerGateway(t *testing.T) string {
 			return d
 		}
 	}
-	t.Fatal("testdata/cluster/all-features has no Gateway")
+	t.Fatal("cluster golden case all-features has no Gateway")
 	return ""
 }
 

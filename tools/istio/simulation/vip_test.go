@@ -6,6 +6,7 @@ import (
 
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
 // A sidecar tells TCP services apart by VIP alone: each TCP port of a
@@ -16,7 +17,7 @@ import (
 // one VIP at plan (virtual_destination_resource_test.go), and why VIPs come
 // from a wide reserved block.
 func TestVirtualDestinationVIPListeners(t *testing.T) {
-	g, err := loadCase(testdata + "/virtual-destination/multi-port.yaml")
+	g, err := loadCase(oracle.GoldenDir("virtual-destination") + "/multi-port.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestVirtualDestinationTraffic(t *testing.T) {
 		}
 		t.Run(g.name, func(t *testing.T) {
 			table := simulateVirtualDestination(t, g, ours)
-			compareTable(t, testdata+"/virtual-destination/"+g.name+".traffic.txt", table)
+			compareTable(t, oracle.GoldenDir("virtual-destination")+"/"+g.name+".traffic.txt", table)
 		})
 	}
 }

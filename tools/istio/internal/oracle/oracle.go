@@ -70,3 +70,11 @@ func SortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// GoldenDir is the golden directory of an intent ("cluster",
+// "virtual-destination", "traffic-policy", "access-policy"): the testdata
+// folder of the translator package of that intent, relative to a package
+// directory of this module (tools/istio/<pkg>).
+func GoldenDir(intent string) string {
+	return "../../../internal/translate/" + strings.ReplaceAll(intent, "-", "") + "/testdata"
+}

@@ -1,6 +1,8 @@
-package translate
+package trafficpolicy
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -37,9 +39,9 @@ type tpCombo struct {
 // conflict. Routes that can no longer match (every condition already taken
 // by an earlier route) are dropped, and everything after a route matching
 // all requests. The catch-all default route comes last.
-func tpComposeRoutes(group []tpPart) ([]*networkingapi.HTTPRoute, Errors) {
+func tpComposeRoutes(group []tpPart) ([]*networkingapi.HTTPRoute, translate.Errors) {
 	sort.SliceStable(group, func(i, j int) bool { return group[i].policy < group[j].policy })
-	var errs Errors
+	var errs translate.Errors
 	levels := [][]tpCombo{nil}
 	for i, p := range group {
 		c := tpCombo{members: []int{i}, conds: p.conds, settings: map[string]tpSetting{}, owners: map[string]string{}}
@@ -63,7 +65,7 @@ func tpComposeRoutes(group []tpPart) ([]*networkingapi.HTTPRoute, Errors) {
 		}
 		total += len(next)
 		if total > tpMaxCombinations {
-			errs.Add(Errorf(Root("match"), "Too many overlapping traffic policies",
+			errs.Add(translate.Errorf(translate.Root("match"), "Too many overlapping traffic policies",
 				"Traffic policies %s overlap in more than %d ways on %s. Merge some of them or make their match rules disjoint.",
 				tpPolicyList(group), tpMaxCombinations, group[0].target.host))
 			return nil, errs
@@ -106,11 +108,11 @@ func tpComposeRoutes(group []tpPart) ([]*networkingapi.HTTPRoute, Errors) {
 
 // tpGrow adds policy j to combo c: the intersection of their conditions and
 // the union of their settings. ok is false when no request matches both.
-func tpGrow(c tpCombo, group []tpPart, j int) (tpCombo, bool, Errors) {
+func tpGrow(c tpCombo, group []tpPart, j int) (tpCombo, bool, translate.Errors) {
 	p := group[j]
 	var (
 		conds []tpCond
-		errs  Errors
+		errs  translate.Errors
 		seen  = map[string]bool{}
 	)
 	for _, a := range c.conds {
@@ -119,7 +121,7 @@ func tpGrow(c tpCombo, group []tpPart, j int) (tpCombo, bool, Errors) {
 			switch overlap {
 			case tpUndecided:
 				other := group[tpOwnerOf(c, group, a)].policy
-				errs.Add(Errorf(Root("match"), "Overlapping traffic policies",
+				errs.Add(translate.Errorf(translate.Root("match"), "Overlapping traffic policies",
 					"Traffic policies %q and %q both route requests to %s, and whether their conditions overlap cannot be decided (%s; %s). "+
 						"A request matching both would get the settings of only one. Make the match rules disjoint (uri_exact, uri_prefix, method or header values) or merge the policies.",
 					other, p.policy, p.target.host, a.describe(), b.describe()))
@@ -152,7 +154,7 @@ func tpGrow(c tpCombo, group []tpPart, j int) (tpCombo, bool, Errors) {
 			continue
 		}
 		if !proto.Equal(prev.frag, s.frag) {
-			errs.Add(Errorf(s.at, "Conflicting traffic policies",
+			errs.Add(translate.Errorf(s.at, "Conflicting traffic policies",
 				"Traffic policies %q and %q both set %s, with different values, for requests they both select to %s (%s). "+
 					"Istio applies one route per request, so one of them would silently lose. Set it in one policy only, give both the same value, or make their sources or match rules disjoint.",
 				grown.owners[s.key], p.policy, tpSettingName(s), p.target.host, conds[0].describe()))
@@ -201,9 +203,9 @@ func tpPolicyList(group []tpPart) string {
 // that target one DestinationRule (one destination in one cluster). These
 // settings hold for every caller, so two policies may set the same one only
 // to the same value.
-func tpComposeDestinationRule(group []tpPart) (*networkingapi.DestinationRule, Errors) {
+func tpComposeDestinationRule(group []tpPart) (*networkingapi.DestinationRule, translate.Errors) {
 	sort.SliceStable(group, func(i, j int) bool { return group[i].policy < group[j].policy })
-	var errs Errors
+	var errs translate.Errors
 	settings := map[string]tpSetting{}
 	owners := map[string]string{}
 	for _, p := range group {
@@ -215,7 +217,7 @@ func tpComposeDestinationRule(group []tpPart) (*networkingapi.DestinationRule, E
 				continue
 			}
 			if !proto.Equal(prev.frag, s.frag) {
-				errs.Add(Errorf(s.at, "Conflicting traffic policies",
+				errs.Add(translate.Errorf(s.at, "Conflicting traffic policies",
 					"Traffic policies %q and %q both set %s of %s, with different values. "+
 						"A DestinationRule setting holds for every caller of the destination in a cluster, so only one value can apply. Set it in one policy only, or give both the same value.",
 					owners[s.key], p.policy, tpSettingName(s), p.target.host))
@@ -237,15 +239,15 @@ func tpComposeDestinationRule(group []tpPart) (*networkingapi.DestinationRule, E
 // policies contributing to it: contributions maps each policy's name to
 // its NamedTrafficPolicy as JSON, as the object's annotations keep them.
 // It returns nil when no policy contributes.
-func ComposeContributions(key Key, contributions map[string]string, reg *Registry) (map[string]any, error) {
+func ComposeContributions(key translate.Key, contributions map[string]string, reg *translate.Registry) (map[string]any, error) {
 	names := make([]string, 0, len(contributions))
 	for n := range contributions {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	policies := make([]NamedTrafficPolicy, 0, len(names))
+	policies := make([]Named, 0, len(names))
 	for _, n := range names {
-		var p NamedTrafficPolicy
+		var p Named
 		if err := json.Unmarshal([]byte(contributions[n]), &p); err != nil {
 			return nil, fmt.Errorf("the contribution of traffic policy %q on the object cannot be read: %v", n, err)
 		}
@@ -254,7 +256,7 @@ func ComposeContributions(key Key, contributions map[string]string, reg *Registr
 	if len(policies) == 0 {
 		return nil, nil
 	}
-	objs, err := ComposeTrafficPolicies(policies, reg)
+	objs, err := Compose(policies, reg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
-package translate
+package virtualdestination
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -17,28 +19,28 @@ import (
 // clients reach get what their east-west gateway needs to route the hostname
 // to the local service. docs/design/virtual-destination.md describes the
 // output.
-type VirtualDestinationIntent struct {
+type Intent struct {
 	// Name names the owned objects (vd-<name>); a DNS-1123 label.
 	Name string `json:"name"`
 	// Hostname is the global name clients call, e.g. user.global.
 	Hostname string `json:"hostname"`
 	// Namespace holds the client-side objects in every client cluster and
 	// must be the namespace of the east-west gateway (mesh_cluster's
-	// istio_namespace). Empty means DefaultIstioNS.
-	Namespace string                      `json:"namespace,omitempty"`
-	Ports     []VirtualDestinationPort    `json:"ports"`
-	Backends  []VirtualDestinationBackend `json:"backends"`
+	// istio_namespace). Empty means translate.DefaultIstioNS.
+	Namespace string    `json:"namespace,omitempty"`
+	Ports     []Port    `json:"ports"`
+	Backends  []Backend `json:"backends"`
 	// Failover nil means priority failover with the default outlier
 	// detection.
-	Failover *VirtualDestinationFailover `json:"failover,omitempty"`
-	Clients  VirtualDestinationClients   `json:"clients,omitempty"`
+	Failover *Failover `json:"failover,omitempty"`
+	Clients  Clients   `json:"clients,omitempty"`
 	// VIP is the hostname's virtual IP in every client cluster; empty
 	// means VirtualDestinationVIP(Hostname).
 	VIP string `json:"vip,omitempty"`
 }
 
 // VirtualDestinationPort is one port of the hostname.
-type VirtualDestinationPort struct {
+type Port struct {
 	// Number is the port clients call on the hostname.
 	Number int64 `json:"number"`
 	// Protocol is one of VirtualDestinationProtocols.
@@ -50,7 +52,7 @@ type VirtualDestinationPort struct {
 
 // VirtualDestinationBackend is one Kubernetes Service that serves the
 // hostname. A cluster appears at most once among the backends.
-type VirtualDestinationBackend struct {
+type Backend struct {
 	Cluster   string `json:"cluster"`
 	Namespace string `json:"namespace"`
 	Service   string `json:"service"`
@@ -63,7 +65,7 @@ type VirtualDestinationBackend struct {
 	// ExcludeFor selects the client clusters that never send traffic to
 	// this backend. Unlike other placements, an empty ExcludeFor selects
 	// no cluster.
-	ExcludeFor Placement `json:"excludeFor,omitempty"`
+	ExcludeFor translate.Placement `json:"excludeFor,omitempty"`
 	// ServiceAccount is the backend pods' service account. Set on every
 	// backend, it lets clients verify whom they reach: the client
 	// ServiceEntries list each backend's SPIFFE identity as
@@ -73,17 +75,17 @@ type VirtualDestinationBackend struct {
 }
 
 // VirtualDestinationFailover chooses how clients order the backends.
-type VirtualDestinationFailover struct {
+type Failover struct {
 	// Mode is FailoverModePriority (default) or FailoverModeLocality.
 	Mode string `json:"mode,omitempty"`
 	// OutlierDetection ejects failing backends; unset fields take
 	// DefaultVirtualDestinationOutlierDetection.
-	OutlierDetection *VirtualDestinationOutlierDetection `json:"outlierDetection,omitempty"`
+	OutlierDetection *OutlierDetection `json:"outlierDetection,omitempty"`
 }
 
 // VirtualDestinationOutlierDetection is the subset of Istio's
 // OutlierDetection that failover needs.
-type VirtualDestinationOutlierDetection struct {
+type OutlierDetection struct {
 	Consecutive5xxErrors *int64 `json:"consecutive5xxErrors,omitempty"`
 	Interval             string `json:"interval,omitempty"`
 	BaseEjectionTime     string `json:"baseEjectionTime,omitempty"`
@@ -93,8 +95,8 @@ type VirtualDestinationOutlierDetection struct {
 // VirtualDestinationClients selects the client clusters (omitted: every
 // registered cluster) and the namespaces that may see the hostname (empty:
 // all).
-type VirtualDestinationClients struct {
-	Placement
+type Clients struct {
+	translate.Placement
 	Namespaces []string `json:"namespaces,omitempty"`
 }
 
@@ -126,7 +128,7 @@ const (
 // Naming and addressing.
 const (
 	// VirtualDestinationPrefix starts the name of every owned object.
-	VirtualDestinationPrefix = "vd-"
+	ObjectPrefix = "vd-"
 	// virtualDestinationBackendSuffix ends the name of backend-side objects.
 	virtualDestinationBackendSuffix = "-backend"
 	// ClusterServiceDomain is the DNS suffix of Kubernetes Services.
@@ -137,7 +139,7 @@ const (
 // leaves unset. MaxEjectionPercent is 100 because each endpoint stands for a
 // whole backend: Envoy's default of 10% would let only one backend be
 // ejected, and failover would stop at the second tier.
-var DefaultVirtualDestinationOutlierDetection = VirtualDestinationOutlierDetection{
+var DefaultOutlierDetection = OutlierDetection{
 	Consecutive5xxErrors: vdPtr[int64](5),
 	Interval:             "10s",
 	BaseEjectionTime:     "30s",
@@ -148,18 +150,18 @@ var DefaultVirtualDestinationOutlierDetection = VirtualDestinationOutlierDetecti
 // in every client and backend cluster. Errors are collected: a user sees
 // every problem of the intent at once. A placement that depends on labels
 // not known yet returns ErrUnknownPlacement.
-func TranslateVirtualDestination(in VirtualDestinationIntent, reg *Registry) ([]Object, error) {
+func Translate(in Intent, reg *translate.Registry) ([]translate.Object, error) {
 	p, err := planVirtualDestination(in, reg)
 	if err != nil {
 		return nil, err
 	}
-	var out []Object
+	var out []translate.Object
 	for _, v := range p.views {
 		out = append(out, vdServiceEntries(p, v)...)
 		out = append(out, vdDestinationRules(p, v)...)
 	}
-	Sort(out)
-	if err := CheckIstioVersionShapes(out, reg); err != nil {
+	translate.Sort(out)
+	if err := translate.CheckIstioVersionShapes(out, reg); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -168,7 +170,7 @@ func TranslateVirtualDestination(in VirtualDestinationIntent, reg *Registry) ([]
 // vdPlan is the intent resolved against the registry: defaults applied and
 // one view per cluster that receives objects.
 type vdPlan struct {
-	in        VirtualDestinationIntent
+	in        Intent
 	namespace string
 	mode      string
 	outlier   vdOutlier
@@ -186,7 +188,7 @@ type vdOutlier struct {
 
 // vdView is what one cluster receives.
 type vdView struct {
-	cluster *Cluster
+	cluster *translate.Cluster
 	// client: the cluster gets the client-side objects, whose endpoints are
 	// targets (ordered by rank, then cluster name).
 	client  bool
@@ -202,23 +204,23 @@ type vdView struct {
 	rankUnknown string
 	// serves: the local backend that clients in other clusters reach; the
 	// cluster then gets the backend-side objects.
-	serves *VirtualDestinationBackend
+	serves *Backend
 }
 
 // vdTarget is one backend as seen from one client cluster.
 type vdTarget struct {
-	backend *VirtualDestinationBackend
-	cluster *Cluster
+	backend *Backend
+	cluster *translate.Cluster
 	rank    int // position of its priority among the client's distinct priorities
 	local   bool
 }
 
-func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan, error) {
-	errs := ValidateVirtualDestination(in)
+func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error) {
+	errs := Validate(in)
 	unknown := false
-	resolve := func(pl Placement, at Path) []string {
+	resolve := func(pl translate.Placement, at translate.Path) []string {
 		names, err := reg.Select(pl, at)
-		if err == ErrUnknownPlacement {
+		if err == translate.ErrUnknownPlacement {
 			unknown = true
 			return nil
 		}
@@ -228,19 +230,19 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 
 	for i, b := range in.Backends {
 		if b.Cluster != "" && reg.Cluster(b.Cluster) == nil {
-			errs.Add(Errorf(Root("backends").Index(i).Attr("cluster"), "Unknown cluster",
+			errs.Add(translate.Errorf(translate.Root("backends").Index(i).Attr("cluster"), "Unknown cluster",
 				"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-				b.Cluster, reg.namesForError()))
+				b.Cluster, reg.NamesForError()))
 		}
 	}
-	clients := resolve(in.Clients.Placement, Root("clients"))
+	clients := resolve(in.Clients.Placement, translate.Root("clients"))
 	excluded := make([]map[string]bool, len(in.Backends))
 	for i, b := range in.Backends {
 		excluded[i] = map[string]bool{}
 		if b.ExcludeFor.IsZero() {
 			continue
 		}
-		for _, name := range resolve(b.ExcludeFor, Root("backends").Index(i).Attr("exclude_for")) {
+		for _, name := range resolve(b.ExcludeFor, translate.Root("backends").Index(i).Attr("exclude_for")) {
 			excluded[i][name] = true
 		}
 	}
@@ -248,7 +250,7 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 		return nil, errs
 	}
 	if unknown {
-		return nil, ErrUnknownPlacement
+		return nil, translate.ErrUnknownPlacement
 	}
 
 	p := &vdPlan{
@@ -260,10 +262,10 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 		exportTo:  []string{"*"},
 	}
 	if p.namespace == "" {
-		p.namespace = DefaultIstioNS
+		p.namespace = translate.DefaultIstioNS
 	}
 	if p.vip == "" {
-		p.vip = VirtualDestinationVIP(in.Hostname)
+		p.vip = VIP(in.Hostname)
 	}
 	if in.Failover != nil && in.Failover.Mode != "" {
 		p.mode = in.Failover.Mode
@@ -299,11 +301,11 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 			view(b.Cluster).serves = b
 			if !gatewayChecked[i] {
 				gatewayChecked[i] = true
-				errs.Add(vdCheckEastWestGateway(t.cluster, c, in.Hostname, Root("backends").Index(i).Attr("cluster")))
+				errs.Add(vdCheckEastWestGateway(t.cluster, c, in.Hostname, translate.Root("backends").Index(i).Attr("cluster")))
 			}
 		}
 		if len(v.targets) == 0 {
-			errs.Add(Errorf(Root("clients"), "Client without backend",
+			errs.Add(translate.Errorf(translate.Root("clients"), "Client without backend",
 				"Every backend is excluded for client cluster %q, so it could not reach %s. Remove the cluster from clients or narrow the backends' exclude_for.",
 				c, in.Hostname))
 		}
@@ -311,14 +313,14 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 		v.subsets = vdSubsetOrders(v)
 	}
 	for i, b := range in.Backends {
-		at := Root("backends").Index(i)
+		at := translate.Root("backends").Index(i)
 		if p.mode == FailoverModeLocality && reg.Cluster(b.Cluster).Region == "" {
-			errs.Add(Errorf(at.Attr("cluster"), "Missing region",
+			errs.Add(translate.Errorf(at.Attr("cluster"), "Missing region",
 				"Locality failover orders backends by region, but cluster %q has no region. Set region (and zone) on the cluster in the provider block, or use mode \"priority\".",
 				b.Cluster))
 		}
 		if v := views[b.Cluster]; v != nil && v.client && v.serves != nil && b.Namespace == p.namespace {
-			errs.Add(Errorf(at.Attr("namespace"), "Backend in the config namespace",
+			errs.Add(translate.Errorf(at.Attr("namespace"), "Backend in the config namespace",
 				"Cluster %q is both a client and a backend reached by other clusters, so it needs two ServiceEntries for %s: the client one in %q and the backend one in the backend's namespace. Istio keeps one service per hostname and namespace, so the backend service must not live in %q.",
 				b.Cluster, in.Hostname, p.namespace, p.namespace))
 		}
@@ -335,22 +337,22 @@ func planVirtualDestination(in VirtualDestinationIntent, reg *Registry) (*vdPlan
 // vdCheckEastWestGateway reports a remote backend cluster that clients cannot
 // reach: no east-west gateway, or an address that is neither an IP nor a
 // hostname. A placeholder address is left for apply.
-func vdCheckEastWestGateway(c *Cluster, client, hostname string, at Path) error {
+func vdCheckEastWestGateway(c *translate.Cluster, client, hostname string, at translate.Path) error {
 	gw := c.EastWestGateway
 	if gw == nil {
-		return Errorf(at, "No east-west gateway",
+		return translate.Errorf(at, "No east-west gateway",
 			"Client cluster %q reaches backend cluster %q through its east-west gateway, but %q has none. Set east_west_gateway on the cluster in the provider block, or exclude the backend for that client with exclude_for.",
 			client, c.Name, c.Name)
 	}
-	if !IsUnknown(gw.Address) && !validIPOrHostname(gw.Address) {
-		return Errorf(at, "Invalid east-west gateway address",
+	if !translate.IsUnknown(gw.Address) && !translate.ValidIPOrHostname(gw.Address) {
+		return translate.Errorf(at, "Invalid east-west gateway address",
 			"The east-west gateway address %q of cluster %q is neither an IP address nor a DNS name.", gw.Address, c.Name)
 	}
 	// The gateway's AUTO_PASSTHROUGH server has a filter chain only for the
 	// services its Gateway's hosts cover; any other SNI is reset. The
 	// per-cluster hosts end like the hostname, so they are covered alike.
-	if !gw.HostsUnknown && !IsUnknown(hostname) && !hostCovered(hostname, gw.PassedHosts()) {
-		return Errorf(at, "Hostname not passed by the east-west gateway",
+	if !gw.HostsUnknown && !translate.IsUnknown(hostname) && !translate.HostCovered(hostname, gw.PassedHosts()) {
+		return translate.Errorf(at, "Hostname not passed by the east-west gateway",
 			"Client cluster %q reaches backend cluster %q through its east-west gateway, which passes only %s, so requests for %s would be reset there. Add the hostname (or a wildcard covering it) to east_west_gateway.hosts of %q in the provider block and to east_west_hosts of its mesh_cluster, or use a hostname they cover.",
 			client, c.Name, strings.Join(gw.PassedHosts(), ", "), hostname, c.Name)
 	}
@@ -364,9 +366,9 @@ func vdCheckEastWestGateway(c *Cluster, client, hostname string, at Path) error 
 func vdRankTargets(v *vdView, mode string) {
 	key := func(t vdTarget) int64 { return t.backend.Priority }
 	if mode == FailoverModeLocality {
-		for _, c := range append([]*Cluster{v.cluster}, vdTargetClusters(v)...) {
-			if IsUnknown(c.Region) || IsUnknown(c.Zone) {
-				v.rankUnknown = Unknown(c.Name + ".locality")
+		for _, c := range append([]*translate.Cluster{v.cluster}, vdTargetClusters(v)...) {
+			if translate.IsUnknown(c.Region) || translate.IsUnknown(c.Zone) {
+				v.rankUnknown = translate.Unknown(c.Name + ".locality")
 			}
 		}
 		to := vdLocalityFailoverRegion(v)
@@ -394,8 +396,8 @@ func vdRankTargets(v *vdView, mode string) {
 	}
 }
 
-func vdTargetClusters(v *vdView) []*Cluster {
-	out := make([]*Cluster, 0, len(v.targets))
+func vdTargetClusters(v *vdView) []*translate.Cluster {
+	out := make([]*translate.Cluster, 0, len(v.targets))
 	for _, t := range v.targets {
 		out = append(out, t.cluster)
 	}
@@ -422,7 +424,7 @@ func (v *vdView) rankMark() string {
 // the first locality group only, pilot/pkg/networking/core/cluster.go, and
 // istiod 1.30 crash-loops on it, istio/istio#61857), so no endpoint carries
 // a locality.
-func vdLocalityTier(client, backend *Cluster, to string) int {
+func vdLocalityTier(client, backend *translate.Cluster, to string) int {
 	switch {
 	case backend.Region == client.Region && backend.Zone == client.Zone:
 		return 0
@@ -458,8 +460,8 @@ func vdLocalityFailoverRegion(v *vdView) string {
 
 // vdEffectiveOutlier fills unset fields from the defaults. The input is
 // already validated.
-func vdEffectiveOutlier(f *VirtualDestinationFailover) vdOutlier {
-	d := DefaultVirtualDestinationOutlierDetection
+func vdEffectiveOutlier(f *Failover) vdOutlier {
+	d := DefaultOutlierDetection
 	if f != nil && f.OutlierDetection != nil {
 		o := f.OutlierDetection
 		if o.Consecutive5xxErrors != nil {
@@ -487,7 +489,7 @@ func vdEffectiveOutlier(f *VirtualDestinationFailover) vdOutlier {
 
 // VirtualDestinationObjectName is the name of the client-side ServiceEntry
 // and DestinationRule of the intent named name, in its namespace.
-func VirtualDestinationObjectName(name string) string { return VirtualDestinationPrefix + name }
+func ObjectName(name string) string { return ObjectPrefix + name }
 
 // VirtualDestinationClusterHost is the host that reaches one backend
 // cluster of a virtual destination first, and the others after it:
@@ -499,7 +501,7 @@ func VirtualDestinationObjectName(name string) string { return VirtualDestinatio
 // subset could only pin one cluster, with nowhere to go when it fails.
 // It ends like the hostname, so the east-west Gateway's hosts (*.global)
 // cover it too.
-func VirtualDestinationClusterHost(hostname, cluster string) string {
+func ClusterHost(hostname, cluster string) string {
 	return SubsetName(cluster) + ".cluster." + hostname
 }
 
@@ -507,18 +509,18 @@ func VirtualDestinationClusterHost(hostname, cluster string) string {
 // per-cluster hosts: the ServiceEntry vd-<name>.clusters and the
 // DestinationRule vd-<name>.<subset> of each. The dot keeps them apart
 // from another virtual destination's objects (names are DNS labels).
-func VirtualDestinationClusterObjectName(name, part string) string {
-	return VirtualDestinationPrefix + name + "." + part
+func ClusterObjectName(name, part string) string {
+	return ObjectPrefix + name + "." + part
 }
 
 // VirtualDestinationBackendObjectName is the name of the backend-side
 // ServiceEntry and DestinationRule, in the backend's namespace.
-func VirtualDestinationBackendObjectName(name string) string {
-	return VirtualDestinationPrefix + name + virtualDestinationBackendSuffix
+func BackendObjectName(name string) string {
+	return ObjectPrefix + name + virtualDestinationBackendSuffix
 }
 
 // vdPortName names a ServiceEntry port: <protocol>-<number>, e.g. http-8080.
-func vdPortName(p VirtualDestinationPort) string {
+func vdPortName(p Port) string {
 	return fmt.Sprintf("%s-%d", strings.ToLower(p.Protocol), p.Number)
 }
 
@@ -535,7 +537,7 @@ var vdNonDNSLabelChars = regexp.MustCompile(`[^a-z0-9-]+`)
 // [a-z0-9-] and suffixed with a hash of the original name, so distinct
 // clusters keep distinct subsets.
 func SubsetName(cluster string) string {
-	if validDNSLabel(cluster) {
+	if translate.ValidDNSLabel(cluster) {
 		return cluster
 	}
 	h := fnv.New32a()
@@ -561,7 +563,7 @@ func SubsetName(cluster string) string {
 // destinations); a sidecar tells TCP services apart by VIP alone, so the
 // provider refuses, at plan, two virtual destinations with one VIP (and
 // `vip` sets one by hand).
-func VirtualDestinationVIP(hostname string) string {
+func VIP(hostname string) string {
 	sum := sha256.Sum256([]byte(hostname))
 	const perFirst = 256 * 256 * 254
 	n := binary.BigEndian.Uint64(sum[:8]) % (14 * perFirst)
@@ -579,3 +581,40 @@ func vdSortedKeys[V any](m map[string]V) []string {
 }
 
 func vdPtr[T any](v T) *T { return &v }
+
+// Reach is what other intents need of a virtual destination's plan.
+type Reach struct {
+	// ClientNamespaces are the namespaces the hostname is exported to; nil
+	// means every namespace.
+	ClientNamespaces []string
+	// ClientBackends maps each client cluster to the backend clusters it
+	// reaches, exclusions applied, sorted.
+	ClientBackends map[string][]string
+}
+
+// PlanReach plans in as Translate would and returns its reach; an error
+// when it cannot be planned (invalid, or placements known only after
+// apply).
+func PlanReach(in Intent, reg *translate.Registry) (Reach, error) {
+	p, err := planVirtualDestination(in, reg)
+	if err != nil {
+		return Reach{}, err
+	}
+	var d Reach
+	if !(len(p.exportTo) == 1 && p.exportTo[0] == "*") {
+		d.ClientNamespaces = append([]string(nil), p.exportTo...)
+	}
+	d.ClientBackends = map[string][]string{}
+	for _, v := range p.views {
+		if !v.client {
+			continue
+		}
+		reached := []string{}
+		for _, t := range v.targets {
+			reached = append(reached, t.backend.Cluster)
+		}
+		sort.Strings(reached)
+		d.ClientBackends[v.cluster.Name] = reached
+	}
+	return d, nil
+}

@@ -1,6 +1,11 @@
-package translate
+package trafficpolicy
 
 import (
+	"maps"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
+
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -52,7 +57,7 @@ func tpConnectionPool(s tpScope) []tpSetting {
 				tcp.TcpKeepalive.Interval = tpDurationpb(k.Interval)
 			}
 		}
-		out = append(out, tpSetting{key: "connection_pool.tcp", at: Root("connection_pool").Attr("tcp"),
+		out = append(out, tpSetting{key: "connection_pool.tcp", at: translate.Root("connection_pool").Attr("tcp"),
 			frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{ConnectionPool: &networkingapi.ConnectionPoolSettings{Tcp: tcp}})})
 	}
 	if h := cp.HTTP; h != nil {
@@ -65,7 +70,7 @@ func tpConnectionPool(s tpScope) []tpSetting {
 		if h.IdleTimeout != "" {
 			http.IdleTimeout = tpDurationpb(h.IdleTimeout)
 		}
-		out = append(out, tpSetting{key: "connection_pool.http", at: Root("connection_pool").Attr("http"),
+		out = append(out, tpSetting{key: "connection_pool.http", at: translate.Root("connection_pool").Attr("http"),
 			frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{ConnectionPool: &networkingapi.ConnectionPoolSettings{Http: http}})})
 	}
 	return out
@@ -93,7 +98,7 @@ func tpOutlierDetection(s tpScope) []tpSetting {
 	if o.BaseEjectionTime != "" {
 		od.BaseEjectionTime = tpDurationpb(o.BaseEjectionTime)
 	}
-	return []tpSetting{{key: "outlier_detection", at: Root("outlier_detection"),
+	return []tpSetting{{key: "outlier_detection", at: translate.Root("outlier_detection"),
 		frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{OutlierDetection: od})}}
 }
 
@@ -107,7 +112,7 @@ func tpLoadBalancer(s tpScope) []tpSetting {
 	lb := &networkingapi.LoadBalancerSettings{LbPolicy: &networkingapi.LoadBalancerSettings_Simple{
 		Simple: networkingapi.LoadBalancerSettings_SimpleLB(networkingapi.LoadBalancerSettings_SimpleLB_value[s.in.LoadBalancer]),
 	}}
-	return []tpSetting{{key: "load_balancer", at: Root("load_balancer"),
+	return []tpSetting{{key: "load_balancer", at: translate.Root("load_balancer"),
 		frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{LoadBalancer: lb})}}
 }
 
@@ -121,7 +126,7 @@ func tpTLSMode(s tpScope) []tpSetting {
 	tls := &networkingapi.ClientTLSSettings{
 		Mode: networkingapi.ClientTLSSettings_TLSmode(networkingapi.ClientTLSSettings_TLSmode_value[s.in.TLSMode]),
 	}
-	return []tpSetting{{key: "tls_mode", at: Root("tls_mode"),
+	return []tpSetting{{key: "tls_mode", at: translate.Root("tls_mode"),
 		frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{Tls: tls})}}
 }
 
@@ -153,18 +158,18 @@ func tpSubsets(s tpScope) []tpSetting {
 	for _, name := range s.clusterSubsets {
 		out = append(out, tpClusterSubset(s.in, name))
 	}
-	add := func(at Path, subset string, labels map[string]string) {
+	add := func(at translate.Path, subset string, labels map[string]string) {
 		out = append(out, tpSetting{key: "subsets[" + subset + "]", at: at,
-			frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{Name: subset, Labels: copyMap(labels)}}}})
+			frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{Name: subset, Labels: maps.Clone(labels)}}}})
 	}
 	if s.routes {
 		for i, e := range s.in.TrafficShift {
 			if e.Subset != "" {
-				add(Root("traffic_shift").Index(i), e.Subset, e.Labels)
+				add(translate.Root("traffic_shift").Index(i), e.Subset, e.Labels)
 			}
 		}
 		if m := s.in.Mirror; m != nil && m.Subset != "" {
-			add(Root("mirror"), m.Subset, m.Labels)
+			add(translate.Root("mirror"), m.Subset, m.Labels)
 		}
 	}
 	return out
@@ -172,7 +177,7 @@ func tpSubsets(s tpScope) []tpSetting {
 
 // tpClusterSubsetClusters are the clusters whose subset a policy on a
 // service routes to from any of its source clusters, sorted.
-func tpClusterSubsetClusters(in TrafficPolicyIntent, sources []string) []string {
+func tpClusterSubsetClusters(in Intent, sources []string) []string {
 	set := map[string]bool{}
 	for _, e := range in.TrafficShift {
 		switch {
@@ -191,13 +196,13 @@ func tpClusterSubsetClusters(in TrafficPolicyIntent, sources []string) []string 
 }
 
 // tpClusterSubset is the subset of one cluster (see tpSubsets).
-func tpClusterSubset(in TrafficPolicyIntent, cluster string) tpSetting {
+func tpClusterSubset(in Intent, cluster string) tpSetting {
 	od := tpDefaultSubsetOutlier()
 	if o := tpOutlierDetection(tpScope{in: in}); len(o) == 1 {
 		od = o[0].frag.(*networkingapi.DestinationRule).TrafficPolicy.OutlierDetection
 	}
-	name := SubsetName(cluster)
-	return tpSetting{key: "subsets[" + name + "]", at: Root("traffic_shift"),
+	name := virtualdestination.SubsetName(cluster)
+	return tpSetting{key: "subsets[" + name + "]", at: translate.Root("traffic_shift"),
 		frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{
 			Name: name,
 			TrafficPolicy: &networkingapi.TrafficPolicy{
@@ -238,8 +243,8 @@ func trafficPolicyDestinationRule(t tpTarget, rule *networkingapi.DestinationRul
 		exportTo = []string{"*"}
 	}
 	return &networking.DestinationRule{
-		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
-		ObjectMeta: objectMeta(t.drNamespace, t.drName),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
+		ObjectMeta: translate.ObjectMeta(t.drNamespace, t.drName),
 		Spec: networkingapi.DestinationRule{
 			Host:          t.host,
 			TrafficPolicy: rule.TrafficPolicy,

@@ -1,6 +1,10 @@
-package translate
+package cluster
 
 import (
+	"maps"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"fmt"
 	"hash/fnv"
 	"sort"
@@ -15,7 +19,7 @@ import (
 
 // ClusterIntent is mesh_cluster: one cluster joining the mesh. Its objects
 // go to that cluster only, in its Istio root namespace.
-type ClusterIntent struct {
+type Intent struct {
 	// Name is the cluster's key in the provider's registry.
 	Name           string `json:"name"`
 	IstioNamespace string `json:"istioNamespace"`
@@ -40,21 +44,9 @@ const (
 	EastWestGatewayName  = "mesh-cross-network"
 	MeshPeerAuthName     = "default"
 	MeshDefaultDenyName  = "mesh-default-deny"
-	DefaultEastWestPort  = 15443
-	DefaultIstioNS       = "istio-system"
 	eastWestPortName     = "tls"
 	defaultEastWestLabel = "eastwestgateway"
 )
-
-// DefaultEastWestHosts are passed through the east-west gateway when the
-// intent names none: the global mesh hostnames. Cluster-local services
-// (*.local) are left to the Gateway that Istio's multi-network install
-// creates (cross-network-gateway, hosts *.local, the same port): Istio
-// merges the Gateways of one port and skips a whole server whose hosts
-// repeat one already seen (pilot/pkg/model/gateway.go, CheckDuplicates),
-// so a second *.local would drop either Istio's server or ours, *.global
-// with it.
-var DefaultEastWestHosts = []string{"*.global"}
 
 // DefaultDenyExempt are the workloads default_deny leaves open unless the
 // intent says otherwise: the ingress gateway of Istio's default install.
@@ -74,21 +66,21 @@ var DefaultEastWestSelector = map[string]string{"istio": defaultEastWestLabel}
 var MTLSModes = []string{"STRICT", "PERMISSIVE", "DISABLE"}
 
 // TranslateCluster returns the bootstrap objects of one cluster.
-func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
+func Translate(in Intent, reg *translate.Registry) ([]translate.Object, error) {
 	c := reg.Cluster(in.Name)
 	if c == nil {
-		return nil, Errorf(Root("name"), "Unknown cluster",
+		return nil, translate.Errorf(translate.Root("name"), "Unknown cluster",
 			"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-			in.Name, reg.namesForError())
+			in.Name, reg.NamesForError())
 	}
 	if in.ExposeEastWest && in.MTLSMode == "DISABLE" {
-		return nil, Errorf(Root("mtls_mode"), "Plaintext behind the east-west gateway",
+		return nil, translate.Errorf(translate.Root("mtls_mode"), "Plaintext behind the east-west gateway",
 			"mtls_mode = \"DISABLE\" with expose_east_west = true: the east-west gateway passes other clusters' Istio mTLS through (AUTO_PASSTHROUGH) to sidecars that would accept only plaintext, so no cross-cluster call could succeed. Use STRICT or PERMISSIVE, or stop exposing the cluster.")
 	}
 	if gw := c.EastWestGateway; in.ExposeEastWest && gw != nil && !gw.HostsUnknown && len(in.EastWestHosts) > 0 {
 		for _, h := range gw.PassedHosts() {
-			if !hostCovered(h, in.EastWestHosts) {
-				return nil, Errorf(Root("east_west_hosts"), "East-west hosts narrower than the registry",
+			if !translate.HostCovered(h, in.EastWestHosts) {
+				return nil, translate.Errorf(translate.Root("east_west_hosts"), "East-west hosts narrower than the registry",
 					"The provider block says cluster %q's east-west gateway passes %s (east_west_gateway.hosts), but east_west_hosts (%s) does not cover %s: virtual destinations planned against the registry would be reset at the gateway. Make the two lists agree.",
 					c.Name, strings.Join(gw.PassedHosts(), ", "), strings.Join(in.EastWestHosts, ", "), h)
 			}
@@ -96,17 +88,17 @@ func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
 	}
 	ns := in.IstioNamespace
 	if ns == "" {
-		ns = DefaultIstioNS
+		ns = translate.DefaultIstioNS
 	}
-	var out []Object
+	var out []translate.Object
 	if in.ExposeEastWest {
-		out = append(out, Object{Cluster: c.Name, Resource: clusterEastWestGateway(c, ns, in)})
+		out = append(out, translate.Object{Cluster: c.Name, Resource: clusterEastWestGateway(c, ns, in)})
 	}
 	if in.MTLSMode != "" {
-		out = append(out, Object{Cluster: c.Name, Resource: clusterPeerAuthentication(ns, in.MTLSMode)})
+		out = append(out, translate.Object{Cluster: c.Name, Resource: clusterPeerAuthentication(ns, in.MTLSMode)})
 	}
 	if in.DefaultDeny {
-		out = append(out, Object{Cluster: c.Name, Resource: clusterDefaultDeny(ns)})
+		out = append(out, translate.Object{Cluster: c.Name, Resource: clusterDefaultDeny(ns)})
 		exempt := in.DefaultDenyExempt
 		if exempt == nil {
 			exempt = DefaultDenyExempt
@@ -114,7 +106,7 @@ func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
 		seen := map[string]bool{}
 		for i, sel := range exempt {
 			if len(sel) == 0 {
-				return nil, Errorf(Root("default_deny_exempt").Index(i), "Empty selector",
+				return nil, translate.Errorf(translate.Root("default_deny_exempt").Index(i), "Empty selector",
 					"An exempt workload selector needs at least one label; an empty one would select every workload and undo default_deny.")
 			}
 			ap := clusterDefaultDenyExempt(ns, sel)
@@ -122,18 +114,18 @@ func TranslateCluster(in ClusterIntent, reg *Registry) ([]Object, error) {
 				continue
 			}
 			seen[ap.Name] = true
-			out = append(out, Object{Cluster: c.Name, Resource: ap})
+			out = append(out, translate.Object{Cluster: c.Name, Resource: ap})
 		}
 	}
-	Sort(out)
+	translate.Sort(out)
 	return out, nil
 }
 
 // clusterEastWestGateway exposes the cluster's services to other networks:
 // TLS with AUTO_PASSTHROUGH on the east-west gateway routes mTLS traffic by
 // its SNI without terminating it.
-func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking.Gateway {
-	port, portName := uint32(DefaultEastWestPort), eastWestPortName
+func clusterEastWestGateway(c *translate.Cluster, ns string, in Intent) *networking.Gateway {
+	port, portName := uint32(translate.DefaultEastWestPort), eastWestPortName
 	if gw := c.EastWestGateway; gw != nil {
 		if gw.Port != 0 {
 			port = gw.Port
@@ -144,7 +136,7 @@ func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking
 			port = gw.TargetPort
 		}
 		if gw.PortUnknown {
-			portName = Unknown("east_west_gateway.port")
+			portName = translate.Unknown("east_west_gateway.port")
 		}
 	}
 	hosts := in.EastWestHosts
@@ -156,10 +148,10 @@ func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking
 		selector = DefaultEastWestSelector
 	}
 	return &networking.Gateway{
-		TypeMeta:   typeMeta(NetworkingV1, "Gateway"),
-		ObjectMeta: objectMeta(ns, EastWestGatewayName),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "Gateway"),
+		ObjectMeta: translate.ObjectMeta(ns, EastWestGatewayName),
 		Spec: networkingapi.Gateway{
-			Selector: copyMap(selector),
+			Selector: maps.Clone(selector),
 			Servers: []*networkingapi.Server{{
 				Port:  &networkingapi.Port{Number: port, Name: portName, Protocol: "TLS"},
 				Tls:   &networkingapi.ServerTLSSettings{Mode: networkingapi.ServerTLSSettings_AUTO_PASSTHROUGH},
@@ -173,8 +165,8 @@ func clusterEastWestGateway(c *Cluster, ns string, in ClusterIntent) *networking
 // without selector in the root namespace.
 func clusterPeerAuthentication(ns, mode string) *security.PeerAuthentication {
 	return &security.PeerAuthentication{
-		TypeMeta:   typeMeta(SecurityV1, "PeerAuthentication"),
-		ObjectMeta: objectMeta(ns, MeshPeerAuthName),
+		TypeMeta:   translate.TypeMeta(translate.SecurityV1, "PeerAuthentication"),
+		ObjectMeta: translate.ObjectMeta(ns, MeshPeerAuthName),
 		Spec: securityapi.PeerAuthentication{
 			Mtls: &securityapi.PeerAuthentication_MutualTLS{
 				Mode: securityapi.PeerAuthentication_MutualTLS_Mode(securityapi.PeerAuthentication_MutualTLS_Mode_value[mode]),
@@ -187,8 +179,8 @@ func clusterPeerAuthentication(ns, mode string) *security.PeerAuthentication {
 // it matches nothing, so every workload denies what no other policy allows.
 func clusterDefaultDeny(ns string) *security.AuthorizationPolicy {
 	return &security.AuthorizationPolicy{
-		TypeMeta:   typeMeta(SecurityV1, "AuthorizationPolicy"),
-		ObjectMeta: objectMeta(ns, MeshDefaultDenyName),
+		TypeMeta:   translate.TypeMeta(translate.SecurityV1, "AuthorizationPolicy"),
+		ObjectMeta: translate.ObjectMeta(ns, MeshDefaultDenyName),
 	}
 }
 
@@ -209,23 +201,12 @@ func clusterDefaultDenyExempt(ns string, sel map[string]string) *security.Author
 		h.Write([]byte(k + "=" + sel[k] + "\n"))
 	}
 	return &security.AuthorizationPolicy{
-		TypeMeta:   typeMeta(SecurityV1, "AuthorizationPolicy"),
-		ObjectMeta: objectMeta(ns, fmt.Sprintf("%s%08x", DefaultDenyExemptPrefix, h.Sum32())),
+		TypeMeta:   translate.TypeMeta(translate.SecurityV1, "AuthorizationPolicy"),
+		ObjectMeta: translate.ObjectMeta(ns, fmt.Sprintf("%s%08x", DefaultDenyExemptPrefix, h.Sum32())),
 		Spec: securityapi.AuthorizationPolicy{
-			Selector: &typev1beta1.WorkloadSelector{MatchLabels: copyMap(sel)},
+			Selector: &typev1beta1.WorkloadSelector{MatchLabels: maps.Clone(sel)},
 			Action:   securityapi.AuthorizationPolicy_ALLOW,
 			Rules:    []*securityapi.Rule{{}},
 		},
 	}
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

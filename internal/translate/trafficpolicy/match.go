@@ -1,6 +1,8 @@
-package translate
+package trafficpolicy
 
 import (
+	"maps"
+
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -25,20 +27,20 @@ type tpCond struct {
 // tpConditions turns sources and match into conditions: the cross product
 // of the source namespaces (or any) and the match entries (or any), each
 // with the workload labels.
-func tpConditions(in TrafficPolicyIntent) []tpCond {
+func tpConditions(in Intent) []tpCond {
 	namespaces := in.Sources.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{""}
 	}
 	matches := in.Match
 	if len(matches) == 0 {
-		matches = []TrafficPolicyMatch{{}}
+		matches = []Match{{}}
 	}
 	var out []tpCond
 	seen := map[string]bool{}
 	for _, ns := range namespaces {
 		for _, m := range matches {
-			c := tpCond{Namespace: ns, Labels: copyMap(in.Sources.WorkloadLabels), Method: m.Method, Headers: copyMap(m.Headers)}
+			c := tpCond{Namespace: ns, Labels: maps.Clone(in.Sources.WorkloadLabels), Method: m.Method, Headers: maps.Clone(m.Headers)}
 			switch {
 			case m.URIExact != "":
 				c.URIKind, c.URI = "exact", m.URIExact
@@ -72,7 +74,7 @@ func (c tpCond) match() *networkingapi.HTTPMatchRequest {
 	if c.all() {
 		return nil
 	}
-	m := &networkingapi.HTTPMatchRequest{SourceNamespace: c.Namespace, SourceLabels: copyMap(c.Labels)}
+	m := &networkingapi.HTTPMatchRequest{SourceNamespace: c.Namespace, SourceLabels: maps.Clone(c.Labels)}
 	switch c.URIKind {
 	case "exact":
 		m.Uri = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: c.URI}}

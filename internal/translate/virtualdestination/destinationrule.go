@@ -1,6 +1,8 @@
-package translate
+package virtualdestination
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"strconv"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -11,18 +13,18 @@ import (
 
 // vdDestinationRules returns the DestinationRules of one cluster, alongside
 // its ServiceEntries (vdServiceEntries).
-func vdDestinationRules(p *vdPlan, v *vdView) []Object {
-	var out []Object
+func vdDestinationRules(p *vdPlan, v *vdView) []translate.Object {
+	var out []translate.Object
 	if v.client {
-		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClientDestinationRule(p, v)})
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdClientDestinationRule(p, v)})
 		if len(vdRoutablePorts(p.in.Ports)) > 0 {
 			for _, o := range v.subsets {
-				out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClusterHostDestinationRule(p, v, o)})
+				out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdClusterHostDestinationRule(p, v, o)})
 			}
 		}
 	}
 	if v.serves != nil {
-		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdBackendDestinationRule(p, v.serves)})
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdBackendDestinationRule(p, v.serves)})
 	}
 	return out
 }
@@ -36,8 +38,8 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 	vdApplyOutlierDetection(tp, p.outlier)
 	vdApplyPriorityFailover(tp, v)
 	return &networking.DestinationRule{
-		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
-		ObjectMeta: objectMeta(p.namespace, VirtualDestinationObjectName(p.in.Name)),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
+		ObjectMeta: translate.ObjectMeta(p.namespace, ObjectName(p.in.Name)),
 		Spec: networkingapi.DestinationRule{
 			Host:          p.in.Hostname,
 			TrafficPolicy: tp,
@@ -50,12 +52,12 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 // reads for the hostname: Istio mTLS, so the gateway accepts the local
 // endpoint as an mTLS destination. Exported to the gateway's namespace like
 // the backend ServiceEntry.
-func vdBackendDestinationRule(p *vdPlan, b *VirtualDestinationBackend) *networking.DestinationRule {
+func vdBackendDestinationRule(p *vdPlan, b *Backend) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
 	vdApplyMutualTLS(tp)
 	return &networking.DestinationRule{
-		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
-		ObjectMeta: objectMeta(b.Namespace, VirtualDestinationBackendObjectName(p.in.Name)),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
+		ObjectMeta: translate.ObjectMeta(b.Namespace, BackendObjectName(p.in.Name)),
 		Spec: networkingapi.DestinationRule{
 			Host:          p.in.Hostname,
 			TrafficPolicy: tp,
@@ -131,10 +133,10 @@ func vdClusterHostDestinationRule(p *vdPlan, v *vdView, o vdSubsetOrder) *networ
 	}
 	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 	return &networking.DestinationRule{
-		TypeMeta:   typeMeta(NetworkingV1, "DestinationRule"),
-		ObjectMeta: objectMeta(p.namespace, VirtualDestinationClusterObjectName(p.in.Name, SubsetName(o.cluster))),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
+		ObjectMeta: translate.ObjectMeta(p.namespace, ClusterObjectName(p.in.Name, SubsetName(o.cluster))),
 		Spec: networkingapi.DestinationRule{
-			Host:          VirtualDestinationClusterHost(p.in.Hostname, o.cluster),
+			Host:          ClusterHost(p.in.Hostname, o.cluster),
 			TrafficPolicy: tp,
 			ExportTo:      append([]string(nil), p.exportTo...),
 		},

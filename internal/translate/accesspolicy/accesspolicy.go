@@ -1,6 +1,10 @@
-package translate
+package accesspolicy
 
 import (
+	"maps"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"errors"
 	"sort"
 	"strconv"
@@ -20,13 +24,13 @@ import (
 // A policy only ever allows: it emits no object in a cluster where none of
 // its sources may call, and never a rule without principals. Denying what no
 // policy allows is mesh_cluster.default_deny's job.
-type AccessPolicyIntent struct {
+type Intent struct {
 	// Name derives the object names (AccessPolicyNamePrefix + Name).
-	Name    string         `json:"name"`
-	Sources []AccessSource `json:"sources"`
+	Name    string   `json:"name"`
+	Sources []Source `json:"sources"`
 	// Rules restrict the requests the sources may make; a request must
 	// match one rule. Empty means any request.
-	Rules []AccessRule `json:"rules,omitempty"`
+	Rules []Rule `json:"rules,omitempty"`
 }
 
 // AccessSource is one entry of sources: a Kubernetes service account in a
@@ -34,24 +38,24 @@ type AccessPolicyIntent struct {
 // cluster when the placement is empty). Its principal in a destination
 // cluster is <trust domain of the source cluster>/ns/<namespace>/sa/<service
 // account>, one per selected cluster.
-type AccessSource struct {
+type Source struct {
 	// Placement (clusters, cluster_selector) selects the clusters the
 	// callers run in.
-	Placement
+	translate.Placement
 	Namespace      string `json:"namespace"`
 	ServiceAccount string `json:"serviceAccount"`
 	// DestinationClusters (destination_clusters) restricts the destination
 	// clusters this source may call, within those the destination covers;
 	// empty means all of them. It is what lets one intent allow a caller in
 	// some backend clusters of a virtual destination and not in others.
-	DestinationClusters Placement `json:"destinationClusters"`
+	DestinationClusters translate.Placement `json:"destinationClusters"`
 }
 
 // AccessRule is one entry of rules. A request matches when its method is
 // one of Methods, its path matches one of Paths and its port is one of
 // Ports; an empty field matches any value, and a rule with no field set
 // matches every request.
-type AccessRule struct {
+type Rule struct {
 	// Methods are HTTP methods, upper case.
 	Methods []string `json:"methods,omitempty"`
 	// Paths use Istio's matching: exact, "/prefix*", "*suffix", "*" (any
@@ -64,11 +68,11 @@ type AccessRule struct {
 
 // AccessDestination is the destination attribute of mesh_access_policy.
 // Exactly one of VirtualDestination and Service is set.
-type AccessDestination struct {
+type Destination struct {
 	// VirtualDestination is the hostname of a mesh_virtual_destination; the
 	// provider resolves it and passes its Backends.
-	VirtualDestination string          `json:"virtualDestination,omitempty"`
-	Backends           []AccessBackend `json:"backends,omitempty"`
+	VirtualDestination string    `json:"virtualDestination,omitempty"`
+	Backends           []Backend `json:"backends,omitempty"`
 	// Service and Namespace name a plain Kubernetes service, enforced in
 	// every cluster the placement selects.
 	Service   string `json:"service,omitempty"`
@@ -76,7 +80,7 @@ type AccessDestination struct {
 	// Placement (clusters, cluster_selector) restricts which clusters the
 	// policy covers: the backend clusters of a virtual destination, or the
 	// clusters a service runs in. Empty means all of them.
-	Placement
+	translate.Placement
 	// WorkloadLabels (workload_labels) select the destination pods; empty
 	// means app: <service of each backend>, the convention of Istio's
 	// samples and of most charts.
@@ -85,7 +89,7 @@ type AccessDestination struct {
 
 // AccessBackend is one backend of a virtual destination, as the provider
 // passes it: the service, its namespace and the cluster it runs in.
-type AccessBackend struct {
+type Backend struct {
 	Cluster   string `json:"cluster"`
 	Namespace string `json:"namespace"`
 	Service   string `json:"service"`
@@ -93,24 +97,20 @@ type AccessBackend struct {
 
 // AccessPolicyNamePrefix starts the name of every AuthorizationPolicy a
 // mesh_access_policy owns.
-const AccessPolicyNamePrefix = "ap-"
-
-// apDefaultTrustDomain is Istio's meshConfig.trustDomain when none is set,
-// used for clusters whose trust_domain is empty.
-const apDefaultTrustDomain = "cluster.local"
+const NamePrefix = "ap-"
 
 // apPlan is an access policy resolved against the registry.
 type apPlan struct {
 	// backends are the enforcement points, deduplicated and sorted by
 	// cluster, namespace, service.
-	backends []AccessBackend
+	backends []Backend
 	sources  []apSource
 }
 
 // apSource is a source with its placements resolved.
 type apSource struct {
 	index    int
-	in       AccessSource
+	in       Source
 	clusters []string        // where its callers run, sorted
 	to       map[string]bool // destination clusters it may call
 }
@@ -123,15 +123,15 @@ type apSource struct {
 // Errors are Errors with attribute paths. A placement that depends on
 // labels not known yet yields ErrUnknownPlacement; a trust domain not known
 // yet is carried as an Unknown placeholder inside the principals.
-func TranslateAccessPolicy(in AccessPolicyIntent, dest AccessDestination, reg *Registry) ([]Object, error) {
-	errs := ValidateAccessPolicy(in, dest)
+func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translate.Object, error) {
+	errs := Validate(in, dest)
 	plan, unknown, resolveErrs := apResolve(in, dest, reg)
 	errs = append(errs, resolveErrs...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	if unknown {
-		return nil, ErrUnknownPlacement
+		return nil, translate.ErrUnknownPlacement
 	}
 	if err := apCheckTrustDomains(in, plan, reg).Err(); err != nil {
 		return nil, err
@@ -143,31 +143,31 @@ func TranslateAccessPolicy(in AccessPolicyIntent, dest AccessDestination, reg *R
 	for _, b := range plan.backends {
 		perNamespace[[2]string{b.Cluster, b.Namespace}]++
 	}
-	var out []Object
+	var out []translate.Object
 	for _, b := range plan.backends {
 		principals := apPrincipals(plan, b.Cluster, reg)
 		if len(principals) == 0 {
 			continue
 		}
-		name := AccessPolicyNamePrefix + in.Name
+		name := NamePrefix + in.Name
 		if perNamespace[[2]string{b.Cluster, b.Namespace}] > 1 {
 			name += "-" + b.Service
 		}
-		out = append(out, Object{
+		out = append(out, translate.Object{
 			Cluster:  b.Cluster,
 			Resource: accessPolicyAuthorizationPolicy(name, b, dest.WorkloadLabels, principals, in.Rules),
 		})
 	}
-	Sort(out)
+	translate.Sort(out)
 	return out, nil
 }
 
 // accessPolicyAuthorizationPolicy is the ALLOW policy of one backend.
-func accessPolicyAuthorizationPolicy(name string, b AccessBackend, workloadLabels map[string]string,
-	principals []string, rules []AccessRule) *security.AuthorizationPolicy {
+func accessPolicyAuthorizationPolicy(name string, b Backend, workloadLabels map[string]string,
+	principals []string, rules []Rule) *security.AuthorizationPolicy {
 	return &security.AuthorizationPolicy{
-		TypeMeta:   typeMeta(SecurityV1, "AuthorizationPolicy"),
-		ObjectMeta: objectMeta(b.Namespace, name),
+		TypeMeta:   translate.TypeMeta(translate.SecurityV1, "AuthorizationPolicy"),
+		ObjectMeta: translate.ObjectMeta(b.Namespace, name),
 		Spec: securityapi.AuthorizationPolicy{
 			Selector: apSelector(b, workloadLabels),
 			Action:   securityapi.AuthorizationPolicy_ALLOW,
@@ -181,8 +181,8 @@ func accessPolicyAuthorizationPolicy(name string, b AccessBackend, workloadLabel
 
 // apSelector selects the backend's pods: the destination's workload_labels,
 // or app: <service>.
-func apSelector(b AccessBackend, workloadLabels map[string]string) *typeapi.WorkloadSelector {
-	labels := copyMap(workloadLabels)
+func apSelector(b Backend, workloadLabels map[string]string) *typeapi.WorkloadSelector {
+	labels := maps.Clone(workloadLabels)
 	if len(labels) == 0 {
 		labels = map[string]string{"app": b.Service}
 	}
@@ -199,7 +199,7 @@ func apFrom(principals []string) []*securityapi.Rule_From {
 // apTo is one operation per intent rule (Istio ORs them; the fields of one
 // operation are ANDed). Nil, meaning any operation, when there are no rules
 // or one rule matches every request; Istio rejects an empty operation.
-func apTo(rules []AccessRule) []*securityapi.Rule_To {
+func apTo(rules []Rule) []*securityapi.Rule_To {
 	var to []*securityapi.Rule_To
 	for _, r := range rules {
 		if len(r.Methods) == 0 && len(r.Paths) == 0 && len(r.Ports) == 0 {
@@ -219,7 +219,7 @@ func apTo(rules []AccessRule) []*securityapi.Rule_To {
 
 // apPrincipals lists, sorted and without duplicates, the principals of
 // every source allowed to call the given destination cluster.
-func apPrincipals(plan apPlan, cluster string, reg *Registry) []string {
+func apPrincipals(plan apPlan, cluster string, reg *translate.Registry) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range plan.sources {
@@ -244,9 +244,9 @@ func apPrincipal(trustDomain, namespace, serviceAccount string) string {
 }
 
 // apTrustDomain is the cluster's trust domain, Istio's default when unset.
-func apTrustDomain(c *Cluster) string {
+func apTrustDomain(c *translate.Cluster) string {
 	if c.TrustDomain == "" {
-		return apDefaultTrustDomain
+		return translate.DefaultTrustDomain
 	}
 	return c.TrustDomain
 }
@@ -255,34 +255,34 @@ func apTrustDomain(c *Cluster) string {
 // source's placements. unknown reports a placement that depends on values
 // known only after apply; the returned errors are the registry-dependent
 // ones (unknown clusters, clusters that are not backends).
-func apResolve(in AccessPolicyIntent, dest AccessDestination, reg *Registry) (plan apPlan, unknown bool, errs Errors) {
-	destPath := Root("destination")
+func apResolve(in Intent, dest Destination, reg *translate.Registry) (plan apPlan, unknown bool, errs translate.Errors) {
+	destPath := translate.Root("destination")
 	selected, err := reg.Select(dest.Placement, destPath)
 	destKnown := err == nil
 	switch {
-	case errors.Is(err, ErrUnknownPlacement):
+	case errors.Is(err, translate.ErrUnknownPlacement):
 		unknown = true
 	case err != nil:
 		errs.Add(err)
 	}
 
-	var candidates []AccessBackend
+	var candidates []Backend
 	switch {
 	case dest.VirtualDestination != "":
 		if len(dest.Backends) == 0 {
-			errs.Add(Errorf(destPath.Attr("virtual_destination"), "Virtual destination without backends",
+			errs.Add(translate.Errorf(destPath.Attr("virtual_destination"), "Virtual destination without backends",
 				"The virtual destination %q has no backends, so there is no cluster to enforce the policy in.",
 				dest.VirtualDestination))
 		}
 		backendClusters := map[string]bool{}
 		for _, b := range dest.Backends {
 			switch {
-			case IsUnknown(b.Cluster):
+			case translate.IsUnknown(b.Cluster):
 				unknown = true
 			case reg.Cluster(b.Cluster) == nil:
-				errs.Add(Errorf(destPath.Attr("virtual_destination"), "Unknown cluster",
+				errs.Add(translate.Errorf(destPath.Attr("virtual_destination"), "Unknown cluster",
 					"Backend cluster %q of the virtual destination %q is not registered in the provider's clusters (registered: %s). Register it, or fix the virtual destination's backends.",
-					b.Cluster, dest.VirtualDestination, reg.namesForError()))
+					b.Cluster, dest.VirtualDestination, reg.NamesForError()))
 			default:
 				backendClusters[b.Cluster] = true
 				candidates = append(candidates, b)
@@ -292,14 +292,14 @@ func apResolve(in AccessPolicyIntent, dest AccessDestination, reg *Registry) (pl
 		// that matches none is not (a module reused across environments).
 		for i, name := range dest.Clusters {
 			if reg.Cluster(name) != nil && !backendClusters[name] && !unknown {
-				errs.Add(Errorf(destPath.Attr("clusters").Index(i), "Cluster is not a backend",
+				errs.Add(translate.Errorf(destPath.Attr("clusters").Index(i), "Cluster is not a backend",
 					"Cluster %q runs no backend of the virtual destination %q (backend clusters: %s). Remove it, or add the backend to the virtual destination.",
 					name, dest.VirtualDestination, apJoin(backendClusters)))
 			}
 		}
 	case dest.Service != "":
 		for _, c := range selected {
-			candidates = append(candidates, AccessBackend{Cluster: c, Namespace: dest.Namespace, Service: dest.Service})
+			candidates = append(candidates, Backend{Cluster: c, Namespace: dest.Namespace, Service: dest.Service})
 		}
 	}
 
@@ -313,7 +313,7 @@ func apResolve(in AccessPolicyIntent, dest AccessDestination, reg *Registry) (pl
 		for _, c := range selected {
 			inPlacement[c] = true
 		}
-		seen := map[AccessBackend]bool{}
+		seen := map[Backend]bool{}
 		for _, b := range candidates {
 			if inPlacement[b.Cluster] && !seen[b] {
 				seen[b] = true
@@ -334,11 +334,11 @@ func apResolve(in AccessPolicyIntent, dest AccessDestination, reg *Registry) (pl
 	}
 
 	for i, src := range in.Sources {
-		at := Root("sources").Index(i)
+		at := translate.Root("sources").Index(i)
 		s := apSource{index: i, in: src, to: map[string]bool{}}
 		clusters, err := reg.Select(src.Placement, at)
 		switch {
-		case errors.Is(err, ErrUnknownPlacement):
+		case errors.Is(err, translate.ErrUnknownPlacement):
 			unknown = true
 		case err != nil:
 			errs.Add(err)
@@ -346,14 +346,14 @@ func apResolve(in AccessPolicyIntent, dest AccessDestination, reg *Registry) (pl
 		s.clusters = clusters
 		to, err := reg.Select(src.DestinationClusters, at.Attr("destination_clusters"))
 		switch {
-		case errors.Is(err, ErrUnknownPlacement):
+		case errors.Is(err, translate.ErrUnknownPlacement):
 			unknown = true
 		case err != nil:
 			errs.Add(err)
 		}
 		for j, name := range src.DestinationClusters.Clusters {
 			if destKnown && reg.Cluster(name) != nil && !covered[name] {
-				errs.Add(Errorf(at.Attr("destination_clusters").Attr("clusters").Index(j), "Cluster is not covered by the destination",
+				errs.Add(translate.Errorf(at.Attr("destination_clusters").Attr("clusters").Index(j), "Cluster is not covered by the destination",
 					"Cluster %q is not one of the clusters the destination covers (%s), so the source cannot be allowed there. Remove it, or widen the destination.",
 					name, apJoin(covered)))
 			}

@@ -1,6 +1,9 @@
-package translate
+package trafficpolicy
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -16,26 +19,26 @@ import (
 //
 // Several policies may target one destination; how they combine is
 // ComposeTrafficPolicies's business (see docs/design/traffic-policy.md).
-type TrafficPolicyIntent struct {
+type Intent struct {
 	// Name identifies the policy: it names its route in the VirtualService
 	// and every conflict error.
-	Name    string               `json:"name"`
-	Sources TrafficPolicySources `json:"sources"`
+	Name    string  `json:"name"`
+	Sources Sources `json:"sources"`
 	// Match narrows the policy to some requests; a request must match one
 	// entry. Empty means every request.
-	Match []TrafficPolicyMatch `json:"match,omitempty"`
+	Match []Match `json:"match,omitempty"`
 	// Timeout is the whole-request timeout, a Go duration ("2s").
-	Timeout      string                `json:"timeout,omitempty"`
-	Retries      *TrafficPolicyRetries `json:"retries,omitempty"`
-	Fault        *TrafficPolicyFault   `json:"fault,omitempty"`
-	TrafficShift []TrafficPolicyShift  `json:"trafficShift,omitempty"`
-	Mirror       *TrafficPolicyMirror  `json:"mirror,omitempty"`
-	Headers      *TrafficPolicyHeaders `json:"headers,omitempty"`
-	CORS         *TrafficPolicyCORS    `json:"cors,omitempty"`
+	Timeout      string   `json:"timeout,omitempty"`
+	Retries      *Retries `json:"retries,omitempty"`
+	Fault        *Fault   `json:"fault,omitempty"`
+	TrafficShift []Shift  `json:"trafficShift,omitempty"`
+	Mirror       *Mirror  `json:"mirror,omitempty"`
+	Headers      *Headers `json:"headers,omitempty"`
+	CORS         *CORS    `json:"cors,omitempty"`
 	// The settings below go to the destination's DestinationRule and hold
 	// for every caller in the source clusters.
-	ConnectionPool   *TrafficPolicyConnectionPool   `json:"connectionPool,omitempty"`
-	OutlierDetection *TrafficPolicyOutlierDetection `json:"outlierDetection,omitempty"`
+	ConnectionPool   *ConnectionPool   `json:"connectionPool,omitempty"`
+	OutlierDetection *OutlierDetection `json:"outlierDetection,omitempty"`
 	// LoadBalancer is a simple Istio algorithm: ROUND_ROBIN, LEAST_REQUEST,
 	// RANDOM or (services only) PASSTHROUGH.
 	LoadBalancer string `json:"loadBalancer,omitempty"`
@@ -49,15 +52,15 @@ type TrafficPolicyIntent struct {
 // clusters, the only clusters that receive objects. Namespaces and
 // WorkloadLabels become match conditions (sourceNamespace, sourceLabels),
 // so other callers of the destination in those clusters are unaffected.
-type TrafficPolicySources struct {
-	Placement
+type Sources struct {
+	translate.Placement
 	Namespaces     []string          `json:"namespaces,omitempty"`
 	WorkloadLabels map[string]string `json:"workloadLabels,omitempty"`
 }
 
 // TrafficPolicyMatch is one entry of match. At most one of the URI fields
 // is set; header values match exactly.
-type TrafficPolicyMatch struct {
+type Match struct {
 	URIPrefix string            `json:"uriPrefix,omitempty"`
 	URIExact  string            `json:"uriExact,omitempty"`
 	URIRegex  string            `json:"uriRegex,omitempty"`
@@ -67,27 +70,27 @@ type TrafficPolicyMatch struct {
 
 // TrafficPolicyRetries is the retries attribute. Attempts 0 turns Istio's
 // default retries off.
-type TrafficPolicyRetries struct {
+type Retries struct {
 	Attempts      int      `json:"attempts"`
 	PerTryTimeout string   `json:"perTryTimeout,omitempty"`
 	RetryOn       []string `json:"retryOn,omitempty"`
 }
 
 // TrafficPolicyFault is the fault attribute: client-side fault injection.
-type TrafficPolicyFault struct {
-	Delay *TrafficPolicyDelay `json:"delay,omitempty"`
-	Abort *TrafficPolicyAbort `json:"abort,omitempty"`
+type Fault struct {
+	Delay *Delay `json:"delay,omitempty"`
+	Abort *Abort `json:"abort,omitempty"`
 }
 
 // TrafficPolicyDelay delays Percent percent of the requests by FixedDelay.
-type TrafficPolicyDelay struct {
+type Delay struct {
 	Percent    float64 `json:"percent"`
 	FixedDelay string  `json:"fixedDelay"`
 }
 
 // TrafficPolicyAbort answers Percent percent of the requests with
 // HTTPStatus without forwarding them.
-type TrafficPolicyAbort struct {
+type Abort struct {
 	Percent    float64 `json:"percent"`
 	HTTPStatus int     `json:"httpStatus"`
 }
@@ -101,7 +104,7 @@ type TrafficPolicyAbort struct {
 //   - Local: the backends in the source cluster itself, so one entry means
 //     "stay in the caller's cluster" in every source cluster;
 //   - Subset (services only): the endpoints carrying Labels, e.g. a version.
-type TrafficPolicyShift struct {
+type Shift struct {
 	Cluster string            `json:"cluster,omitempty"`
 	Local   bool              `json:"local,omitempty"`
 	Subset  string            `json:"subset,omitempty"`
@@ -112,7 +115,7 @@ type TrafficPolicyShift struct {
 // TrafficPolicyMirror is the mirror attribute: a copy of Percent percent of
 // the requests (all when nil) goes to the target, fire and forget. Exactly
 // one of Cluster and Subset is set, as in traffic_shift.
-type TrafficPolicyMirror struct {
+type Mirror struct {
 	Cluster string            `json:"cluster,omitempty"`
 	Subset  string            `json:"subset,omitempty"`
 	Labels  map[string]string `json:"labels,omitempty"`
@@ -120,14 +123,14 @@ type TrafficPolicyMirror struct {
 }
 
 // TrafficPolicyHeaders is the headers attribute.
-type TrafficPolicyHeaders struct {
-	Request  *TrafficPolicyHeaderOps `json:"request,omitempty"`
-	Response *TrafficPolicyHeaderOps `json:"response,omitempty"`
+type Headers struct {
+	Request  *HeaderOps `json:"request,omitempty"`
+	Response *HeaderOps `json:"response,omitempty"`
 }
 
 // TrafficPolicyHeaderOps sets (overwrites), adds (appends) and removes
 // headers.
-type TrafficPolicyHeaderOps struct {
+type HeaderOps struct {
 	Set    map[string]string `json:"set,omitempty"`
 	Add    map[string]string `json:"add,omitempty"`
 	Remove []string          `json:"remove,omitempty"`
@@ -135,7 +138,7 @@ type TrafficPolicyHeaderOps struct {
 
 // TrafficPolicyCORS is the cors attribute. An origin "*" allows any origin;
 // others match exactly.
-type TrafficPolicyCORS struct {
+type CORS struct {
 	AllowOrigins     []string `json:"allowOrigins"`
 	AllowMethods     []string `json:"allowMethods,omitempty"`
 	AllowHeaders     []string `json:"allowHeaders,omitempty"`
@@ -146,31 +149,31 @@ type TrafficPolicyCORS struct {
 
 // TrafficPolicyConnectionPool is the connection_pool attribute. Zero values
 // keep Istio's defaults.
-type TrafficPolicyConnectionPool struct {
-	TCP  *TrafficPolicyTCPPool  `json:"tcp,omitempty"`
-	HTTP *TrafficPolicyHTTPPool `json:"http,omitempty"`
+type ConnectionPool struct {
+	TCP  *TCPPool  `json:"tcp,omitempty"`
+	HTTP *HTTPPool `json:"http,omitempty"`
 }
 
 // TrafficPolicyTCPPool holds the TCP settings of connection_pool.
-type TrafficPolicyTCPPool struct {
-	MaxConnections        int                     `json:"maxConnections,omitempty"`
-	ConnectTimeout        string                  `json:"connectTimeout,omitempty"`
-	IdleTimeout           string                  `json:"idleTimeout,omitempty"`
-	MaxConnectionDuration string                  `json:"maxConnectionDuration,omitempty"`
-	Keepalive             *TrafficPolicyKeepalive `json:"keepalive,omitempty"`
+type TCPPool struct {
+	MaxConnections        int        `json:"maxConnections,omitempty"`
+	ConnectTimeout        string     `json:"connectTimeout,omitempty"`
+	IdleTimeout           string     `json:"idleTimeout,omitempty"`
+	MaxConnectionDuration string     `json:"maxConnectionDuration,omitempty"`
+	Keepalive             *Keepalive `json:"keepalive,omitempty"`
 }
 
 // TrafficPolicyKeepalive turns SO_KEEPALIVE on for upstream connections:
 // idle Time before the first probe, Interval between probes, and Probes
 // unanswered before the connection is dead. Zero values keep the OS's.
-type TrafficPolicyKeepalive struct {
+type Keepalive struct {
 	Time     string `json:"time,omitempty"`
 	Interval string `json:"interval,omitempty"`
 	Probes   int    `json:"probes,omitempty"`
 }
 
 // TrafficPolicyHTTPPool holds the HTTP settings of connection_pool.
-type TrafficPolicyHTTPPool struct {
+type HTTPPool struct {
 	HTTP1MaxPendingRequests  int    `json:"http1MaxPendingRequests,omitempty"`
 	HTTP2MaxRequests         int    `json:"http2MaxRequests,omitempty"`
 	MaxRequestsPerConnection int    `json:"maxRequestsPerConnection,omitempty"`
@@ -179,7 +182,7 @@ type TrafficPolicyHTTPPool struct {
 }
 
 // TrafficPolicyOutlierDetection is the outlier_detection attribute.
-type TrafficPolicyOutlierDetection struct {
+type OutlierDetection struct {
 	Consecutive5xxErrors     *int   `json:"consecutive5xxErrors,omitempty"`
 	ConsecutiveGatewayErrors *int   `json:"consecutiveGatewayErrors,omitempty"`
 	Interval                 string `json:"interval,omitempty"`
@@ -190,11 +193,11 @@ type TrafficPolicyOutlierDetection struct {
 
 // TrafficPolicyDestination is the destination attribute, as the provider
 // resolves it. Exactly one of VirtualDestination and Service is set.
-type TrafficPolicyDestination struct {
+type Destination struct {
 	// VirtualDestination is the hostname of a mesh_virtual_destination.
 	VirtualDestination string `json:"virtualDestination,omitempty"`
 	// VirtualDestinationName and VirtualDestinationNamespace are the name
-	// and namespace (DefaultIstioNS when empty) of that
+	// and namespace (translate.DefaultIstioNS when empty) of that
 	// mesh_virtual_destination. The VirtualService goes to that namespace,
 	// and destination settings (connection_pool, load_balancer) are written
 	// into its DestinationRule VirtualDestinationObjectName(name) there, as
@@ -230,8 +233,8 @@ type TrafficPolicyDestination struct {
 // (exclusions applied). When the virtual destination cannot be planned
 // (invalid, or placements known only after apply) ClientBackends stays nil
 // and the checks that need it are skipped.
-func TrafficPolicyDestinationOf(vd VirtualDestinationIntent, reg *Registry) TrafficPolicyDestination {
-	d := TrafficPolicyDestination{
+func DestinationOf(vd virtualdestination.Intent, reg *translate.Registry) Destination {
+	d := Destination{
 		VirtualDestination:          vd.Hostname,
 		VirtualDestinationName:      vd.Name,
 		VirtualDestinationNamespace: vd.Namespace,
@@ -241,33 +244,20 @@ func TrafficPolicyDestinationOf(vd VirtualDestinationIntent, reg *Registry) Traf
 		d.BackendClusters = append(d.BackendClusters, b.Cluster)
 	}
 	sort.Strings(d.BackendClusters)
-	p, err := planVirtualDestination(vd, reg)
+	reach, err := virtualdestination.PlanReach(vd, reg)
 	if err != nil {
 		return d
 	}
-	if !(len(p.exportTo) == 1 && p.exportTo[0] == "*") {
-		d.ClientNamespaces = append([]string(nil), p.exportTo...)
-	}
-	d.ClientBackends = map[string][]string{}
-	for _, v := range p.views {
-		if !v.client {
-			continue
-		}
-		reached := []string{}
-		for _, t := range v.targets {
-			reached = append(reached, t.backend.Cluster)
-		}
-		sort.Strings(reached)
-		d.ClientBackends[v.cluster.Name] = reached
-	}
+	d.ClientNamespaces = reach.ClientNamespaces
+	d.ClientBackends = reach.ClientBackends
 	return d
 }
 
 // NamedTrafficPolicy is one policy with its destination, as
 // ComposeTrafficPolicies takes them.
-type NamedTrafficPolicy struct {
-	Policy      TrafficPolicyIntent      `json:"policy"`
-	Destination TrafficPolicyDestination `json:"destination"`
+type Named struct {
+	Policy      Intent      `json:"policy"`
+	Destination Destination `json:"destination"`
 }
 
 // TrafficPolicyNamePrefix starts the name of the VirtualService (and, for a
@@ -275,7 +265,7 @@ type NamedTrafficPolicy struct {
 // tp-<host>. Objects are named after the destination, not the policy,
 // because Istio honours one VirtualService per host for sidecars: two
 // policies on one host must meet in one object, never in two.
-const TrafficPolicyNamePrefix = "tp-"
+const NamePrefix = "tp-"
 
 const (
 	// tpClusterLabel is the label Istio puts on every endpoint with the ID
@@ -309,11 +299,11 @@ type tpTarget struct {
 	exportTo []string
 }
 
-func tpResolveTarget(d TrafficPolicyDestination) tpTarget {
+func tpResolveTarget(d Destination) tpTarget {
 	if d.VirtualDestination != "" {
 		ns := d.VirtualDestinationNamespace
 		if ns == "" {
-			ns = DefaultIstioNS
+			ns = translate.DefaultIstioNS
 		}
 		t := tpTarget{
 			host:        d.VirtualDestination,
@@ -323,7 +313,7 @@ func tpResolveTarget(d TrafficPolicyDestination) tpTarget {
 			drNamespace: ns,
 		}
 		if d.VirtualDestinationName != "" {
-			t.drName = VirtualDestinationObjectName(d.VirtualDestinationName)
+			t.drName = virtualdestination.ObjectName(d.VirtualDestinationName)
 		}
 		if len(d.ClientNamespaces) > 0 {
 			t.exportTo = append([]string(nil), d.ClientNamespaces...)
@@ -340,7 +330,7 @@ func tpResolveTarget(d TrafficPolicyDestination) tpTarget {
 		}
 		return t
 	}
-	host := d.Service + "." + d.Namespace + "." + ClusterServiceDomain
+	host := d.Service + "." + d.Namespace + "." + virtualdestination.ClusterServiceDomain
 	return tpTarget{
 		host:        host,
 		vsNamespace: d.Namespace,
@@ -366,7 +356,7 @@ func (t tpTarget) reachable(source string) (map[string]bool, bool) {
 // tpObjectName is tp-<host>, a DNS-1123 subdomain for any valid host.
 // Unknown hosts keep their placeholder, so the object shows as unknown.
 func tpObjectName(host string) string {
-	return TrafficPolicyNamePrefix + strings.ToLower(host)
+	return NamePrefix + strings.ToLower(host)
 }
 
 func tpSet(list []string) map[string]bool {
@@ -395,7 +385,7 @@ type tpPart struct {
 //
 // Errors are Errors with attribute paths. A placement that depends on
 // labels not known yet yields ErrUnknownPlacement.
-func TranslateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination, reg *Registry) ([]Object, error) {
+func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translate.Object, error) {
 	parts, err := tpPlan(in, dest, reg)
 	if err != nil {
 		return nil, err
@@ -413,23 +403,23 @@ func TranslateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestinatio
 // not depend on the order of policies.
 //
 // Errors of one policy's own are returned with its name in the detail.
-func ComposeTrafficPolicies(policies []NamedTrafficPolicy, reg *Registry) ([]Object, error) {
-	sorted := append([]NamedTrafficPolicy(nil), policies...)
+func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, error) {
+	sorted := append([]Named(nil), policies...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Policy.Name < sorted[j].Policy.Name })
 	var (
 		parts   []tpPart
-		errs    Errors
+		errs    translate.Errors
 		unknown bool
 	)
 	for i, p := range sorted {
 		if i > 0 && sorted[i-1].Policy.Name == p.Policy.Name {
-			errs.Add(Errorf(Root("name"), "Duplicate traffic policy",
+			errs.Add(translate.Errorf(translate.Root("name"), "Duplicate traffic policy",
 				"Two traffic policies are named %q; names identify policies in routes and errors, so they must be unique.", p.Policy.Name))
 			continue
 		}
 		got, err := tpPlan(p.Policy, p.Destination, reg)
 		switch {
-		case err == ErrUnknownPlacement:
+		case err == translate.ErrUnknownPlacement:
 			unknown = true
 		case err != nil:
 			errs = append(errs, tpInPolicy(p.Policy.Name, err)...)
@@ -442,7 +432,7 @@ func ComposeTrafficPolicies(policies []NamedTrafficPolicy, reg *Registry) ([]Obj
 		return nil, errs
 	}
 	if unknown {
-		return nil, ErrUnknownPlacement
+		return nil, translate.ErrUnknownPlacement
 	}
 	return tpBuild(parts)
 }
@@ -453,29 +443,29 @@ func ComposeTrafficPolicies(policies []NamedTrafficPolicy, reg *Registry) ([]Obj
 // its business and are ignored; ErrUnknownPlacement means the answer is
 // known only at apply. The provider calls it for every pair of policies in
 // one configuration, to fail at plan rather than at apply.
-func CheckTrafficPolicyConflicts(a, b NamedTrafficPolicy, reg *Registry) error {
-	for _, p := range []NamedTrafficPolicy{a, b} {
+func CheckConflicts(a, b Named, reg *translate.Registry) error {
+	for _, p := range []Named{a, b} {
 		if _, err := tpPlan(p.Policy, p.Destination, reg); err != nil {
-			if err == ErrUnknownPlacement {
+			if err == translate.ErrUnknownPlacement {
 				return err
 			}
 			return nil
 		}
 	}
-	_, err := ComposeTrafficPolicies([]NamedTrafficPolicy{a, b}, reg)
+	_, err := Compose([]Named{a, b}, reg)
 	return err
 }
 
 // tpPlan validates one policy, resolves its source clusters and computes
 // its contribution in each of them.
-func tpPlan(in TrafficPolicyIntent, dest TrafficPolicyDestination, reg *Registry) ([]tpPart, error) {
-	errs := ValidateTrafficPolicy(in, dest)
-	clusters, err := reg.Select(in.Sources.Placement, Root("sources"))
-	if err == ErrUnknownPlacement {
+func tpPlan(in Intent, dest Destination, reg *translate.Registry) ([]tpPart, error) {
+	errs := Validate(in, dest)
+	clusters, err := reg.Select(in.Sources.Placement, translate.Root("sources"))
+	if err == translate.ErrUnknownPlacement {
 		if len(errs) > 0 {
 			return nil, errs
 		}
-		return nil, ErrUnknownPlacement
+		return nil, translate.ErrUnknownPlacement
 	}
 	errs.Add(err)
 	target := tpResolveTarget(dest)
@@ -527,7 +517,7 @@ func tpClientClusters(t tpTarget, sources []string) ([]string, error) {
 		}
 	}
 	if len(kept) == 0 {
-		return nil, Errorf(Root("sources"), "No client cluster",
+		return nil, translate.Errorf(translate.Root("sources"), "No client cluster",
 			"None of the source clusters (%s) is a client of virtual destination %s (clients: %s), so the policy would do nothing. Add them to the virtual destination's clients, or select client clusters.",
 			strings.Join(sources, ", "), t.host, strings.Join(tpSortedKeys(t.clients), ", "))
 	}
@@ -537,7 +527,7 @@ func tpClientClusters(t tpTarget, sources []string) ([]string, error) {
 // tpBuild composes the contributions into objects: one VirtualService per
 // cluster and destination with route settings, one DestinationRule per
 // cluster and destination with destination settings.
-func tpBuild(parts []tpPart) ([]Object, error) {
+func tpBuild(parts []tpPart) ([]translate.Object, error) {
 	type key struct{ cluster, namespace, name string }
 	routes := map[key][]tpPart{}
 	rules := map[key][]tpPart{}
@@ -559,7 +549,7 @@ func tpBuild(parts []tpPart) ([]Object, error) {
 		}
 	}
 	var (
-		out  []Object
+		out  []translate.Object
 		errs tpClusterErrors
 	)
 	for _, k := range routeKeys {
@@ -567,7 +557,7 @@ func tpBuild(parts []tpPart) ([]Object, error) {
 		http, es := tpComposeRoutes(group)
 		errs.add(k.cluster, es)
 		if len(es) == 0 {
-			out = append(out, Object{Cluster: k.cluster, Resource: trafficPolicyVirtualService(group[0].target, http)})
+			out = append(out, translate.Object{Cluster: k.cluster, Resource: trafficPolicyVirtualService(group[0].target, http)})
 		}
 	}
 	for _, k := range ruleKeys {
@@ -575,13 +565,13 @@ func tpBuild(parts []tpPart) ([]Object, error) {
 		rule, es := tpComposeDestinationRule(group)
 		errs.add(k.cluster, es)
 		if len(es) == 0 {
-			out = append(out, Object{Cluster: k.cluster, Resource: trafficPolicyDestinationRule(group[0].target, rule)})
+			out = append(out, translate.Object{Cluster: k.cluster, Resource: trafficPolicyDestinationRule(group[0].target, rule)})
 		}
 	}
 	if err := errs.result(); err != nil {
 		return nil, err
 	}
-	Sort(out)
+	translate.Sort(out)
 	return out, nil
 }
 
@@ -589,15 +579,15 @@ func tpBuild(parts []tpPart) ([]Object, error) {
 // the same conflict is reported once, naming every cluster it holds in.
 type tpClusterErrors struct {
 	order    []string
-	errs     map[string]*Error
+	errs     map[string]*translate.Error
 	clusters map[string][]string
 }
 
-func (c *tpClusterErrors) add(cluster string, es Errors) {
+func (c *tpClusterErrors) add(cluster string, es translate.Errors) {
 	for _, e := range es {
 		k := e.Error()
 		if c.errs == nil {
-			c.errs, c.clusters = map[string]*Error{}, map[string][]string{}
+			c.errs, c.clusters = map[string]*translate.Error{}, map[string][]string{}
 		}
 		if _, ok := c.errs[k]; !ok {
 			c.order = append(c.order, k)
@@ -608,7 +598,7 @@ func (c *tpClusterErrors) add(cluster string, es Errors) {
 }
 
 func (c *tpClusterErrors) result() error {
-	var out Errors
+	var out translate.Errors
 	for _, k := range c.order {
 		e := *c.errs[k]
 		clusters := tpUnique(c.clusters[k])
@@ -626,9 +616,9 @@ func (c *tpClusterErrors) result() error {
 // tpCheckTargets refuses policies that describe one host two ways (a
 // virtual destination whose objects live in two namespaces): their objects
 // would not meet, and Istio would silently pick one.
-func tpCheckTargets(policies []NamedTrafficPolicy) Errors {
-	var errs Errors
-	seen := map[string]NamedTrafficPolicy{}
+func tpCheckTargets(policies []Named) translate.Errors {
+	var errs translate.Errors
+	seen := map[string]Named{}
 	for _, p := range policies {
 		t := tpResolveTarget(p.Destination)
 		if t.host == "" {
@@ -641,7 +631,7 @@ func tpCheckTargets(policies []NamedTrafficPolicy) Errors {
 		}
 		pt := tpResolveTarget(prev.Destination)
 		if pt.vsNamespace != t.vsNamespace || pt.drNamespace != t.drNamespace || pt.drName != t.drName {
-			errs.Add(Errorf(Root("destination"), "Inconsistent destination",
+			errs.Add(translate.Errorf(translate.Root("destination"), "Inconsistent destination",
 				"Traffic policies %q and %q target %s but place its objects differently (%s/%s vs %s/%s); they must share one VirtualService and DestinationRule.",
 				prev.Policy.Name, p.Policy.Name, t.host, pt.vsNamespace, pt.drName, t.vsNamespace, t.drName))
 		}
@@ -651,10 +641,10 @@ func tpCheckTargets(policies []NamedTrafficPolicy) Errors {
 
 // tpInPolicy names the policy in each of its errors, for messages about
 // several policies.
-func tpInPolicy(name string, err error) Errors {
-	var in Errors
+func tpInPolicy(name string, err error) translate.Errors {
+	var in translate.Errors
 	in.Add(err)
-	out := make(Errors, len(in))
+	out := make(translate.Errors, len(in))
 	for i, e := range in {
 		c := *e
 		c.Detail = fmt.Sprintf("In traffic policy %q: %s", name, e.Detail)

@@ -1,6 +1,10 @@
-package translate
+package accesspolicy
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
+
 	"errors"
 	"strconv"
 	"strings"
@@ -11,46 +15,50 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// apGoldenIntent is the intent of a testdata/access-policy case: the
+// apGoldenIntent is the intent of a golden case (testdata/): the
 // policy and its destination as the provider resolves it.
 type apGoldenIntent struct {
-	Policy      AccessPolicyIntent `json:"policy"`
-	Destination AccessDestination  `json:"destination"`
+	Policy      Intent      `json:"policy"`
+	Destination Destination `json:"destination"`
 }
 
-var _ = registerGolden("access-policy", func(raw []byte, reg *Registry) ([]Object, error) {
-	var in apGoldenIntent
-	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-		return nil, err
-	}
-	return TranslateAccessPolicy(in.Policy, in.Destination, reg)
-})
+// TestGolden translates every case of testdata/ and compares it with its
+// golden file (REFRESH_GOLDEN=true rewrites them).
+func TestGolden(t *testing.T) {
+	translatetest.Golden(t, func(raw []byte, reg *translate.Registry) ([]translate.Object, error) {
+		var in apGoldenIntent
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			return nil, err
+		}
+		return Translate(in.Policy, in.Destination, reg)
+	})
+}
 
 // apTestRegistry: a public-cloud cluster and two private ones, each with
 // its own trust domain.
-func apTestRegistry() *Registry {
-	return NewRegistry(
-		Cluster{Name: "eks", TrustDomain: "eks.mesh", Labels: map[string]string{"cloud": "aws"}},
-		Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
-		Cluster{Name: "onprem", TrustDomain: "onprem.mesh", Labels: map[string]string{"cloud": "private"}},
+func apTestRegistry() *translate.Registry {
+	return translate.NewRegistry(
+		translate.Cluster{Name: "eks", TrustDomain: "eks.mesh", Labels: map[string]string{"cloud": "aws"}},
+		translate.Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
+		translate.Cluster{Name: "onprem", TrustDomain: "onprem.mesh", Labels: map[string]string{"cloud": "private"}},
 	)
 }
 
 // apSeed is the seed intent: account in eks may call user in east only;
 // account in the private clusters may call user everywhere.
-func apSeed() (AccessPolicyIntent, AccessDestination) {
-	in := AccessPolicyIntent{
+func apSeed() (Intent, Destination) {
+	in := Intent{
 		Name: "account-to-user",
-		Sources: []AccessSource{
-			{Placement: Placement{Clusters: []string{"eks"}}, Namespace: "accounts", ServiceAccount: "account",
-				DestinationClusters: Placement{Clusters: []string{"east"}}},
-			{Placement: Placement{ClusterSelector: map[string]string{"cloud": "private"}}, Namespace: "accounts", ServiceAccount: "account"},
+		Sources: []Source{
+			{Placement: translate.Placement{Clusters: []string{"eks"}}, Namespace: "accounts", ServiceAccount: "account",
+				DestinationClusters: translate.Placement{Clusters: []string{"east"}}},
+			{Placement: translate.Placement{ClusterSelector: map[string]string{"cloud": "private"}}, Namespace: "accounts", ServiceAccount: "account"},
 		},
-		Rules: []AccessRule{{Methods: []string{"GET"}, Paths: []string{"/users/*"}, Ports: []int{8080}}},
+		Rules: []Rule{{Methods: []string{"GET"}, Paths: []string{"/users/*"}, Ports: []int{8080}}},
 	}
-	dest := AccessDestination{
+	dest := Destination{
 		VirtualDestination: "user.global",
-		Backends: []AccessBackend{
+		Backends: []Backend{
 			{Cluster: "east", Namespace: "users", Service: "user"},
 			{Cluster: "onprem", Namespace: "users", Service: "user"},
 		},
@@ -61,80 +69,80 @@ func apSeed() (AccessPolicyIntent, AccessDestination) {
 func TestAccessPolicyValidation(t *testing.T) {
 	cases := []struct {
 		name   string
-		modify func(in *AccessPolicyIntent, dest *AccessDestination)
+		modify func(in *Intent, dest *Destination)
 		// reg overrides apTestRegistry.
-		reg  *Registry
+		reg  *translate.Registry
 		want []string // attribute paths, in order
 	}{
-		{"missing name", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Name = "" },
+		{"missing name", func(in *Intent, _ *Destination) { in.Name = "" },
 			nil, []string{"name"}},
-		{"name not a DNS label", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Name = "Account_To_User" },
+		{"name not a DNS label", func(in *Intent, _ *Destination) { in.Name = "Account_To_User" },
 			nil, []string{"name"}},
-		{"name too long for ap- prefix", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Name = strings.Repeat("a", 61) },
+		{"name too long for ap- prefix", func(in *Intent, _ *Destination) { in.Name = strings.Repeat("a", 61) },
 			nil, []string{"name"}},
-		{"empty sources", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Sources = nil },
+		{"empty sources", func(in *Intent, _ *Destination) { in.Sources = nil },
 			nil, []string{"sources"}},
-		{"missing service account", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Sources[1].ServiceAccount = "" },
+		{"missing service account", func(in *Intent, _ *Destination) { in.Sources[1].ServiceAccount = "" },
 			nil, []string{"sources[1].service_account"}},
-		{"invalid namespace", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Sources[0].Namespace = "Accounts" },
+		{"invalid namespace", func(in *Intent, _ *Destination) { in.Sources[0].Namespace = "Accounts" },
 			nil, []string{"sources[0].namespace"}},
-		{"service account with wildcard", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Sources[0].ServiceAccount = "acc*" },
+		{"service account with wildcard", func(in *Intent, _ *Destination) { in.Sources[0].ServiceAccount = "acc*" },
 			nil, []string{"sources[0].service_account"}},
-		{"lower-case method", func(in *AccessPolicyIntent, _ *AccessDestination) {
-			in.Rules = append(in.Rules, AccessRule{Methods: []string{"get"}})
+		{"lower-case method", func(in *Intent, _ *Destination) {
+			in.Rules = append(in.Rules, Rule{Methods: []string{"get"}})
 		}, nil, []string{"rules[1].methods[0]"}},
-		{"unknown method", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Rules[0].Methods = []string{"GET", "FETCH"} },
+		{"unknown method", func(in *Intent, _ *Destination) { in.Rules[0].Methods = []string{"GET", "FETCH"} },
 			nil, []string{"rules[0].methods[1]"}},
-		{"star in the middle of a path", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Rules[0].Paths = []string{"/users/*/orders"} },
+		{"star in the middle of a path", func(in *Intent, _ *Destination) { in.Rules[0].Paths = []string{"/users/*/orders"} },
 			nil, []string{"rules[0].paths[0]"}},
-		{"two stars in a path", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Rules[0].Paths = []string{"/ok", "*users*"} },
+		{"two stars in a path", func(in *Intent, _ *Destination) { in.Rules[0].Paths = []string{"/ok", "*users*"} },
 			nil, []string{"rules[0].paths[1]"}},
-		{"relative path", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Rules[0].Paths = []string{"users"} },
+		{"relative path", func(in *Intent, _ *Destination) { in.Rules[0].Paths = []string{"users"} },
 			nil, []string{"rules[0].paths[0]"}},
-		{"path with query", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Rules[0].Paths = []string{"/users?id=1"} },
+		{"path with query", func(in *Intent, _ *Destination) { in.Rules[0].Paths = []string{"/users?id=1"} },
 			nil, []string{"rules[0].paths[0]"}},
-		{"path template with {**} not last", func(in *AccessPolicyIntent, _ *AccessDestination) {
+		{"path template with {**} not last", func(in *Intent, _ *Destination) {
 			in.Rules[0].Paths = []string{"/{**}/x/{*}"}
 		}, nil, []string{"rules[0].paths[0]"}},
-		{"port zero and too large", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Rules[0].Ports = []int{0, 8080, 65536} },
+		{"port zero and too large", func(in *Intent, _ *Destination) { in.Rules[0].Ports = []int{0, 8080, 65536} },
 			nil, []string{"rules[0].ports[0]", "rules[0].ports[2]"}},
-		{"both virtual destination and service", func(_ *AccessPolicyIntent, d *AccessDestination) { d.Service = "user" },
+		{"both virtual destination and service", func(_ *Intent, d *Destination) { d.Service = "user" },
 			nil, []string{"destination"}},
-		{"no destination", func(_ *AccessPolicyIntent, d *AccessDestination) { *d = AccessDestination{} },
+		{"no destination", func(_ *Intent, d *Destination) { *d = Destination{} },
 			nil, []string{"destination"}},
-		{"service without namespace", func(_ *AccessPolicyIntent, d *AccessDestination) {
-			*d = AccessDestination{Service: "user"}
+		{"service without namespace", func(_ *Intent, d *Destination) {
+			*d = Destination{Service: "user"}
 		}, nil, []string{"destination.namespace"}},
-		{"namespace with a virtual destination", func(_ *AccessPolicyIntent, d *AccessDestination) { d.Namespace = "users" },
+		{"namespace with a virtual destination", func(_ *Intent, d *Destination) { d.Namespace = "users" },
 			nil, []string{"destination.namespace"}},
-		{"invalid workload label", func(_ *AccessPolicyIntent, d *AccessDestination) {
+		{"invalid workload label", func(_ *Intent, d *Destination) {
 			d.WorkloadLabels = map[string]string{"app": "user", "bad key": "x"}
 		}, nil, []string{`destination.workload_labels["bad key"]`}},
-		{"unknown source cluster", func(in *AccessPolicyIntent, _ *AccessDestination) { in.Sources[0].Clusters = []string{"eks", "wine"} },
+		{"unknown source cluster", func(in *Intent, _ *Destination) { in.Sources[0].Clusters = []string{"eks", "wine"} },
 			nil, []string{"sources[0].clusters[1]"}},
-		{"unknown destination cluster", func(_ *AccessPolicyIntent, d *AccessDestination) { d.Clusters = []string{"mars"} },
+		{"unknown destination cluster", func(_ *Intent, d *Destination) { d.Clusters = []string{"mars"} },
 			nil, []string{"destination.clusters[0]"}},
-		{"destination cluster runs no backend", func(_ *AccessPolicyIntent, d *AccessDestination) { d.Clusters = []string{"east", "eks"} },
+		{"destination cluster runs no backend", func(_ *Intent, d *Destination) { d.Clusters = []string{"east", "eks"} },
 			nil, []string{"destination.clusters[1]"}},
-		{"unregistered backend cluster", func(_ *AccessPolicyIntent, d *AccessDestination) {
-			d.Backends = append(d.Backends, AccessBackend{Cluster: "moon", Namespace: "users", Service: "user"})
+		{"unregistered backend cluster", func(_ *Intent, d *Destination) {
+			d.Backends = append(d.Backends, Backend{Cluster: "moon", Namespace: "users", Service: "user"})
 		}, nil, []string{"destination.virtual_destination"}},
-		{"virtual destination without backends", func(_ *AccessPolicyIntent, d *AccessDestination) { d.Backends = nil },
+		{"virtual destination without backends", func(_ *Intent, d *Destination) { d.Backends = nil },
 			nil, []string{"destination.virtual_destination"}},
-		{"source destination cluster not covered", func(in *AccessPolicyIntent, _ *AccessDestination) {
+		{"source destination cluster not covered", func(in *Intent, _ *Destination) {
 			in.Sources[0].DestinationClusters.Clusters = []string{"east", "eks"}
 		}, nil, []string{"sources[0].destination_clusters.clusters[1]"}},
-		{"trust domain collision", func(in *AccessPolicyIntent, _ *AccessDestination) {}, NewRegistry(
-			Cluster{Name: "eks", TrustDomain: "shared.mesh"},
-			Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
-			Cluster{Name: "onprem", TrustDomain: "shared.mesh", Labels: map[string]string{"cloud": "private"}},
+		{"trust domain collision", func(in *Intent, _ *Destination) {}, translate.NewRegistry(
+			translate.Cluster{Name: "eks", TrustDomain: "shared.mesh"},
+			translate.Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
+			translate.Cluster{Name: "onprem", TrustDomain: "shared.mesh", Labels: map[string]string{"cloud": "private"}},
 		), []string{"sources[1].cluster_selector"}},
-		{"cluster.local source in a cluster with its own trust domain", func(in *AccessPolicyIntent, _ *AccessDestination) {}, NewRegistry(
-			Cluster{Name: "eks", TrustDomain: "eks.mesh"},
-			Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
-			Cluster{Name: "onprem", Labels: map[string]string{"cloud": "private"}},
+		{"cluster.local source in a cluster with its own trust domain", func(in *Intent, _ *Destination) {}, translate.NewRegistry(
+			translate.Cluster{Name: "eks", TrustDomain: "eks.mesh"},
+			translate.Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
+			translate.Cluster{Name: "onprem", Labels: map[string]string{"cloud": "private"}},
 		), []string{"sources[1].cluster_selector"}},
-		{"all problems at once", func(in *AccessPolicyIntent, d *AccessDestination) {
+		{"all problems at once", func(in *Intent, d *Destination) {
 			in.Name = ""
 			in.Sources[0].Namespace = ""
 			in.Sources[1].Clusters = []string{"wine"}
@@ -150,8 +158,8 @@ func TestAccessPolicyValidation(t *testing.T) {
 			if reg == nil {
 				reg = apTestRegistry()
 			}
-			objs, err := TranslateAccessPolicy(in, dest, reg)
-			var errs Errors
+			objs, err := Translate(in, dest, reg)
+			var errs translate.Errors
 			if !errors.As(err, &errs) {
 				t.Fatalf("want Errors, got %v (objects %d)", err, len(objs))
 			}
@@ -173,12 +181,12 @@ func TestAccessPolicyValidation(t *testing.T) {
 // they must not need the registry and must agree with translation.
 func TestValidateAccessPolicyWithoutRegistry(t *testing.T) {
 	in, dest := apSeed()
-	if errs := ValidateAccessPolicy(in, dest); len(errs) != 0 {
+	if errs := Validate(in, dest); len(errs) != 0 {
 		t.Fatalf("valid seed intent: %v", errs)
 	}
 	in.Sources[0].Clusters = []string{"not-registered-but-not-checked-here"}
 	in.Rules[0].Paths = []string{"/a*b"}
-	errs := ValidateAccessPolicy(in, dest)
+	errs := Validate(in, dest)
 	if len(errs) != 1 || errs[0].Path.String() != "rules[0].paths[0]" {
 		t.Fatalf("want one error at rules[0].paths[0], got %v", errs)
 	}
@@ -186,16 +194,16 @@ func TestValidateAccessPolicyWithoutRegistry(t *testing.T) {
 
 func TestAccessPolicyPathValidation(t *testing.T) {
 	valid := []string{"/", "/users", "/users/*", "*.json", "*", "/users/", "/v1/{*}/profile", "/static/{**}",
-		"/static/{**}/index.html", "/a/{*}/b/{**}", "/%7Euser", Unknown("path")}
+		"/static/{**}/index.html", "/a/{*}/b/{**}", "/%7Euser", translate.Unknown("path")}
 	invalid := []string{"", "users", "/users/*/x", "**", "*a*", "/a b", "/a?b", "/a#b", "/{*}x/y", "/{**}/{*}",
 		"/a/{x}", "/a}", "{*}/a", "/a//{*}", "/a/{*}*"}
 	for _, p := range valid {
-		if err := apPath(Root("p"), p); err != nil {
+		if err := apPath(translate.Root("p"), p); err != nil {
 			t.Errorf("apPath(%q) = %v, want valid", p, err)
 		}
 	}
 	for _, p := range invalid {
-		if err := apPath(Root("p"), p); err == nil {
+		if err := apPath(translate.Root("p"), p); err == nil {
 			t.Errorf("apPath(%q) is valid, want an error", p)
 		}
 	}
@@ -204,13 +212,13 @@ func TestAccessPolicyPathValidation(t *testing.T) {
 func TestAccessPolicyTo(t *testing.T) {
 	cases := []struct {
 		name  string
-		rules []AccessRule
+		rules []Rule
 		want  int // operations; 0 means `to` omitted (any operation)
 	}{
 		{"no rules", nil, 0},
-		{"one rule", []AccessRule{{Methods: []string{"GET"}}}, 1},
-		{"two rules", []AccessRule{{Methods: []string{"GET"}}, {Ports: []int{9090}}}, 2},
-		{"an empty rule matches everything", []AccessRule{{Methods: []string{"GET"}}, {}}, 0},
+		{"one rule", []Rule{{Methods: []string{"GET"}}}, 1},
+		{"two rules", []Rule{{Methods: []string{"GET"}}, {Ports: []int{9090}}}, 2},
+		{"an empty rule matches everything", []Rule{{Methods: []string{"GET"}}, {}}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -226,7 +234,7 @@ func TestAccessPolicyTo(t *testing.T) {
 			}
 		})
 	}
-	if got := apTo([]AccessRule{{Ports: []int{8080, 15021}}})[0].Operation.Ports; strings.Join(got, ",") != "8080,15021" {
+	if got := apTo([]Rule{{Ports: []int{8080, 15021}}})[0].Operation.Ports; strings.Join(got, ",") != "8080,15021" {
 		t.Errorf("ports rendered as %q", got)
 	}
 }
@@ -236,27 +244,27 @@ func TestAccessPolicyTo(t *testing.T) {
 // principals as a placeholder and skips the checks that depend on it.
 func TestAccessPolicyUnknown(t *testing.T) {
 	t.Run("selector over unknown labels", func(t *testing.T) {
-		reg := NewRegistry(
-			Cluster{Name: "eks", TrustDomain: "eks.mesh", LabelsUnknown: true},
-			Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
-			Cluster{Name: "onprem", TrustDomain: "onprem.mesh", Labels: map[string]string{"cloud": "private"}},
+		reg := translate.NewRegistry(
+			translate.Cluster{Name: "eks", TrustDomain: "eks.mesh", LabelsUnknown: true},
+			translate.Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
+			translate.Cluster{Name: "onprem", TrustDomain: "onprem.mesh", Labels: map[string]string{"cloud": "private"}},
 		)
 		in, dest := apSeed()
-		if _, err := TranslateAccessPolicy(in, dest, reg); err != ErrUnknownPlacement {
+		if _, err := Translate(in, dest, reg); err != translate.ErrUnknownPlacement {
 			t.Fatalf("got %v, want ErrUnknownPlacement unchanged", err)
 		}
 		// Definite errors still win over "unknown".
 		in.Rules[0].Ports = []int{0}
-		_, err := TranslateAccessPolicy(in, dest, reg)
-		var errs Errors
+		_, err := Translate(in, dest, reg)
+		var errs translate.Errors
 		if !errors.As(err, &errs) || errs[0].Path.String() != "rules[0].ports[0]" {
 			t.Fatalf("got %v, want the port error", err)
 		}
 	})
 	t.Run("backend cluster not known yet", func(t *testing.T) {
 		in, dest := apSeed()
-		dest.Backends[1].Cluster = Unknown("cluster")
-		if _, err := TranslateAccessPolicy(in, dest, apTestRegistry()); err != ErrUnknownPlacement {
+		dest.Backends[1].Cluster = translate.Unknown("cluster")
+		if _, err := Translate(in, dest, apTestRegistry()); err != translate.ErrUnknownPlacement {
 			t.Fatalf("got %v, want ErrUnknownPlacement", err)
 		}
 	})
@@ -264,16 +272,16 @@ func TestAccessPolicyUnknown(t *testing.T) {
 		// eks's trust domain is unknown; east and onprem use the default.
 		// Known, eks might collide with them; unknown, the check waits for
 		// apply.
-		reg := NewRegistry(
-			Cluster{Name: "eks", TrustDomain: Unknown("trust_domain of eks")},
-			Cluster{Name: "east"},
-			Cluster{Name: "onprem"},
+		reg := translate.NewRegistry(
+			translate.Cluster{Name: "eks", TrustDomain: translate.Unknown("trust_domain of eks")},
+			translate.Cluster{Name: "east"},
+			translate.Cluster{Name: "onprem"},
 		)
-		in := AccessPolicyIntent{Name: "eks-to-user", Sources: []AccessSource{
-			{Placement: Placement{Clusters: []string{"eks"}}, Namespace: "accounts", ServiceAccount: "account"},
+		in := Intent{Name: "eks-to-user", Sources: []Source{
+			{Placement: translate.Placement{Clusters: []string{"eks"}}, Namespace: "accounts", ServiceAccount: "account"},
 		}}
-		dest := AccessDestination{Service: "user", Namespace: "users", Placement: Placement{Clusters: []string{"east", "onprem"}}}
-		objs, err := TranslateAccessPolicy(in, dest, reg)
+		dest := Destination{Service: "user", Namespace: "users", Placement: translate.Placement{Clusters: []string{"east", "onprem"}}}
+		objs, err := Translate(in, dest, reg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,18 +298,18 @@ func TestAccessPolicyUnknown(t *testing.T) {
 	t.Run("enforcing cluster's trust domain not known yet", func(t *testing.T) {
 		// onprem is on cluster.local; whether Istio rewrites it in east
 		// depends on east's trust domain, unknown at plan.
-		reg := NewRegistry(Cluster{Name: "east", TrustDomain: Unknown("td")}, Cluster{Name: "onprem"})
-		in := AccessPolicyIntent{Name: "onprem-to-user", Sources: []AccessSource{
-			{Placement: Placement{Clusters: []string{"onprem"}}, Namespace: "accounts", ServiceAccount: "account"},
+		reg := translate.NewRegistry(translate.Cluster{Name: "east", TrustDomain: translate.Unknown("td")}, translate.Cluster{Name: "onprem"})
+		in := Intent{Name: "onprem-to-user", Sources: []Source{
+			{Placement: translate.Placement{Clusters: []string{"onprem"}}, Namespace: "accounts", ServiceAccount: "account"},
 		}}
-		dest := AccessDestination{Service: "user", Namespace: "users", Placement: Placement{Clusters: []string{"east"}}}
-		objs, err := TranslateAccessPolicy(in, dest, reg)
+		dest := Destination{Service: "user", Namespace: "users", Placement: translate.Placement{Clusters: []string{"east"}}}
+		objs, err := Translate(in, dest, reg)
 		if err != nil || len(objs) != 1 {
 			t.Fatalf("got %d objects, %v; want 1, nil", len(objs), err)
 		}
 		// At apply the trust domain is known, and the check runs.
-		reg = NewRegistry(Cluster{Name: "east", TrustDomain: "east.mesh"}, Cluster{Name: "onprem"})
-		if _, err := TranslateAccessPolicy(in, dest, reg); err == nil {
+		reg = translate.NewRegistry(translate.Cluster{Name: "east", TrustDomain: "east.mesh"}, translate.Cluster{Name: "onprem"})
+		if _, err := Translate(in, dest, reg); err == nil {
 			t.Fatal("want the cluster.local error once east's trust domain is known")
 		}
 	})
@@ -315,31 +323,31 @@ func TestAccessPolicyUnknown(t *testing.T) {
 func TestAccessPolicyDefaultDeny(t *testing.T) {
 	reg := apTestRegistry()
 	in, dest := apSeed()
-	seed, err := TranslateAccessPolicy(in, dest, reg)
+	seed, err := Translate(in, dest, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same seed said with the destination's placement only: eks may
 	// call user in east; the policy writes nothing on-prem.
-	eastOnly := AccessPolicyIntent{Name: "eks-to-user", Rules: in.Rules, Sources: []AccessSource{
-		{Placement: Placement{Clusters: []string{"eks"}}, Namespace: "accounts", ServiceAccount: "account"},
+	eastOnly := Intent{Name: "eks-to-user", Rules: in.Rules, Sources: []Source{
+		{Placement: translate.Placement{Clusters: []string{"eks"}}, Namespace: "accounts", ServiceAccount: "account"},
 	}}
 	eastDest := dest
-	eastDest.Placement = Placement{Clusters: []string{"east"}}
-	placementOnly, err := TranslateAccessPolicy(eastOnly, eastDest, reg)
+	eastDest.Placement = translate.Placement{Clusters: []string{"east"}}
+	placementOnly, err := Translate(eastOnly, eastDest, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var deny []Object
+	var deny []translate.Object
 	for _, c := range []string{"east", "onprem"} {
-		objs, err := TranslateCluster(ClusterIntent{Name: c, DefaultDeny: true}, reg)
+		objs, err := cluster.Translate(cluster.Intent{Name: c, DefaultDeny: true}, reg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		deny = append(deny, objs...)
 	}
-	with := func(sets ...[]Object) []Object {
-		var out []Object
+	with := func(sets ...[]translate.Object) []translate.Object {
+		var out []translate.Object
 		for _, s := range sets {
 			out = append(out, s...)
 		}
@@ -352,7 +360,7 @@ func TestAccessPolicyDefaultDeny(t *testing.T) {
 	get := apRequest{principal: ekssa, method: "GET", path: "/users/42", port: 8080}
 	cases := []struct {
 		name    string
-		objs    []Object
+		objs    []translate.Object
 		cluster string
 		to      apWorkload
 		req     apRequest
@@ -379,7 +387,7 @@ func TestAccessPolicyDefaultDeny(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := apAllowed(t, tc.objs, tc.cluster, DefaultIstioNS, tc.to, tc.req); got != tc.allowed {
+			if got := apAllowed(t, tc.objs, tc.cluster, translate.DefaultIstioNS, tc.to, tc.req); got != tc.allowed {
 				t.Errorf("allowed = %v, want %v", got, tc.allowed)
 			}
 		})
@@ -399,7 +407,7 @@ type apRequest struct {
 
 // apAllowed models Istio's decision for the ALLOW policies this package
 // emits (no DENY, CUSTOM, conditions or path templates).
-func apAllowed(t *testing.T, objs []Object, cluster, rootNS string, w apWorkload, req apRequest) bool {
+func apAllowed(t *testing.T, objs []translate.Object, cluster, rootNS string, w apWorkload, req apRequest) bool {
 	t.Helper()
 	var policies []*securityapi.AuthorizationPolicy
 	for _, o := range objs {
@@ -407,7 +415,7 @@ func apAllowed(t *testing.T, objs []Object, cluster, rootNS string, w apWorkload
 		if !ok || o.Cluster != cluster || (ap.Namespace != rootNS && ap.Namespace != w.namespace) {
 			continue
 		}
-		if sel := ap.Spec.GetSelector(); sel != nil && !matches(w.labels, sel.GetMatchLabels()) {
+		if sel := ap.Spec.GetSelector(); sel != nil && !translate.SelectorMatches(w.labels, sel.GetMatchLabels()) {
 			continue
 		}
 		if ap.Spec.Action != securityapi.AuthorizationPolicy_ALLOW {

@@ -1,6 +1,9 @@
-package translate
+package trafficpolicy
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
+
 	"math"
 	"net/http"
 	"regexp"
@@ -19,15 +22,15 @@ import (
 // attribute path that caused it, and skips values not known yet (Unknown
 // placeholders). TranslateTrafficPolicy calls it and adds the checks that
 // need the registry (clusters exist, back the destination).
-func ValidateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination) Errors {
-	var errs Errors
-	errs.Add(checkIntentName(Root("name"), in.Name, "", "it identifies the policy in routes, annotations and conflict errors"))
+func Validate(in Intent, dest Destination) translate.Errors {
+	var errs translate.Errors
+	errs.Add(translate.CheckIntentName(translate.Root("name"), in.Name, "", "it identifies the policy in routes, annotations and conflict errors"))
 	errs = append(errs, tpValidateDestination(dest)...)
 	errs = append(errs, tpValidateSources(in.Sources)...)
 	for i, m := range in.Match {
-		errs = append(errs, tpValidateMatch(Root("match").Index(i), m)...)
+		errs = append(errs, tpValidateMatch(translate.Root("match").Index(i), m)...)
 	}
-	errs.Add(tpDuration(Root("timeout"), in.Timeout))
+	errs.Add(translate.CheckDuration(translate.Root("timeout"), in.Timeout))
 	errs = append(errs, tpValidateRetries(in.Retries)...)
 	errs = append(errs, tpValidateFault(in.Fault)...)
 	errs = append(errs, tpValidateShift(in.TrafficShift, dest)...)
@@ -36,8 +39,8 @@ func ValidateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination
 	errs = append(errs, tpValidateCORS(in.CORS)...)
 	errs = append(errs, tpValidateConnectionPool(in.ConnectionPool)...)
 	errs = append(errs, tpValidateOutlierDetection(in.OutlierDetection)...)
-	errs.Add(tpEnum(Root("load_balancer"), "load balancer", in.LoadBalancer, tpLoadBalancers(dest)))
-	errs.Add(tpEnum(Root("tls_mode"), "TLS mode", in.TLSMode, tpTLSModes(dest)))
+	errs.Add(tpEnum(translate.Root("load_balancer"), "load balancer", in.LoadBalancer, tpLoadBalancers(dest)))
+	errs.Add(tpEnum(translate.Root("tls_mode"), "TLS mode", in.TLSMode, tpTLSModes(dest)))
 	errs.Add(tpValidateCrossClusterTLS(in, dest))
 	errs = append(errs, tpValidateScope(in, dest)...)
 	return errs
@@ -45,32 +48,32 @@ func ValidateTrafficPolicy(in TrafficPolicyIntent, dest TrafficPolicyDestination
 
 // tpValidateDestination checks the destination: a virtual destination or a
 // service with its namespace.
-func tpValidateDestination(dest TrafficPolicyDestination) Errors {
-	at := Root("destination")
-	errs := checkDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
+func tpValidateDestination(dest Destination) translate.Errors {
+	at := translate.Root("destination")
+	errs := translate.CheckDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
 	if dest.VirtualDestination == "" || dest.Service != "" {
 		return errs
 	}
 	errs.Add(tpHostname(at.Attr("virtual_destination"), dest.VirtualDestination))
-	if !strings.Contains(dest.VirtualDestination, ".") && !IsUnknown(dest.VirtualDestination) {
+	if !strings.Contains(dest.VirtualDestination, ".") && !translate.IsUnknown(dest.VirtualDestination) {
 		// Istio completes a host without a dot with the namespace of the
 		// VirtualService (user -> user.istio-system.svc.cluster.local).
-		errs.Add(Errorf(at.Attr("virtual_destination"), "Invalid hostname",
+		errs.Add(translate.Errorf(at.Attr("virtual_destination"), "Invalid hostname",
 			"%q has no dot; Istio would read it as a short Kubernetes service name. Use the virtual destination's full hostname (for example user.global).",
 			dest.VirtualDestination))
 	}
-	errs.Add(optionalKubeName(at.Attr("virtual_destination"), "namespace", dest.VirtualDestinationNamespace, validation.IsDNS1123Label))
+	errs.Add(translate.OptionalKubeName(at.Attr("virtual_destination"), "namespace", dest.VirtualDestinationNamespace, validation.IsDNS1123Label))
 	return errs
 }
 
-func tpValidateSources(s TrafficPolicySources) Errors {
-	var errs Errors
-	at := Root("sources")
+func tpValidateSources(s Sources) translate.Errors {
+	var errs translate.Errors
+	at := translate.Root("sources")
 	seen := map[string]bool{}
 	for i, ns := range s.Namespaces {
-		errs.Add(requiredKubeName(at.Attr("namespaces").Index(i), "namespace", ns, validation.IsDNS1123Label))
+		errs.Add(translate.RequiredKubeName(at.Attr("namespaces").Index(i), "namespace", ns, validation.IsDNS1123Label))
 		if seen[ns] {
-			errs.Add(Errorf(at.Attr("namespaces").Index(i), "Duplicate namespace", "Namespace %q is listed twice.", ns))
+			errs.Add(translate.Errorf(at.Attr("namespaces").Index(i), "Duplicate namespace", "Namespace %q is listed twice.", ns))
 		}
 		seen[ns] = true
 	}
@@ -79,8 +82,8 @@ func tpValidateSources(s TrafficPolicySources) Errors {
 }
 
 // tpValidateMatch checks one match entry.
-func tpValidateMatch(at Path, m TrafficPolicyMatch) Errors {
-	var errs Errors
+func tpValidateMatch(at translate.Path, m Match) translate.Errors {
+	var errs translate.Errors
 	set := 0
 	for _, u := range []struct {
 		attr, v string
@@ -90,37 +93,37 @@ func tpValidateMatch(at Path, m TrafficPolicyMatch) Errors {
 		}
 		set++
 		if set > 1 {
-			errs.Add(Errorf(at.Attr(u.attr), "Conflicting URI match",
+			errs.Add(translate.Errorf(at.Attr(u.attr), "Conflicting URI match",
 				"Set one of uri_prefix, uri_exact and uri_regex in a match entry; use several entries to match several URIs."))
 			continue
 		}
 		switch {
-		case IsUnknown(u.v):
+		case translate.IsUnknown(u.v):
 		case u.attr == "uri_regex":
 			if _, err := regexp.Compile(u.v); err != nil {
-				errs.Add(Errorf(at.Attr(u.attr), "Invalid regular expression",
+				errs.Add(translate.Errorf(at.Attr(u.attr), "Invalid regular expression",
 					"%q is not a valid RE2 regular expression: %v.", u.v, err))
 			}
 		case !strings.HasPrefix(u.v, "/"):
-			errs.Add(Errorf(at.Attr(u.attr), "Invalid URI", "%q must start with \"/\": it is matched against the request path.", u.v))
+			errs.Add(translate.Errorf(at.Attr(u.attr), "Invalid URI", "%q must start with \"/\": it is matched against the request path.", u.v))
 		}
 	}
 	if m.Method != "" {
-		errs.Add(checkHTTPMethod(at.Attr("method"), m.Method))
+		errs.Add(translate.CheckHTTPMethod(at.Attr("method"), m.Method))
 	}
 	for _, name := range tpSortedKeys(m.Headers) {
 		hat := at.Attr("headers").Key(name)
 		errs.Add(tpHeaderName(hat, name, false))
-		if name != strings.ToLower(name) && !IsUnknown(name) {
-			errs.Add(Errorf(hat, "Invalid header name",
+		if name != strings.ToLower(name) && !translate.IsUnknown(name) {
+			errs.Add(translate.Errorf(hat, "Invalid header name",
 				"Header %q must be written in lower case: Envoy matches header names in lower case.", name))
 		}
 		if v := m.Headers[name]; v == "" {
-			errs.Add(Errorf(hat, "Empty header value", "Header %q needs a value to match exactly.", name))
+			errs.Add(translate.Errorf(hat, "Empty header value", "Header %q needs a value to match exactly.", name))
 		}
 	}
 	if set == 0 && m.Method == "" && len(m.Headers) == 0 {
-		errs.Add(Errorf(at, "Empty match", "A match entry without conditions matches every request; remove the entry, or remove match altogether."))
+		errs.Add(translate.Errorf(at, "Empty match", "A match entry without conditions matches every request; remove the entry, or remove match altogether."))
 	}
 	return errs
 }
@@ -134,51 +137,51 @@ var tpRetryOn = map[string]bool{
 	"cancelled": true, "deadline-exceeded": true, "internal": true, "resource-exhausted": true, "unavailable": true,
 }
 
-func tpValidateRetries(r *TrafficPolicyRetries) Errors {
+func tpValidateRetries(r *Retries) translate.Errors {
 	if r == nil {
 		return nil
 	}
-	var errs Errors
-	at := Root("retries")
+	var errs translate.Errors
+	at := translate.Root("retries")
 	switch {
 	case r.Attempts < 0 || r.Attempts > math.MaxInt32:
-		errs.Add(Errorf(at.Attr("attempts"), "Invalid attempts", "attempts is %d; it must be 0 (no retries) or more.", r.Attempts))
+		errs.Add(translate.Errorf(at.Attr("attempts"), "Invalid attempts", "attempts is %d; it must be 0 (no retries) or more.", r.Attempts))
 	case r.Attempts == 0 && (r.PerTryTimeout != "" || len(r.RetryOn) > 0):
-		errs.Add(Errorf(at.Attr("attempts"), "Retries disabled",
+		errs.Add(translate.Errorf(at.Attr("attempts"), "Retries disabled",
 			"attempts = 0 turns retries off, so per_try_timeout and retry_on would do nothing. Set attempts to 1 or more, or remove them."))
 	}
-	errs.Add(tpDuration(at.Attr("per_try_timeout"), r.PerTryTimeout))
+	errs.Add(translate.CheckDuration(at.Attr("per_try_timeout"), r.PerTryTimeout))
 	for i, p := range r.RetryOn {
-		if IsUnknown(p) || tpRetryOn[p] {
+		if translate.IsUnknown(p) || tpRetryOn[p] {
 			continue
 		}
 		if code, err := strconv.Atoi(p); err == nil && http.StatusText(code) != "" {
 			continue
 		}
-		errs.Add(Errorf(at.Attr("retry_on").Index(i), "Invalid retry condition",
+		errs.Add(translate.Errorf(at.Attr("retry_on").Index(i), "Invalid retry condition",
 			"%q is not a retry condition Envoy knows: use an HTTP status code or one of %s.", p, strings.Join(tpSortedKeys(tpRetryOn), ", ")))
 	}
 	return errs
 }
 
-func tpValidateFault(f *TrafficPolicyFault) Errors {
+func tpValidateFault(f *Fault) translate.Errors {
 	if f == nil {
 		return nil
 	}
-	var errs Errors
-	at := Root("fault")
+	var errs translate.Errors
+	at := translate.Root("fault")
 	if f.Delay == nil && f.Abort == nil {
-		errs.Add(Errorf(at, "Empty fault", "Set delay, abort or both."))
+		errs.Add(translate.Errorf(at, "Empty fault", "Set delay, abort or both."))
 	}
 	if d := f.Delay; d != nil {
 		errs.Add(tpPercent(at.Attr("delay").Attr("percent"), d.Percent))
 		errs.Add(tpRequired(at.Attr("delay").Attr("fixed_delay"), "fixed_delay", d.FixedDelay))
-		errs.Add(tpDuration(at.Attr("delay").Attr("fixed_delay"), d.FixedDelay))
+		errs.Add(translate.CheckDuration(at.Attr("delay").Attr("fixed_delay"), d.FixedDelay))
 	}
 	if a := f.Abort; a != nil {
 		errs.Add(tpPercent(at.Attr("abort").Attr("percent"), a.Percent))
 		if a.HTTPStatus < 200 || a.HTTPStatus > 599 {
-			errs.Add(Errorf(at.Attr("abort").Attr("http_status"), "Invalid HTTP status",
+			errs.Add(translate.Errorf(at.Attr("abort").Attr("http_status"), "Invalid HTTP status",
 				"http_status is %d; an aborted request is answered with a status from 200 to 599.", a.HTTPStatus))
 		}
 	}
@@ -187,18 +190,18 @@ func tpValidateFault(f *TrafficPolicyFault) Errors {
 
 // tpValidateShift checks traffic_shift on its own: one target per entry,
 // weights in range and summing to 100, no target twice.
-func tpValidateShift(shift []TrafficPolicyShift, dest TrafficPolicyDestination) Errors {
+func tpValidateShift(shift []Shift, dest Destination) translate.Errors {
 	if len(shift) == 0 {
 		return nil
 	}
-	var errs Errors
+	var errs translate.Errors
 	total := 0
 	seen := map[string]int{}
 	for i, e := range shift {
-		at := Root("traffic_shift").Index(i)
+		at := translate.Root("traffic_shift").Index(i)
 		errs = append(errs, tpValidateTarget(at, e.Cluster, e.Local, e.Subset, e.Labels, dest, true)...)
 		if e.Weight < 0 || e.Weight > 100 {
-			errs.Add(Errorf(at.Attr("weight"), "Invalid weight", "weight is %d; it must be from 0 to 100 (percent of the requests).", e.Weight))
+			errs.Add(translate.Errorf(at.Attr("weight"), "Invalid weight", "weight is %d; it must be from 0 to 100 (percent of the requests).", e.Weight))
 		}
 		total += e.Weight
 		id := "local"
@@ -209,24 +212,24 @@ func tpValidateShift(shift []TrafficPolicyShift, dest TrafficPolicyDestination) 
 			id = "subset " + e.Subset
 		}
 		if j, ok := seen[id]; ok {
-			errs.Add(Errorf(at, "Duplicate shift target", "traffic_shift[%d] already sends requests to %s; give it the sum of both weights.", j, id))
+			errs.Add(translate.Errorf(at, "Duplicate shift target", "traffic_shift[%d] already sends requests to %s; give it the sum of both weights.", j, id))
 		} else {
 			seen[id] = i
 		}
 	}
 	if total != 100 {
-		errs.Add(Errorf(Root("traffic_shift"), "Weights do not sum to 100",
+		errs.Add(translate.Errorf(translate.Root("traffic_shift"), "Weights do not sum to 100",
 			"The weights of traffic_shift sum to %d; they are percentages of the requests and must sum to 100.", total))
 	}
 	return errs
 }
 
-func tpValidateMirror(m *TrafficPolicyMirror, dest TrafficPolicyDestination) Errors {
+func tpValidateMirror(m *Mirror, dest Destination) translate.Errors {
 	if m == nil {
 		return nil
 	}
-	var errs Errors
-	at := Root("mirror")
+	var errs translate.Errors
+	at := translate.Root("mirror")
 	errs = append(errs, tpValidateTarget(at, m.Cluster, false, m.Subset, m.Labels, dest, false)...)
 	if m.Percent != nil {
 		errs.Add(tpPercent(at.Attr("percent"), *m.Percent))
@@ -237,8 +240,8 @@ func tpValidateMirror(m *TrafficPolicyMirror, dest TrafficPolicyDestination) Err
 // tpValidateTarget checks the target of a shift entry or of the mirror:
 // exactly one of cluster, local (shift only) and subset; subsets only for
 // services, with labels.
-func tpValidateTarget(at Path, cluster string, local bool, subset string, labels map[string]string, dest TrafficPolicyDestination, allowLocal bool) Errors {
-	var errs Errors
+func tpValidateTarget(at translate.Path, cluster string, local bool, subset string, labels map[string]string, dest Destination, allowLocal bool) translate.Errors {
+	var errs translate.Errors
 	n := 0
 	for _, set := range []bool{cluster != "", local, subset != ""} {
 		if set {
@@ -251,45 +254,45 @@ func tpValidateTarget(at Path, cluster string, local bool, subset string, labels
 	}
 	switch {
 	case n == 0:
-		errs.Add(Errorf(at, "Missing target", "Set one of %s.", kinds))
+		errs.Add(translate.Errorf(at, "Missing target", "Set one of %s.", kinds))
 	case n > 1:
-		errs.Add(Errorf(at, "Conflicting target", "Set only one of %s.", kinds))
+		errs.Add(translate.Errorf(at, "Conflicting target", "Set only one of %s.", kinds))
 	}
 	if subset != "" {
-		errs.Add(optionalKubeName(at.Attr("subset"), "subset", subset, validation.IsDNS1123Label))
+		errs.Add(translate.OptionalKubeName(at.Attr("subset"), "subset", subset, validation.IsDNS1123Label))
 		if dest.VirtualDestination != "" {
-			errs.Add(Errorf(at.Attr("subset"), "Subset of a virtual destination",
+			errs.Add(translate.Errorf(at.Attr("subset"), "Subset of a virtual destination",
 				"A virtual destination is split by cluster (cluster or local); subsets by labels apply to a service destination."))
 		} else if len(labels) == 0 {
-			errs.Add(Errorf(at.Attr("labels"), "Missing subset labels",
+			errs.Add(translate.Errorf(at.Attr("labels"), "Missing subset labels",
 				"Set labels to the pod labels that select subset %q (for example version = \"v2\").", subset))
 		}
 	}
 	if len(labels) > 0 && subset == "" {
-		errs.Add(Errorf(at.Attr("labels"), "Labels without subset", "labels select the endpoints of a subset; set subset, or remove labels."))
+		errs.Add(translate.Errorf(at.Attr("labels"), "Labels without subset", "labels select the endpoints of a subset; set subset, or remove labels."))
 	}
 	errs = append(errs, tpLabels(at.Attr("labels"), "subset label", labels, true)...)
 	return errs
 }
 
-func tpValidateHeaders(h *TrafficPolicyHeaders) Errors {
+func tpValidateHeaders(h *Headers) translate.Errors {
 	if h == nil {
 		return nil
 	}
-	var errs Errors
+	var errs translate.Errors
 	for _, dir := range []struct {
 		name string
-		ops  *TrafficPolicyHeaderOps
+		ops  *HeaderOps
 	}{{"request", h.Request}, {"response", h.Response}} {
 		if dir.ops == nil {
 			continue
 		}
-		at := Root("headers").Attr(dir.name)
+		at := translate.Root("headers").Attr(dir.name)
 		touched := map[string]string{}
-		note := func(name, op string, p Path) {
+		note := func(name, op string, p translate.Path) {
 			lower := strings.ToLower(name)
 			if prev, ok := touched[lower]; ok {
-				errs.Add(Errorf(p, "Header changed twice", "Header %q is already in %s; change each header once.", name, prev))
+				errs.Add(translate.Errorf(p, "Header changed twice", "Header %q is already in %s; change each header once.", name, prev))
 			}
 			touched[lower] = op
 		}
@@ -316,18 +319,18 @@ func tpValidateHeaders(h *TrafficPolicyHeaders) Errors {
 // tpCORSMethods are the methods Istio accepts in allow_methods.
 var tpCORSMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "*"}
 
-func tpValidateCORS(c *TrafficPolicyCORS) Errors {
+func tpValidateCORS(c *CORS) translate.Errors {
 	if c == nil {
 		return nil
 	}
-	var errs Errors
-	at := Root("cors")
+	var errs translate.Errors
+	at := translate.Root("cors")
 	if len(c.AllowOrigins) == 0 {
-		errs.Add(Errorf(at.Attr("allow_origins"), "Missing origins", "Set allow_origins: the origins (\"https://example.com\", or \"*\") allowed to call."))
+		errs.Add(translate.Errorf(at.Attr("allow_origins"), "Missing origins", "Set allow_origins: the origins (\"https://example.com\", or \"*\") allowed to call."))
 	}
 	for i, o := range c.AllowOrigins {
 		if o == "" {
-			errs.Add(Errorf(at.Attr("allow_origins").Index(i), "Empty origin", "An origin cannot be empty; use \"*\" to allow any."))
+			errs.Add(translate.Errorf(at.Attr("allow_origins").Index(i), "Empty origin", "An origin cannot be empty; use \"*\" to allow any."))
 		}
 	}
 	for i, m := range c.AllowMethods {
@@ -339,7 +342,7 @@ func tpValidateCORS(c *TrafficPolicyCORS) Errors {
 				// Browsers refuse credentials with a wildcard origin, and
 				// Istio would answer with the caller's origin instead:
 				// every site could then make credentialed calls.
-				errs.Add(Errorf(at.Attr("allow_origins").Index(i), "Wildcard origin with credentials",
+				errs.Add(translate.Errorf(at.Attr("allow_origins").Index(i), "Wildcard origin with credentials",
 					"allow_credentials = true with the origin \"*\" would let any web site make credentialed calls (Envoy echoes the caller's origin). List the origins that may send credentials, or set allow_credentials = false."))
 			}
 		}
@@ -354,32 +357,32 @@ func tpValidateCORS(c *TrafficPolicyCORS) Errors {
 			}
 		}
 	}
-	if err := tpDuration(at.Attr("max_age"), c.MaxAge); err != nil {
+	if err := translate.CheckDuration(at.Attr("max_age"), c.MaxAge); err != nil {
 		errs.Add(err)
 	} else if d, _ := time.ParseDuration(c.MaxAge); d%time.Second != 0 {
-		errs.Add(Errorf(at.Attr("max_age"), "Invalid duration", "max_age %q must be whole seconds: browsers cache preflights by the second.", c.MaxAge))
+		errs.Add(translate.Errorf(at.Attr("max_age"), "Invalid duration", "max_age %q must be whole seconds: browsers cache preflights by the second.", c.MaxAge))
 	}
 	return errs
 }
 
-func tpValidateConnectionPool(cp *TrafficPolicyConnectionPool) Errors {
+func tpValidateConnectionPool(cp *ConnectionPool) translate.Errors {
 	if cp == nil {
 		return nil
 	}
-	var errs Errors
-	at := Root("connection_pool")
+	var errs translate.Errors
+	at := translate.Root("connection_pool")
 	if cp.TCP == nil && cp.HTTP == nil {
-		errs.Add(Errorf(at, "Empty connection pool", "Set tcp, http or both."))
+		errs.Add(translate.Errorf(at, "Empty connection pool", "Set tcp, http or both."))
 	}
 	if t := cp.TCP; t != nil {
 		tat := at.Attr("tcp")
 		errs.Add(tpCount(tat.Attr("max_connections"), t.MaxConnections))
-		errs.Add(tpDuration(tat.Attr("connect_timeout"), t.ConnectTimeout))
-		errs.Add(tpDuration(tat.Attr("idle_timeout"), t.IdleTimeout))
-		errs.Add(tpDuration(tat.Attr("max_connection_duration"), t.MaxConnectionDuration))
+		errs.Add(translate.CheckDuration(tat.Attr("connect_timeout"), t.ConnectTimeout))
+		errs.Add(translate.CheckDuration(tat.Attr("idle_timeout"), t.IdleTimeout))
+		errs.Add(translate.CheckDuration(tat.Attr("max_connection_duration"), t.MaxConnectionDuration))
 		if k := t.Keepalive; k != nil {
-			errs.Add(tpDuration(tat.Attr("keepalive").Attr("time"), k.Time))
-			errs.Add(tpDuration(tat.Attr("keepalive").Attr("interval"), k.Interval))
+			errs.Add(translate.CheckDuration(tat.Attr("keepalive").Attr("time"), k.Time))
+			errs.Add(translate.CheckDuration(tat.Attr("keepalive").Attr("interval"), k.Interval))
 			errs.Add(tpCount(tat.Attr("keepalive").Attr("probes"), k.Probes))
 		}
 	}
@@ -389,37 +392,37 @@ func tpValidateConnectionPool(cp *TrafficPolicyConnectionPool) Errors {
 		errs.Add(tpCount(hat.Attr("http2_max_requests"), h.HTTP2MaxRequests))
 		errs.Add(tpCount(hat.Attr("max_requests_per_connection"), h.MaxRequestsPerConnection))
 		errs.Add(tpCount(hat.Attr("max_retries"), h.MaxRetries))
-		errs.Add(tpDuration(hat.Attr("idle_timeout"), h.IdleTimeout))
+		errs.Add(translate.CheckDuration(hat.Attr("idle_timeout"), h.IdleTimeout))
 	}
 	return errs
 }
 
-func tpValidateOutlierDetection(o *TrafficPolicyOutlierDetection) Errors {
+func tpValidateOutlierDetection(o *OutlierDetection) translate.Errors {
 	if o == nil {
 		return nil
 	}
-	var errs Errors
-	at := Root("outlier_detection")
+	var errs translate.Errors
+	at := translate.Root("outlier_detection")
 	if o.Consecutive5xxErrors != nil {
 		errs.Add(tpCount(at.Attr("consecutive_5xx_errors"), *o.Consecutive5xxErrors))
 	}
 	if o.ConsecutiveGatewayErrors != nil {
 		errs.Add(tpCount(at.Attr("consecutive_gateway_errors"), *o.ConsecutiveGatewayErrors))
 	}
-	errs.Add(tpDuration(at.Attr("interval"), o.Interval))
-	errs.Add(tpDuration(at.Attr("base_ejection_time"), o.BaseEjectionTime))
+	errs.Add(translate.CheckDuration(at.Attr("interval"), o.Interval))
+	errs.Add(translate.CheckDuration(at.Attr("base_ejection_time"), o.BaseEjectionTime))
 	for _, p := range []struct {
 		attr string
 		v    int
 	}{{"max_ejection_percent", o.MaxEjectionPercent}, {"min_health_percent", o.MinHealthPercent}} {
 		if p.v < 0 || p.v > 100 {
-			errs.Add(Errorf(at.Attr(p.attr), "Invalid percentage", "%s is %d; it must be from 0 to 100.", p.attr, p.v))
+			errs.Add(translate.Errorf(at.Attr(p.attr), "Invalid percentage", "%s is %d; it must be from 0 to 100.", p.attr, p.v))
 		}
 	}
 	return errs
 }
 
-func tpLoadBalancers(dest TrafficPolicyDestination) []string {
+func tpLoadBalancers(dest Destination) []string {
 	if dest.VirtualDestination != "" {
 		// PASSTHROUGH would send requests to the virtual IP itself.
 		return []string{"LEAST_REQUEST", "RANDOM", "ROUND_ROBIN"}
@@ -432,7 +435,7 @@ func tpLoadBalancers(dest TrafficPolicyDestination) []string {
 // east-west gateways route by the SNI of Istio's mTLS (AUTO_PASSTHROUGH)
 // and Istio drops plaintext endpoints on other networks, so the traffic
 // would fail at the gateway or never leave.
-func tpValidateCrossClusterTLS(in TrafficPolicyIntent, dest TrafficPolicyDestination) error {
+func tpValidateCrossClusterTLS(in Intent, dest Destination) error {
 	if dest.VirtualDestination != "" || in.TLSMode == "" || in.TLSMode == "ISTIO_MUTUAL" {
 		return nil
 	}
@@ -443,11 +446,11 @@ func tpValidateCrossClusterTLS(in TrafficPolicyIntent, dest TrafficPolicyDestina
 	if !cross {
 		return nil
 	}
-	return Errorf(Root("tls_mode"), "TLS mode breaks cross-cluster routing",
+	return translate.Errorf(translate.Root("tls_mode"), "TLS mode breaks cross-cluster routing",
 		"tls_mode %q with traffic_shift or mirror to another cluster: east-west gateways route only Istio mutual TLS (by its SNI), so requests to another cluster would fail. Use tls_mode = \"ISTIO_MUTUAL\" (or leave it unset), or keep the traffic in its cluster.", in.TLSMode)
 }
 
-func tpTLSModes(dest TrafficPolicyDestination) []string {
+func tpTLSModes(dest Destination) []string {
 	if dest.VirtualDestination != "" {
 		// Remote backends are reached through east-west gateways that route
 		// by the SNI of Istio mutual TLS (AUTO_PASSTHROUGH).
@@ -459,7 +462,7 @@ func tpTLSModes(dest TrafficPolicyDestination) []string {
 // tpDestinationAttrs are the attributes that are written to a
 // DestinationRule, in the order they are reported. For a virtual
 // destination, tls_mode is its own already and outlier_detection refused.
-func tpDestinationAttrs(in TrafficPolicyIntent, dest TrafficPolicyDestination) []string {
+func tpDestinationAttrs(in Intent, dest Destination) []string {
 	var out []string
 	if in.ConnectionPool != nil {
 		out = append(out, "connection_pool")
@@ -481,14 +484,14 @@ func tpDestinationAttrs(in TrafficPolicyIntent, dest TrafficPolicyDestination) [
 // DestinationRule holds for every caller of the host in a cluster, and
 // narrowing it with a second rule would replace the destination's own rule
 // (subsets, failover) for those callers.
-func tpValidateScope(in TrafficPolicyIntent, dest TrafficPolicyDestination) Errors {
-	var errs Errors
+func tpValidateScope(in Intent, dest Destination) translate.Errors {
+	var errs translate.Errors
 	destAttrs := tpDestinationAttrs(in, dest)
 	set := in.Timeout != "" || in.Retries != nil || in.Fault != nil || len(in.TrafficShift) > 0 ||
 		in.Mirror != nil || in.Headers != nil || in.CORS != nil ||
 		in.ConnectionPool != nil || in.OutlierDetection != nil || in.LoadBalancer != "" || in.TLSMode != ""
 	if !set {
-		errs.Add(Errorf(nil, "Traffic policy does nothing",
+		errs.Add(translate.Errorf(nil, "Traffic policy does nothing",
 			"Set at least one of timeout, retries, fault, traffic_shift, mirror, headers, cors, connection_pool, outlier_detection, load_balancer or tls_mode."))
 	}
 	var narrowing []string
@@ -503,20 +506,20 @@ func tpValidateScope(in TrafficPolicyIntent, dest TrafficPolicyDestination) Erro
 	}
 	if len(narrowing) > 0 {
 		for _, attr := range destAttrs {
-			errs.Add(Errorf(Root(attr), "Destination setting for some callers only",
+			errs.Add(translate.Errorf(translate.Root(attr), "Destination setting for some callers only",
 				"%s is a DestinationRule setting: it holds for every caller of the destination in the source clusters, so it cannot be limited by %s. "+
 					"Move it to a policy whose sources select clusters only, without match.", attr, tpOr(narrowing)))
 		}
 	}
 	if dest.VirtualDestination != "" {
 		if in.OutlierDetection != nil {
-			errs.Add(Errorf(Root("outlier_detection"), "Outlier detection of a virtual destination",
+			errs.Add(translate.Errorf(translate.Root("outlier_detection"), "Outlier detection of a virtual destination",
 				"Virtual destination %s ejects failing backends with its own outlier detection, which drives its failover. Set it in the mesh_virtual_destination's failover.outlier_detection.",
 				dest.VirtualDestination))
 		}
 		written := in.ConnectionPool != nil || in.LoadBalancer != ""
-		if written && dest.VirtualDestinationName == "" && !IsUnknown(dest.VirtualDestination) {
-			errs.Add(Errorf(Root("destination").Attr("virtual_destination"), "Virtual destination not resolved",
+		if written && dest.VirtualDestinationName == "" && !translate.IsUnknown(dest.VirtualDestination) {
+			errs.Add(translate.Errorf(translate.Root("destination").Attr("virtual_destination"), "Virtual destination not resolved",
 				"The mesh_virtual_destination of %q is not known, so its DestinationRule cannot receive connection_pool or load_balancer. This is a provider error: the destination must be resolved from its mesh_virtual_destination.",
 				dest.VirtualDestination))
 		}
@@ -528,8 +531,8 @@ func tpValidateScope(in TrafficPolicyIntent, dest TrafficPolicyDestination) Erro
 // clusters: shift and mirror clusters exist and back the destination where
 // the policy applies, and a local shift has a backend in every source
 // cluster.
-func tpValidateClusters(in TrafficPolicyIntent, t tpTarget, sources []string, reg *Registry) Errors {
-	var errs Errors
+func tpValidateClusters(in Intent, t tpTarget, sources []string, reg *translate.Registry) translate.Errors {
+	var errs translate.Errors
 	// unreached lists the source clusters that cannot reach backend cluster
 	// target (target "" means their own).
 	unreached := func(target string) []string {
@@ -549,97 +552,79 @@ func tpValidateClusters(in TrafficPolicyIntent, t tpTarget, sources []string, re
 	if t.backends != nil {
 		backends = tpSetList(t.backends)
 	}
-	check := func(at Path, cluster string, local bool, subset string) {
+	check := func(at translate.Path, cluster string, local bool, subset string) {
 		switch {
-		case cluster != "" && !IsUnknown(cluster):
+		case cluster != "" && !translate.IsUnknown(cluster):
 			if reg.Cluster(cluster) == nil {
-				errs.Add(Errorf(at.Attr("cluster"), "Unknown cluster",
+				errs.Add(translate.Errorf(at.Attr("cluster"), "Unknown cluster",
 					"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-					cluster, reg.namesForError()))
+					cluster, reg.NamesForError()))
 			} else if missing := unreached(cluster); len(missing) > 0 {
-				errs.Add(Errorf(at.Attr("cluster"), "Not a backend cluster",
+				errs.Add(translate.Errorf(at.Attr("cluster"), "Not a backend cluster",
 					"Cluster %q is not a backend of virtual destination %s that source cluster(s) %s can reach (backends: %s); requests sent there would fail. Pick a backend cluster, or add or un-exclude the backend.",
 					cluster, t.host, strings.Join(missing, ", "), backends))
 			}
 		case local:
 			if missing := unreached(""); len(missing) > 0 {
-				errs.Add(Errorf(at.Attr("local"), "No local backend",
+				errs.Add(translate.Errorf(at.Attr("local"), "No local backend",
 					"local sends requests to the backend in the caller's own cluster, but virtual destination %s has none that source cluster(s) %s can reach (backends: %s). Narrow sources to backend clusters or name the cluster.",
 					t.host, strings.Join(missing, ", "), backends))
 			}
-		case subset != "" && !IsUnknown(subset):
+		case subset != "" && !translate.IsUnknown(subset):
 			for _, c := range reg.Names() {
-				if SubsetName(c) == subset {
-					errs.Add(Errorf(at.Attr("subset"), "Subset named after a cluster",
+				if virtualdestination.SubsetName(c) == subset {
+					errs.Add(translate.Errorf(at.Attr("subset"), "Subset named after a cluster",
 						"Subset %q is the name of cluster %s's subset. Choose another name (for example a version).", subset, c))
 				}
 			}
 		}
 	}
 	for i, e := range in.TrafficShift {
-		check(Root("traffic_shift").Index(i), e.Cluster, e.Local, e.Subset)
+		check(translate.Root("traffic_shift").Index(i), e.Cluster, e.Local, e.Subset)
 	}
 	if m := in.Mirror; m != nil {
-		check(Root("mirror"), m.Cluster, false, m.Subset)
+		check(translate.Root("mirror"), m.Cluster, false, m.Subset)
 	}
 	return errs
 }
 
 // tpHostname checks a mesh hostname: a lower-case DNS name, no wildcard.
-func tpHostname(at Path, h string) error {
-	if IsUnknown(h) {
+func tpHostname(at translate.Path, h string) error {
+	if translate.IsUnknown(h) {
 		return nil
 	}
 	if msgs := validation.IsDNS1123Subdomain(h); len(msgs) > 0 {
-		return Errorf(at, "Invalid hostname", "%q is not a valid hostname: %s.", h, strings.Join(msgs, "; "))
+		return translate.Errorf(at, "Invalid hostname", "%q is not a valid hostname: %s.", h, strings.Join(msgs, "; "))
 	}
 	return nil
 }
 
-func tpRequired(at Path, what, v string) error {
+func tpRequired(at translate.Path, what, v string) error {
 	if v == "" {
-		return Errorf(at, "Missing "+what, "Set %s.", what)
-	}
-	return nil
-}
-
-// tpDuration checks an optional Go duration against Istio's rules: at
-// least 1ms, whole milliseconds.
-func tpDuration(at Path, v string) error {
-	if v == "" || IsUnknown(v) {
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	switch {
-	case err != nil:
-		return Errorf(at, "Invalid duration", "%q is not a duration; write it like \"500ms\", \"2s\" or \"1m30s\".", v)
-	case d < time.Millisecond:
-		return Errorf(at, "Invalid duration", "%q is shorter than 1ms, the least Istio accepts.", v)
-	case d%time.Millisecond != 0:
-		return Errorf(at, "Invalid duration", "%q is not a whole number of milliseconds, the precision Istio accepts.", v)
+		return translate.Errorf(at, "Missing "+what, "Set %s.", what)
 	}
 	return nil
 }
 
 // tpPercent checks a percentage of requests: above 0 (0 would do nothing),
 // at most 100, and not below Istio's resolution of 0.0001.
-func tpPercent(at Path, v float64) error {
+func tpPercent(at translate.Path, v float64) error {
 	if v <= 0 || v > 100 || v < 0.0001 || math.IsNaN(v) {
-		return Errorf(at, "Invalid percentage", "percent is %v; it must be above 0 (at least 0.0001) and at most 100.", v)
+		return translate.Errorf(at, "Invalid percentage", "percent is %v; it must be above 0 (at least 0.0001) and at most 100.", v)
 	}
 	return nil
 }
 
 // tpCount checks a non-negative count that fits Istio's int32 fields.
-func tpCount(at Path, v int) error {
+func tpCount(at translate.Path, v int) error {
 	if v < 0 || v > math.MaxInt32 {
-		return Errorf(at, "Invalid value", "%d is out of range: it must be from 0 to %d.", v, math.MaxInt32)
+		return translate.Errorf(at, "Invalid value", "%d is out of range: it must be from 0 to %d.", v, math.MaxInt32)
 	}
 	return nil
 }
 
-func tpEnum(at Path, what, v string, allowed []string) error {
-	if v == "" || IsUnknown(v) {
+func tpEnum(at translate.Path, what, v string, allowed []string) error {
+	if v == "" || translate.IsUnknown(v) {
 		return nil
 	}
 	for _, a := range allowed {
@@ -647,7 +632,7 @@ func tpEnum(at Path, what, v string, allowed []string) error {
 			return nil
 		}
 	}
-	return Errorf(at, "Invalid "+what, "%q is not a valid %s here; use one of %s.", v, what, strings.Join(allowed, ", "))
+	return translate.Errorf(at, "Invalid "+what, "%q is not a valid %s here; use one of %s.", v, what, strings.Join(allowed, ", "))
 }
 
 // tpHeaderToken is an RFC 9110 token, the characters of a header name.
@@ -655,50 +640,50 @@ var tpHeaderToken = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
 
 // tpHeaderName checks a header name. modify is set for names a policy
 // changes: pseudo-headers and Host cannot be changed.
-func tpHeaderName(at Path, name string, modify bool) error {
-	if IsUnknown(name) {
+func tpHeaderName(at translate.Path, name string, modify bool) error {
+	if translate.IsUnknown(name) {
 		return nil
 	}
 	if !tpHeaderToken.MatchString(name) {
-		return Errorf(at, "Invalid header name", "%q is not a valid HTTP header name.", name)
+		return translate.Errorf(at, "Invalid header name", "%q is not a valid HTTP header name.", name)
 	}
 	if modify && strings.EqualFold(name, "host") {
-		return Errorf(at, "Invalid header name", "The Host header cannot be changed by a header operation.")
+		return translate.Errorf(at, "Invalid header name", "The Host header cannot be changed by a header operation.")
 	}
 	return nil
 }
 
 // tpHeaderValue checks a header value: no control characters, and "%"
 // doubled (Envoy reads %...% as a variable).
-func tpHeaderValue(at Path, v string) error {
-	if IsUnknown(v) {
+func tpHeaderValue(at translate.Path, v string) error {
+	if translate.IsUnknown(v) {
 		return nil
 	}
 	for _, r := range v {
 		if (r < 0x20 && r != '\t') || r == 0x7f {
-			return Errorf(at, "Invalid header value", "The value %q holds a control character.", v)
+			return translate.Errorf(at, "Invalid header value", "The value %q holds a control character.", v)
 		}
 	}
 	if strings.Count(v, "%")%2 != 0 {
-		return Errorf(at, "Invalid header value", "The value %q has an unpaired %%: Envoy reads %%NAME%% as a variable; write a literal %% as %%%%.", v)
+		return translate.Errorf(at, "Invalid header value", "The value %q has an unpaired %%: Envoy reads %%NAME%% as a variable; write a literal %% as %%%%.", v)
 	}
 	return nil
 }
 
 // tpLabels checks label keys and values. required means an empty value is
 // refused.
-func tpLabels(at Path, what string, labels map[string]string, required bool) Errors {
-	var errs Errors
+func tpLabels(at translate.Path, what string, labels map[string]string, required bool) translate.Errors {
+	var errs translate.Errors
 	for _, k := range tpSortedKeys(labels) {
 		v := labels[k]
 		kat := at.Key(k)
-		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 && !IsUnknown(k) {
-			errs.Add(Errorf(kat, "Invalid "+what, "The label key %q is not a valid Kubernetes label key: %s.", k, strings.Join(msgs, "; ")))
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 && !translate.IsUnknown(k) {
+			errs.Add(translate.Errorf(kat, "Invalid "+what, "The label key %q is not a valid Kubernetes label key: %s.", k, strings.Join(msgs, "; ")))
 		}
-		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 && !IsUnknown(v) {
-			errs.Add(Errorf(kat, "Invalid "+what, "The value %q of label %q is not a valid Kubernetes label value: %s.", v, k, strings.Join(msgs, "; ")))
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 && !translate.IsUnknown(v) {
+			errs.Add(translate.Errorf(kat, "Invalid "+what, "The value %q of label %q is not a valid Kubernetes label value: %s.", v, k, strings.Join(msgs, "; ")))
 		} else if required && v == "" {
-			errs.Add(Errorf(kat, "Invalid "+what, "Label %q needs a value.", k))
+			errs.Add(translate.Errorf(kat, "Invalid "+what, "Label %q needs a value.", k))
 		}
 	}
 	return errs

@@ -1,6 +1,8 @@
-package translate
+package virtualdestination
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,28 +20,28 @@ const (
 // it has objects, holding the intent. Traffic and access policies planned
 // when the virtual destination is not (Terraform re-plans only changed
 // resources during apply, and another state may own it) read it there.
-func WithVirtualDestinationRecords(in VirtualDestinationIntent, objs []Object) ([]Object, error) {
+func WithRecords(in Intent, objs []translate.Object) ([]translate.Object, error) {
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
 	ns := in.Namespace
 	if ns == "" {
-		ns = DefaultIstioNS
+		ns = translate.DefaultIstioNS
 	}
 	seen := map[string]bool{}
-	out := append([]Object(nil), objs...)
+	out := append([]translate.Object(nil), objs...)
 	for _, o := range objs {
 		if seen[o.Cluster] {
 			continue
 		}
 		seen[o.Cluster] = true
-		out = append(out, Object{Cluster: o.Cluster, Resource: &corev1.ConfigMap{
+		out = append(out, translate.Object{Cluster: o.Cluster, Resource: &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: VirtualDestinationObjectName(in.Name), Namespace: ns},
+			ObjectMeta: metav1.ObjectMeta{Name: ObjectName(in.Name), Namespace: ns},
 			Data:       map[string]string{RecordHostnameKey: in.Hostname, RecordIntentKey: string(raw)},
 		}})
 	}
-	Sort(out)
+	translate.Sort(out)
 	return out, nil
 }

@@ -1,6 +1,8 @@
-package translate
+package accesspolicy
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"fmt"
 	"regexp"
 	"sort"
@@ -16,23 +18,23 @@ import (
 // registry is configured. TranslateAccessPolicy calls it too, and adds the
 // checks that need the registry (unknown clusters, trust domains). Values
 // not known yet (Unknown placeholders) are not checked.
-func ValidateAccessPolicy(in AccessPolicyIntent, dest AccessDestination) Errors {
-	var errs Errors
-	errs.Add(checkIntentName(Root("name"), in.Name, AccessPolicyNamePrefix, "it names the AuthorizationPolicies ("+AccessPolicyNamePrefix+"<name>) this policy owns"))
+func Validate(in Intent, dest Destination) translate.Errors {
+	var errs translate.Errors
+	errs.Add(translate.CheckIntentName(translate.Root("name"), in.Name, NamePrefix, "it names the AuthorizationPolicies ("+NamePrefix+"<name>) this policy owns"))
 	errs = append(errs, apValidateDestination(dest)...)
 	if len(in.Sources) == 0 {
-		errs.Add(Errorf(Root("sources"), "No sources",
+		errs.Add(translate.Errorf(translate.Root("sources"), "No sources",
 			"An access policy needs at least one source (namespace, service_account, and the clusters they run in); without one it would allow nothing."))
 	}
 	for i, s := range in.Sources {
-		at := Root("sources").Index(i)
-		errs.Add(requiredKubeName(at.Attr("namespace"), "namespace", s.Namespace, validation.IsDNS1123Label))
-		errs.Add(requiredKubeName(at.Attr("service_account"), "service account", s.ServiceAccount, validation.IsDNS1123Subdomain))
+		at := translate.Root("sources").Index(i)
+		errs.Add(translate.RequiredKubeName(at.Attr("namespace"), "namespace", s.Namespace, validation.IsDNS1123Label))
+		errs.Add(translate.RequiredKubeName(at.Attr("service_account"), "service account", s.ServiceAccount, validation.IsDNS1123Subdomain))
 	}
 	for i, r := range in.Rules {
-		at := Root("rules").Index(i)
+		at := translate.Root("rules").Index(i)
 		for j, m := range r.Methods {
-			errs.Add(checkHTTPMethod(at.Attr("methods").Index(j), m))
+			errs.Add(translate.CheckHTTPMethod(at.Attr("methods").Index(j), m))
 		}
 		for j, p := range r.Paths {
 			errs.Add(apPath(at.Attr("paths").Index(j), p))
@@ -46,9 +48,9 @@ func ValidateAccessPolicy(in AccessPolicyIntent, dest AccessDestination) Errors 
 
 // apValidateDestination checks the destination: a virtual destination or a
 // service with its namespace, and valid workload labels.
-func apValidateDestination(dest AccessDestination) Errors {
-	at := Root("destination")
-	errs := checkDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
+func apValidateDestination(dest Destination) translate.Errors {
+	at := translate.Root("destination")
+	errs := translate.CheckDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
 	keys := make([]string, 0, len(dest.WorkloadLabels))
 	for k := range dest.WorkloadLabels {
 		keys = append(keys, k)
@@ -57,12 +59,12 @@ func apValidateDestination(dest AccessDestination) Errors {
 	for _, k := range keys {
 		v := dest.WorkloadLabels[k]
 		kat := at.Attr("workload_labels").Key(k)
-		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 && !IsUnknown(k) {
-			errs.Add(Errorf(kat, "Invalid workload label",
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 && !translate.IsUnknown(k) {
+			errs.Add(translate.Errorf(kat, "Invalid workload label",
 				"The label key %q is not a valid Kubernetes label key: %s.", k, strings.Join(msgs, "; ")))
 		}
-		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 && !IsUnknown(v) {
-			errs.Add(Errorf(kat, "Invalid workload label",
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 && !translate.IsUnknown(v) {
+			errs.Add(translate.Errorf(kat, "Invalid workload label",
 				"The value %q of label %q is not a valid Kubernetes label value: %s.", v, k, strings.Join(msgs, "; ")))
 		}
 	}
@@ -76,12 +78,12 @@ var apPathLiteral = regexp.MustCompile(`^[a-zA-Z0-9-._~%!$&'()+,;:@=]+$`)
 // apPath checks a path against Istio's matching: exact ("/users"), prefix
 // ("/users/*"), suffix ("*.json"), any ("*"), or an Envoy URI template
 // with {*} (one segment) and {**} (the rest, last).
-func apPath(at Path, p string) error {
+func apPath(at translate.Path, p string) error {
 	bad := func(format string, args ...any) error {
-		return Errorf(at, "Invalid path", "%q: %s", p, fmt.Sprintf(format, args...))
+		return translate.Errorf(at, "Invalid path", "%q: %s", p, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case IsUnknown(p):
+	case translate.IsUnknown(p):
 		return nil
 	case p == "":
 		return bad("a path must not be empty; omit paths to allow any path")
@@ -135,9 +137,9 @@ func apPathTemplate(p string, bad func(string, ...any) error) error {
 	return nil
 }
 
-func apPort(at Path, port int) error {
+func apPort(at translate.Path, port int) error {
 	if port < 1 || port > 65535 {
-		return Errorf(at, "Invalid port", "Port %d is out of range: use 1-65535, the port the destination workloads listen on.", port)
+		return translate.Errorf(at, "Invalid port", "Port %d is out of range: use 1-65535, the port the destination workloads listen on.", port)
 	}
 	return nil
 }

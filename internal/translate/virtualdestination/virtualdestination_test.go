@@ -1,6 +1,9 @@
-package translate
+package virtualdestination
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
+
 	"errors"
 	"fmt"
 	"net/netip"
@@ -12,40 +15,44 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-var _ = registerGolden("virtual-destination", func(raw []byte, reg *Registry) ([]Object, error) {
-	var in VirtualDestinationIntent
-	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-		return nil, err
-	}
-	return TranslateVirtualDestination(in, reg)
-})
+// TestGolden translates every case of testdata/ and compares it with its
+// golden file (REFRESH_GOLDEN=true rewrites them).
+func TestGolden(t *testing.T) {
+	translatetest.Golden(t, func(raw []byte, reg *translate.Registry) ([]translate.Object, error) {
+		var in Intent
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			return nil, err
+		}
+		return Translate(in, reg)
+	})
+}
 
 // vdTestRegistry: east and west in the cloud, onprem in a data centre,
 // nogw without an east-west gateway.
-func vdTestRegistry() *Registry {
-	return NewRegistry(
-		Cluster{Name: "east", Network: "net-east", Region: "us-east-1", Zone: "us-east-1a",
-			Labels: map[string]string{"env": "prod", "cloud": "aws"}, EastWestGateway: &Gateway{Address: "203.0.113.10", Port: 15443}},
-		Cluster{Name: "west", Network: "net-west", Region: "us-west-2",
-			Labels: map[string]string{"env": "prod", "cloud": "aws"}, EastWestGateway: &Gateway{Address: "203.0.113.20", Port: 15443}},
-		Cluster{Name: "onprem", Network: "net-onprem", Region: "dc1",
-			Labels: map[string]string{"env": "prod", "cloud": "onprem"}, EastWestGateway: &Gateway{Address: "gw.onprem.example.com"}},
-		Cluster{Name: "nogw", Network: "net-nogw", Labels: map[string]string{"env": "dev"}},
+func vdTestRegistry() *translate.Registry {
+	return translate.NewRegistry(
+		translate.Cluster{Name: "east", Network: "net-east", Region: "us-east-1", Zone: "us-east-1a",
+			Labels: map[string]string{"env": "prod", "cloud": "aws"}, EastWestGateway: &translate.Gateway{Address: "203.0.113.10", Port: 15443}},
+		translate.Cluster{Name: "west", Network: "net-west", Region: "us-west-2",
+			Labels: map[string]string{"env": "prod", "cloud": "aws"}, EastWestGateway: &translate.Gateway{Address: "203.0.113.20", Port: 15443}},
+		translate.Cluster{Name: "onprem", Network: "net-onprem", Region: "dc1",
+			Labels: map[string]string{"env": "prod", "cloud": "onprem"}, EastWestGateway: &translate.Gateway{Address: "gw.onprem.example.com"}},
+		translate.Cluster{Name: "nogw", Network: "net-nogw", Labels: map[string]string{"env": "dev"}},
 	)
 }
 
 // vdValid is the DESIGN.md example: user.global in east, then onprem.
-func vdValid() VirtualDestinationIntent {
-	return VirtualDestinationIntent{
+func vdValid() Intent {
+	return Intent{
 		Name:     "user",
 		Hostname: "user.global",
-		Ports:    []VirtualDestinationPort{{Number: 8080, Protocol: "HTTP"}},
-		Backends: []VirtualDestinationBackend{
+		Ports:    []Port{{Number: 8080, Protocol: "HTTP"}},
+		Backends: []Backend{
 			{Cluster: "east", Namespace: "users", Service: "user", Priority: 0},
 			{Cluster: "onprem", Namespace: "users", Service: "user", Priority: 1},
 		},
-		Failover: &VirtualDestinationFailover{Mode: FailoverModePriority},
-		Clients: VirtualDestinationClients{Placement: Placement{ClusterSelector: map[string]string{"env": "prod"}},
+		Failover: &Failover{Mode: FailoverModePriority},
+		Clients: Clients{Placement: translate.Placement{ClusterSelector: map[string]string{"env": "prod"}},
 			Namespaces: []string{"accounts"}},
 	}
 }
@@ -53,80 +60,80 @@ func vdValid() VirtualDestinationIntent {
 func TestVirtualDestinationValidationErrors(t *testing.T) {
 	tests := []struct {
 		name    string
-		mutate  func(*VirtualDestinationIntent)
-		reg     *Registry // vdTestRegistry when nil
+		mutate  func(*Intent)
+		reg     *translate.Registry // vdTestRegistry when nil
 		path    string
 		summary string
 	}{
-		{"name not a DNS label", func(in *VirtualDestinationIntent) { in.Name = "User_1" }, nil, "name", "Invalid name"},
-		{"hostname with wildcard", func(in *VirtualDestinationIntent) { in.Hostname = "*.global" }, nil, "hostname", "Invalid hostname"},
-		{"hostname single label", func(in *VirtualDestinationIntent) { in.Hostname = "user" }, nil, "hostname", "Invalid hostname"},
-		{"hostname is an IP", func(in *VirtualDestinationIntent) { in.Hostname = "10.0.0.1" }, nil, "hostname", "Invalid hostname"},
-		{"hostname under cluster.local", func(in *VirtualDestinationIntent) { in.Hostname = "user.users.svc.cluster.local" }, nil, "hostname", "Invalid hostname"},
-		{"namespace invalid", func(in *VirtualDestinationIntent) { in.Namespace = "Istio.System" }, nil, "namespace", "Invalid namespace"},
-		{"no ports", func(in *VirtualDestinationIntent) { in.Ports = nil }, nil, "ports", "Missing ports"},
-		{"port zero", func(in *VirtualDestinationIntent) { in.Ports[0].Number = 0 }, nil, "ports[0].number", "Invalid port"},
-		{"port too large", func(in *VirtualDestinationIntent) { in.Ports[0].Number = 65536 }, nil, "ports[0].number", "Invalid port"},
-		{"duplicate port", func(in *VirtualDestinationIntent) {
-			in.Ports = append(in.Ports, VirtualDestinationPort{Number: 8080, Protocol: "GRPC"})
+		{"name not a DNS label", func(in *Intent) { in.Name = "User_1" }, nil, "name", "Invalid name"},
+		{"hostname with wildcard", func(in *Intent) { in.Hostname = "*.global" }, nil, "hostname", "Invalid hostname"},
+		{"hostname single label", func(in *Intent) { in.Hostname = "user" }, nil, "hostname", "Invalid hostname"},
+		{"hostname is an IP", func(in *Intent) { in.Hostname = "10.0.0.1" }, nil, "hostname", "Invalid hostname"},
+		{"hostname under cluster.local", func(in *Intent) { in.Hostname = "user.users.svc.cluster.local" }, nil, "hostname", "Invalid hostname"},
+		{"namespace invalid", func(in *Intent) { in.Namespace = "Istio.System" }, nil, "namespace", "Invalid namespace"},
+		{"no ports", func(in *Intent) { in.Ports = nil }, nil, "ports", "Missing ports"},
+		{"port zero", func(in *Intent) { in.Ports[0].Number = 0 }, nil, "ports[0].number", "Invalid port"},
+		{"port too large", func(in *Intent) { in.Ports[0].Number = 65536 }, nil, "ports[0].number", "Invalid port"},
+		{"duplicate port", func(in *Intent) {
+			in.Ports = append(in.Ports, Port{Number: 8080, Protocol: "GRPC"})
 		}, nil, "ports[1].number", "Duplicate port"},
-		{"unsupported protocol", func(in *VirtualDestinationIntent) { in.Ports[0].Protocol = "UDP" }, nil, "ports[0].protocol", "Invalid protocol"},
-		{"lowercase protocol", func(in *VirtualDestinationIntent) { in.Ports[0].Protocol = "http" }, nil, "ports[0].protocol", "Invalid protocol"},
-		{"target port out of range", func(in *VirtualDestinationIntent) { in.Ports[0].TargetPort = vdPtr[int64](-1) }, nil, "ports[0].target_port", "Invalid port"},
-		{"no backends", func(in *VirtualDestinationIntent) { in.Backends = nil }, nil, "backends", "Missing backends"},
-		{"unknown backend cluster", func(in *VirtualDestinationIntent) { in.Backends[1].Cluster = "wine" }, nil, "backends[1].cluster", "Unknown cluster"},
-		{"duplicate backend cluster", func(in *VirtualDestinationIntent) {
-			in.Backends = append(in.Backends, VirtualDestinationBackend{Cluster: "east", Namespace: "users2", Service: "user"})
+		{"unsupported protocol", func(in *Intent) { in.Ports[0].Protocol = "UDP" }, nil, "ports[0].protocol", "Invalid protocol"},
+		{"lowercase protocol", func(in *Intent) { in.Ports[0].Protocol = "http" }, nil, "ports[0].protocol", "Invalid protocol"},
+		{"target port out of range", func(in *Intent) { in.Ports[0].TargetPort = vdPtr[int64](-1) }, nil, "ports[0].target_port", "Invalid port"},
+		{"no backends", func(in *Intent) { in.Backends = nil }, nil, "backends", "Missing backends"},
+		{"unknown backend cluster", func(in *Intent) { in.Backends[1].Cluster = "wine" }, nil, "backends[1].cluster", "Unknown cluster"},
+		{"duplicate backend cluster", func(in *Intent) {
+			in.Backends = append(in.Backends, Backend{Cluster: "east", Namespace: "users2", Service: "user"})
 		}, nil, "backends[2].cluster", "Duplicate backend"},
-		{"backend namespace invalid", func(in *VirtualDestinationIntent) { in.Backends[0].Namespace = "" }, nil, "backends[0].namespace", "Invalid namespace"},
-		{"backend service invalid", func(in *VirtualDestinationIntent) { in.Backends[0].Service = "1user" }, nil, "backends[0].service", "Invalid service"},
-		{"negative priority", func(in *VirtualDestinationIntent) { in.Backends[1].Priority = -1 }, nil, "backends[1].priority", "Invalid priority"},
-		{"zero weight", func(in *VirtualDestinationIntent) { in.Backends[0].Weight = vdPtr[int64](0) }, nil, "backends[0].weight", "Invalid weight"},
-		{"exclude_for unknown cluster", func(in *VirtualDestinationIntent) {
-			in.Backends[1].ExcludeFor = Placement{Clusters: []string{"east", "wine"}}
+		{"backend namespace invalid", func(in *Intent) { in.Backends[0].Namespace = "" }, nil, "backends[0].namespace", "Invalid namespace"},
+		{"backend service invalid", func(in *Intent) { in.Backends[0].Service = "1user" }, nil, "backends[0].service", "Invalid service"},
+		{"negative priority", func(in *Intent) { in.Backends[1].Priority = -1 }, nil, "backends[1].priority", "Invalid priority"},
+		{"zero weight", func(in *Intent) { in.Backends[0].Weight = vdPtr[int64](0) }, nil, "backends[0].weight", "Invalid weight"},
+		{"exclude_for unknown cluster", func(in *Intent) {
+			in.Backends[1].ExcludeFor = translate.Placement{Clusters: []string{"east", "wine"}}
 		}, nil, "backends[1].exclude_for.clusters[1]", "Unknown cluster"},
-		{"failover mode", func(in *VirtualDestinationIntent) { in.Failover.Mode = "round-robin" }, nil, "failover.mode", "Invalid failover mode"},
-		{"outlier detection interval", func(in *VirtualDestinationIntent) {
-			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Interval: "10"}
+		{"failover mode", func(in *Intent) { in.Failover.Mode = "round-robin" }, nil, "failover.mode", "Invalid failover mode"},
+		{"outlier detection interval", func(in *Intent) {
+			in.Failover.OutlierDetection = &OutlierDetection{Interval: "10"}
 		}, nil, "failover.outlier_detection.interval", "Invalid duration"},
-		{"outlier detection ejection time too short", func(in *VirtualDestinationIntent) {
-			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{BaseEjectionTime: "10us"}
+		{"outlier detection ejection time too short", func(in *Intent) {
+			in.Failover.OutlierDetection = &OutlierDetection{BaseEjectionTime: "10us"}
 		}, nil, "failover.outlier_detection.base_ejection_time", "Invalid duration"},
-		{"outlier detection sub-millisecond precision", func(in *VirtualDestinationIntent) {
-			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Interval: "1500us"}
+		{"outlier detection sub-millisecond precision", func(in *Intent) {
+			in.Failover.OutlierDetection = &OutlierDetection{Interval: "1500us"}
 		}, nil, "failover.outlier_detection.interval", "Invalid duration"},
-		{"outlier detection never ejects", func(in *VirtualDestinationIntent) {
-			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Consecutive5xxErrors: vdPtr[int64](0)}
+		{"outlier detection never ejects", func(in *Intent) {
+			in.Failover.OutlierDetection = &OutlierDetection{Consecutive5xxErrors: vdPtr[int64](0)}
 		}, nil, "failover.outlier_detection.consecutive_5xx_errors", "Invalid outlier detection"},
-		{"outlier detection max ejection percent", func(in *VirtualDestinationIntent) {
-			in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{MaxEjectionPercent: vdPtr[int64](101)}
+		{"outlier detection max ejection percent", func(in *Intent) {
+			in.Failover.OutlierDetection = &OutlierDetection{MaxEjectionPercent: vdPtr[int64](101)}
 		}, nil, "failover.outlier_detection.max_ejection_percent", "Invalid outlier detection"},
-		{"unknown client cluster", func(in *VirtualDestinationIntent) {
-			in.Clients.Placement = Placement{Clusters: []string{"wine"}}
+		{"unknown client cluster", func(in *Intent) {
+			in.Clients.Placement = translate.Placement{Clusters: []string{"wine"}}
 		}, nil, "clients.clusters[0]", "Unknown cluster"},
-		{"client namespace invalid", func(in *VirtualDestinationIntent) { in.Clients.Namespaces = []string{"."} }, nil, "clients.namespaces[0]", "Invalid namespace"},
-		{"client namespace is the config namespace", func(in *VirtualDestinationIntent) {
+		{"client namespace invalid", func(in *Intent) { in.Clients.Namespaces = []string{"."} }, nil, "clients.namespaces[0]", "Invalid namespace"},
+		{"client namespace is the config namespace", func(in *Intent) {
 			in.Clients.Namespaces = []string{"accounts", "istio-system"}
 		}, nil, "clients.namespaces[1]", "Invalid namespace"},
-		{"star with other namespaces", func(in *VirtualDestinationIntent) { in.Clients.Namespaces = []string{"*", "accounts"} }, nil, "clients.namespaces[0]", "Invalid namespace"},
-		{"remote backend without east-west gateway", func(in *VirtualDestinationIntent) {
+		{"star with other namespaces", func(in *Intent) { in.Clients.Namespaces = []string{"*", "accounts"} }, nil, "clients.namespaces[0]", "Invalid namespace"},
+		{"remote backend without east-west gateway", func(in *Intent) {
 			in.Backends[1].Cluster = "nogw"
 		}, nil, "backends[1].cluster", "No east-west gateway"},
-		{"invalid east-west gateway address", func(in *VirtualDestinationIntent) {}, NewRegistry(
-			Cluster{Name: "east", Labels: map[string]string{"env": "prod"}, EastWestGateway: &Gateway{Address: "203.0.113.10"}},
-			Cluster{Name: "onprem", Labels: map[string]string{"env": "prod"}, EastWestGateway: &Gateway{Address: "gw_onprem:15443"}},
+		{"invalid east-west gateway address", func(in *Intent) {}, translate.NewRegistry(
+			translate.Cluster{Name: "east", Labels: map[string]string{"env": "prod"}, EastWestGateway: &translate.Gateway{Address: "203.0.113.10"}},
+			translate.Cluster{Name: "onprem", Labels: map[string]string{"env": "prod"}, EastWestGateway: &translate.Gateway{Address: "gw_onprem:15443"}},
 		), "backends[1].cluster", "Invalid east-west gateway address"},
-		{"client with every backend excluded", func(in *VirtualDestinationIntent) {
-			in.Backends[0].ExcludeFor = Placement{ClusterSelector: map[string]string{"cloud": "aws"}}
-			in.Backends[1].ExcludeFor = Placement{Clusters: []string{"west"}}
+		{"client with every backend excluded", func(in *Intent) {
+			in.Backends[0].ExcludeFor = translate.Placement{ClusterSelector: map[string]string{"cloud": "aws"}}
+			in.Backends[1].ExcludeFor = translate.Placement{Clusters: []string{"west"}}
 		}, nil, "clients", "Client without backend"},
-		{"locality failover without region", func(in *VirtualDestinationIntent) {
+		{"locality failover without region", func(in *Intent) {
 			in.Failover.Mode = FailoverModeLocality
 			in.Backends[1].Cluster = "nogw"
-			in.Clients.Placement = Placement{Clusters: []string{"nogw"}}
+			in.Clients.Placement = translate.Placement{Clusters: []string{"nogw"}}
 		}, nil, "backends[1].cluster", "Missing region"},
-		{"backend in the config namespace of a client cluster", func(in *VirtualDestinationIntent) {
-			in.Backends[0].Namespace = DefaultIstioNS
+		{"backend in the config namespace of a client cluster", func(in *Intent) {
+			in.Backends[0].Namespace = translate.DefaultIstioNS
 		}, nil, "backends[0].namespace", "Backend in the config namespace"},
 	}
 	for _, tt := range tests {
@@ -137,11 +144,11 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 			if reg == nil {
 				reg = vdTestRegistry()
 			}
-			objs, err := TranslateVirtualDestination(in, reg)
+			objs, err := Translate(in, reg)
 			if err == nil {
 				t.Fatalf("want an error at %s, got %d objects", tt.path, len(objs))
 			}
-			var es Errors
+			var es translate.Errors
 			if !errors.As(err, &es) {
 				t.Fatalf("want Errors, got %T: %v", err, err)
 			}
@@ -157,7 +164,7 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 
 // The valid example must translate, or every case above passes vacuously.
 func TestVirtualDestinationValidExample(t *testing.T) {
-	objs, err := TranslateVirtualDestination(vdValid(), vdTestRegistry())
+	objs, err := Translate(vdValid(), vdTestRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +178,9 @@ func TestVirtualDestinationCollectsAllErrors(t *testing.T) {
 	in.Name = "Bad Name"
 	in.Ports[0].Protocol = "SCTP"
 	in.Backends[0].Cluster = "wine"
-	in.Failover.OutlierDetection = &VirtualDestinationOutlierDetection{Interval: "soon"}
-	_, err := TranslateVirtualDestination(in, vdTestRegistry())
-	var es Errors
+	in.Failover.OutlierDetection = &OutlierDetection{Interval: "soon"}
+	_, err := Translate(in, vdTestRegistry())
+	var es translate.Errors
 	if !errors.As(err, &es) {
 		t.Fatalf("want Errors, got %v", err)
 	}
@@ -189,36 +196,36 @@ func TestVirtualDestinationCollectsAllErrors(t *testing.T) {
 }
 
 func TestValidateVirtualDestinationWithoutRegistry(t *testing.T) {
-	if es := ValidateVirtualDestination(vdValid()); len(es) != 0 {
+	if es := Validate(vdValid()); len(es) != 0 {
 		t.Fatalf("valid intent: %v", es)
 	}
 	in := vdValid()
 	in.Backends[1].Cluster = "wine" // needs the registry: not reported here
 	in.Backends[1].Priority = -2
-	es := ValidateVirtualDestination(in)
+	es := Validate(in)
 	if len(es) != 1 || es[0].Path.String() != "backends[1].priority" {
 		t.Fatalf("got %v", es)
 	}
 }
 
 func TestVirtualDestinationUnknownPlacement(t *testing.T) {
-	reg := NewRegistry(
-		Cluster{Name: "east", EastWestGateway: &Gateway{Address: "203.0.113.10"}},
-		Cluster{Name: "late", LabelsUnknown: true, EastWestGateway: &Gateway{Address: Unknown("late.gateway")}},
+	reg := translate.NewRegistry(
+		translate.Cluster{Name: "east", EastWestGateway: &translate.Gateway{Address: "203.0.113.10"}},
+		translate.Cluster{Name: "late", LabelsUnknown: true, EastWestGateway: &translate.Gateway{Address: translate.Unknown("late.gateway")}},
 	)
 	in := vdValid()
 	in.Backends[1].Cluster = "late"
-	if _, err := TranslateVirtualDestination(in, reg); err != ErrUnknownPlacement {
+	if _, err := Translate(in, reg); err != translate.ErrUnknownPlacement {
 		t.Errorf("clients selector over unknown labels: got %v, want ErrUnknownPlacement", err)
 	}
-	in.Clients.Placement = Placement{Clusters: []string{"east", "late"}}
-	in.Backends[1].ExcludeFor = Placement{ClusterSelector: map[string]string{"cloud": "aws"}}
-	if _, err := TranslateVirtualDestination(in, reg); err != ErrUnknownPlacement {
+	in.Clients.Placement = translate.Placement{Clusters: []string{"east", "late"}}
+	in.Backends[1].ExcludeFor = translate.Placement{ClusterSelector: map[string]string{"cloud": "aws"}}
+	if _, err := Translate(in, reg); err != translate.ErrUnknownPlacement {
 		t.Errorf("exclude_for selector over unknown labels: got %v, want ErrUnknownPlacement", err)
 	}
 	// Static errors win over an unknown placement: the user can fix them now.
 	in.Name = ""
-	if _, err := TranslateVirtualDestination(in, reg); err == ErrUnknownPlacement || err == nil {
+	if _, err := Translate(in, reg); err == translate.ErrUnknownPlacement || err == nil {
 		t.Errorf("got %v, want the name error", err)
 	}
 }
@@ -226,17 +233,17 @@ func TestVirtualDestinationUnknownPlacement(t *testing.T) {
 // A cluster created in the same apply: its gateway address, network and
 // region are placeholders, passed through untouched.
 func TestVirtualDestinationUnknownTopology(t *testing.T) {
-	reg := NewRegistry(
-		Cluster{Name: "east", Network: "net-east", Region: "us-east-1", EastWestGateway: &Gateway{Address: "203.0.113.10"}},
-		Cluster{Name: "late", Network: Unknown("late.network"), Region: Unknown("late.region"),
-			EastWestGateway: &Gateway{Address: Unknown("late.gateway.address")}},
+	reg := translate.NewRegistry(
+		translate.Cluster{Name: "east", Network: "net-east", Region: "us-east-1", EastWestGateway: &translate.Gateway{Address: "203.0.113.10"}},
+		translate.Cluster{Name: "late", Network: translate.Unknown("late.network"), Region: translate.Unknown("late.region"),
+			EastWestGateway: &translate.Gateway{Address: translate.Unknown("late.gateway.address")}},
 	)
 	in := vdValid()
 	in.Backends[1].Cluster = "late"
-	in.Clients.Placement = Placement{Clusters: []string{"east", "late"}}
+	in.Clients.Placement = translate.Placement{Clusters: []string{"east", "late"}}
 	for _, mode := range []string{FailoverModePriority, FailoverModeLocality} {
 		in.Failover.Mode = mode
-		objs, err := TranslateVirtualDestination(in, reg)
+		objs, err := Translate(in, reg)
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
@@ -274,7 +281,7 @@ func TestSubsetName(t *testing.T) {
 		if !strings.HasPrefix(got, want) || (want[len(want)-1] != '-' && got != want) {
 			t.Errorf("SubsetName(%q) = %q, want %q...", cluster, got, want)
 		}
-		if !validDNSLabel(got) {
+		if !translate.ValidDNSLabel(got) {
 			t.Errorf("SubsetName(%q) = %q is not a DNS label", cluster, got)
 		}
 	}
@@ -282,7 +289,7 @@ func TestSubsetName(t *testing.T) {
 		t.Error("distinct clusters share a subset")
 	}
 	long := SubsetName(strings.Repeat("X", 100))
-	if len(long) > 63 || !validDNSLabel(long) {
+	if len(long) > 63 || !translate.ValidDNSLabel(long) {
 		t.Errorf("long name: %q", long)
 	}
 }
@@ -304,12 +311,12 @@ func istioFailoverPriority(entries []string, labels map[string]string) int {
 
 func TestVDPriorityFailoverRanks(t *testing.T) {
 	for tiers := 1; tiers <= 6; tiers++ {
-		v := &vdView{cluster: &Cluster{Name: "c0"}, client: true, tiers: tiers}
+		v := &vdView{cluster: &translate.Cluster{Name: "c0"}, client: true, tiers: tiers}
 		for r := 0; r < tiers; r++ {
 			name := fmt.Sprintf("c%d", r)
 			v.targets = append(v.targets, vdTarget{
-				backend: &VirtualDestinationBackend{Cluster: name, Namespace: "ns", Service: "svc", Priority: int64(10 * r)},
-				cluster: &Cluster{Name: name, EastWestGateway: &Gateway{Address: "192.0.2.1"}}, rank: r, local: r == 0,
+				backend: &Backend{Cluster: name, Namespace: "ns", Service: "svc", Priority: int64(10 * r)},
+				cluster: &translate.Cluster{Name: name, EastWestGateway: &translate.Gateway{Address: "192.0.2.1"}}, rank: r, local: r == 0,
 			})
 		}
 		p := &vdPlan{in: vdValid(), mode: FailoverModePriority}
@@ -338,9 +345,9 @@ func TestVDPriorityFailoverRanks(t *testing.T) {
 // client's region, then the rest.
 func TestVDLocalityRanks(t *testing.T) {
 	mk := func(name, region, zone string, prio int64) vdTarget {
-		return vdTarget{backend: &VirtualDestinationBackend{Cluster: name, Priority: prio}, cluster: &Cluster{Name: name, Region: region, Zone: zone}}
+		return vdTarget{backend: &Backend{Cluster: name, Priority: prio}, cluster: &translate.Cluster{Name: name, Region: region, Zone: zone}}
 	}
-	client := &Cluster{Name: "c", Region: "us-east-1", Zone: "us-east-1a"}
+	client := &translate.Cluster{Name: "c", Region: "us-east-1", Zone: "us-east-1a"}
 	v := &vdView{cluster: client, targets: []vdTarget{
 		mk("eu", "eu-west-1", "", 1),
 		mk("west", "us-west-2", "", 2),
@@ -368,11 +375,11 @@ func TestVDLocalityRanks(t *testing.T) {
 // istioFailoverPriority) puts that cluster first and the others in the
 // destination's order after it.
 func TestVDSubsetFailoverOrder(t *testing.T) {
-	p := &vdPlan{in: vdValid(), mode: FailoverModePriority, namespace: DefaultIstioNS}
+	p := &vdPlan{in: vdValid(), mode: FailoverModePriority, namespace: translate.DefaultIstioNS}
 	mk := func(name string, prio int64) vdTarget {
-		return vdTarget{backend: &VirtualDestinationBackend{Cluster: name, Namespace: "ns", Service: "svc", Priority: prio}, cluster: &Cluster{Name: name}, local: true}
+		return vdTarget{backend: &Backend{Cluster: name, Namespace: "ns", Service: "svc", Priority: prio}, cluster: &translate.Cluster{Name: name}, local: true}
 	}
-	v := &vdView{cluster: &Cluster{Name: "a"}, targets: []vdTarget{mk("a", 0), mk("b", 1), mk("c", 1), mk("d", 2)}}
+	v := &vdView{cluster: &translate.Cluster{Name: "a"}, targets: []vdTarget{mk("a", 0), mk("b", 1), mk("c", 1), mk("d", 2)}}
 	vdRankTargets(v, FailoverModePriority)
 	v.subsets = vdSubsetOrders(v)
 	want := map[string]map[string]int{
@@ -386,7 +393,7 @@ func TestVDSubsetFailoverOrder(t *testing.T) {
 	}
 	for _, o := range v.subsets {
 		dr := vdClusterHostDestinationRule(p, v, o)
-		if want := VirtualDestinationClusterHost(p.in.Hostname, o.cluster); dr.Spec.Host != want {
+		if want := ClusterHost(p.in.Hostname, o.cluster); dr.Spec.Host != want {
 			t.Errorf("cluster %s: host %s, want %s", o.cluster, dr.Spec.Host, want)
 		}
 		if dr.Spec.TrafficPolicy.OutlierDetection == nil {
@@ -405,7 +412,7 @@ func TestVDSubsetFailoverOrder(t *testing.T) {
 }
 
 func TestVDOutlierDefaults(t *testing.T) {
-	o := vdEffectiveOutlier(&VirtualDestinationFailover{OutlierDetection: &VirtualDestinationOutlierDetection{Interval: "1s"}})
+	o := vdEffectiveOutlier(&Failover{OutlierDetection: &OutlierDetection{Interval: "1s"}})
 	if o.consecutive5xx != 5 || o.interval.String() != "1s" || o.ejection.String() != "30s" || o.maxEjectionPercent != 100 {
 		t.Errorf("got %+v", o)
 	}
@@ -417,7 +424,7 @@ func TestVDOutlierDefaults(t *testing.T) {
 // The golden files check the output; this checks that every object is of a
 // type and version the API server serves.
 func TestVirtualDestinationObjectKinds(t *testing.T) {
-	objs, err := TranslateVirtualDestination(vdValid(), vdTestRegistry())
+	objs, err := Translate(vdValid(), vdTestRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,10 +434,10 @@ func TestVirtualDestinationObjectKinds(t *testing.T) {
 		default:
 			t.Errorf("unexpected %T", o.Resource)
 		}
-		if got := o.Key().APIVersion; got != NetworkingV1 {
+		if got := o.Key().APIVersion; got != translate.NetworkingV1 {
 			t.Errorf("%s: apiVersion %s", o.Key(), got)
 		}
-		if !validDNSSubdomain(o.Resource.GetName()) || !validDNSLabel(o.Resource.GetNamespace()) {
+		if !translate.ValidDNSSubdomain(o.Resource.GetName()) || !translate.ValidDNSLabel(o.Resource.GetNamespace()) {
 			t.Errorf("%s: invalid name or namespace", o.Key())
 		}
 	}
@@ -445,8 +452,8 @@ func TestVirtualDestinationVIPRange(t *testing.T) {
 	collisions := 0
 	for i := 0; i < 20000; i++ {
 		host := fmt.Sprintf("svc-%d.global", i)
-		vip := VirtualDestinationVIP(host)
-		if vip != VirtualDestinationVIP(host) {
+		vip := VIP(host)
+		if vip != VIP(host) {
 			t.Fatalf("VIP of %s is not stable", host)
 		}
 		ip, err := netip.ParseAddr(vip)
@@ -471,18 +478,18 @@ func TestVirtualDestinationVIPRange(t *testing.T) {
 		t.Errorf("%d collisions among 20,000 hostnames; the hash does not spread", collisions)
 	}
 	// Pinned: a changed function changes every client's DNS answer.
-	if got := VirtualDestinationVIP("user.global"); got != "246.38.213.227" {
+	if got := VIP("user.global"); got != "246.38.213.227" {
 		t.Errorf("VIP of user.global changed to %s", got)
 	}
 }
 
 func TestVirtualDestinationExplicitVIP(t *testing.T) {
-	reg := NewRegistry(Cluster{Name: "east", Network: "net-east"})
-	in := VirtualDestinationIntent{Name: "user", Hostname: "user.global",
-		Ports:    []VirtualDestinationPort{{Number: 8080, Protocol: "HTTP"}},
-		Backends: []VirtualDestinationBackend{{Cluster: "east", Namespace: "users", Service: "user"}},
+	reg := translate.NewRegistry(translate.Cluster{Name: "east", Network: "net-east"})
+	in := Intent{Name: "user", Hostname: "user.global",
+		Ports:    []Port{{Number: 8080, Protocol: "HTTP"}},
+		Backends: []Backend{{Cluster: "east", Namespace: "users", Service: "user"}},
 		VIP:      "241.1.2.3"}
-	objs, err := TranslateVirtualDestination(in, reg)
+	objs, err := Translate(in, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,9 +500,29 @@ func TestVirtualDestinationExplicitVIP(t *testing.T) {
 	}
 	for vip, want := range map[string]string{"not-an-ip": "not an IP", "127.0.0.1": "loopback", "240.240.1.2": "240.240.0.0/16", "::": "unspecified"} {
 		in.VIP = vip
-		_, err := TranslateVirtualDestination(in, reg)
+		_, err := Translate(in, reg)
 		if err == nil || !strings.Contains(err.Error(), "vip") || !strings.Contains(err.Error(), want) {
 			t.Errorf("vip %q: got %v, want an error at vip saying %q", vip, err, want)
 		}
+	}
+}
+
+// Locality failover never produces the shape istiod 1.30 crash-loops on
+// (translate.CheckIstioVersionShapes), even when every cluster runs 1.30.
+func TestLocalityAvoidsIstio130Shape(t *testing.T) {
+	in := vdValid()
+	in.Failover = &Failover{Mode: FailoverModeLocality}
+	reg := vdTestRegistry()
+	var clusters []translate.Cluster
+	for _, name := range reg.Names() {
+		c := *reg.Cluster(name)
+		c.IstioVersion = "1.30"
+		if c.Region == "" {
+			c.Region = "r-" + name
+		}
+		clusters = append(clusters, c)
+	}
+	if _, err := Translate(in, translate.NewRegistry(clusters...)); err != nil {
+		t.Errorf("locality failover on 1.30 clusters: %v", err)
 	}
 }

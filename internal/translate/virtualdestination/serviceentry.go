@@ -1,6 +1,8 @@
-package translate
+package virtualdestination
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"sort"
 	"strconv"
 	"strings"
@@ -12,18 +14,18 @@ import (
 // vdServiceEntries returns the ServiceEntries of one cluster: the client one
 // when clients run there, the backend one when clients in other clusters
 // reach its backend.
-func vdServiceEntries(p *vdPlan, v *vdView) []Object {
-	var out []Object
+func vdServiceEntries(p *vdPlan, v *vdView) []translate.Object {
+	var out []translate.Object
 	if v.client {
-		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdClientServiceEntry(p, v)})
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdClientServiceEntry(p, v)})
 		if se := vdClusterHostsServiceEntry(p, v); se != nil {
-			out = append(out, Object{Cluster: v.cluster.Name, Resource: se})
+			out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: se})
 		}
 	}
 	if v.serves != nil {
-		out = append(out, Object{Cluster: v.cluster.Name, Resource: vdBackendServiceEntry(p, v.serves)})
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdBackendServiceEntry(p, v.serves)})
 		if se := vdBackendClusterHostsServiceEntry(p, v.serves); se != nil {
-			out = append(out, Object{Cluster: v.cluster.Name, Resource: se})
+			out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: se})
 		}
 	}
 	return out
@@ -36,8 +38,8 @@ func vdServiceEntries(p *vdPlan, v *vdView) []Object {
 // remote one through an east-west gateway that may be a DNS name.
 func vdClientServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 	se := &networking.ServiceEntry{
-		TypeMeta:   typeMeta(NetworkingV1, "ServiceEntry"),
-		ObjectMeta: objectMeta(p.namespace, VirtualDestinationObjectName(p.in.Name)),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "ServiceEntry"),
+		ObjectMeta: translate.ObjectMeta(p.namespace, ObjectName(p.in.Name)),
 		Spec: networkingapi.ServiceEntry{
 			Hosts:      []string{p.in.Hostname},
 			Addresses:  []string{p.vip},
@@ -67,7 +69,7 @@ func vdSubjectAltNames(v *vdView) []string {
 		}
 		td := t.cluster.TrustDomain
 		if td == "" {
-			td = apDefaultTrustDomain
+			td = translate.DefaultTrustDomain
 		}
 		set["spiffe://"+td+"/ns/"+t.backend.Namespace+"/sa/"+t.backend.ServiceAccount] = true
 	}
@@ -92,7 +94,7 @@ func vdClusterHostsServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 		return nil
 	}
 	se := vdClientServiceEntry(p, v)
-	se.ObjectMeta = objectMeta(p.namespace, VirtualDestinationClusterObjectName(p.in.Name, "clusters"))
+	se.ObjectMeta = translate.ObjectMeta(p.namespace, ClusterObjectName(p.in.Name, "clusters"))
 	se.Spec.Addresses = nil
 	se.Spec.Ports = vdServicePorts(ports)
 	keep := map[string]bool{}
@@ -108,7 +110,7 @@ func vdClusterHostsServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 	}
 	se.Spec.Hosts = nil
 	for _, o := range v.subsets {
-		se.Spec.Hosts = append(se.Spec.Hosts, VirtualDestinationClusterHost(p.in.Hostname, o.cluster))
+		se.Spec.Hosts = append(se.Spec.Hosts, ClusterHost(p.in.Hostname, o.cluster))
 	}
 	return se
 }
@@ -144,7 +146,7 @@ func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
 		ep.Address = vdServiceFQDN(t.backend.Service, t.backend.Namespace)
 	} else {
 		gw := t.cluster.EastWestGateway
-		port := uint32(DefaultEastWestPort)
+		port := uint32(translate.DefaultEastWestPort)
 		if gw.Port != 0 {
 			port = gw.Port
 		}
@@ -189,10 +191,10 @@ func vdEndpointLabels(cluster string) map[string]string {
 // cluster that is also a client it wins over the client ServiceEntry (which
 // lists remote backends too). Istio keeps one service per hostname and
 // namespace, hence two namespaces.
-func vdBackendServiceEntry(p *vdPlan, b *VirtualDestinationBackend) *networking.ServiceEntry {
+func vdBackendServiceEntry(p *vdPlan, b *Backend) *networking.ServiceEntry {
 	return &networking.ServiceEntry{
-		TypeMeta:   typeMeta(NetworkingV1, "ServiceEntry"),
-		ObjectMeta: objectMeta(b.Namespace, VirtualDestinationBackendObjectName(p.in.Name)),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "ServiceEntry"),
+		ObjectMeta: translate.ObjectMeta(b.Namespace, BackendObjectName(p.in.Name)),
 		Spec: networkingapi.ServiceEntry{
 			Hosts:      []string{p.in.Hostname},
 			Addresses:  []string{p.vip},
@@ -214,19 +216,19 @@ func vdBackendServiceEntry(p *vdPlan, b *VirtualDestinationBackend) *networking.
 // cluster's: a request for another cluster's host fails over here with that
 // host in its SNI, and a gateway without a filter chain for an SNI resets
 // the connection. nil when the hostname has no HTTP port.
-func vdBackendClusterHostsServiceEntry(p *vdPlan, b *VirtualDestinationBackend) *networking.ServiceEntry {
+func vdBackendClusterHostsServiceEntry(p *vdPlan, b *Backend) *networking.ServiceEntry {
 	ports := vdRoutablePorts(p.in.Ports)
 	if len(ports) == 0 {
 		return nil
 	}
 	se := vdBackendServiceEntry(p, b)
-	se.ObjectMeta = objectMeta(b.Namespace, VirtualDestinationClusterObjectName(p.in.Name+virtualDestinationBackendSuffix, "clusters"))
+	se.ObjectMeta = translate.ObjectMeta(b.Namespace, ClusterObjectName(p.in.Name+virtualDestinationBackendSuffix, "clusters"))
 	se.Spec.Addresses = nil
 	se.Spec.Ports = vdServicePorts(ports)
 	se.Spec.Hosts = nil
 	seen := map[string]bool{}
 	for _, other := range p.in.Backends {
-		if h := VirtualDestinationClusterHost(p.in.Hostname, other.Cluster); !seen[h] {
+		if h := ClusterHost(p.in.Hostname, other.Cluster); !seen[h] {
 			seen[h] = true
 			se.Spec.Hosts = append(se.Spec.Hosts, h)
 		}
@@ -236,8 +238,8 @@ func vdBackendClusterHostsServiceEntry(p *vdPlan, b *VirtualDestinationBackend) 
 
 // vdRoutablePorts are the ports Istio routes by HTTP route: the ones
 // traffic shifts and mirrors apply to.
-func vdRoutablePorts(ports []VirtualDestinationPort) []VirtualDestinationPort {
-	var out []VirtualDestinationPort
+func vdRoutablePorts(ports []Port) []Port {
+	var out []Port
 	for _, p := range ports {
 		switch strings.ToUpper(p.Protocol) {
 		case "HTTP", "HTTP2", "GRPC":
@@ -250,7 +252,7 @@ func vdRoutablePorts(ports []VirtualDestinationPort) []VirtualDestinationPort {
 // vdServicePorts are the hostname's ports; target_port becomes the
 // ServiceEntry targetPort, the port used on endpoints that do not override
 // it (the local Service).
-func vdServicePorts(ports []VirtualDestinationPort) []*networkingapi.ServicePort {
+func vdServicePorts(ports []Port) []*networkingapi.ServicePort {
 	out := make([]*networkingapi.ServicePort, 0, len(ports))
 	for _, p := range ports {
 		sp := &networkingapi.ServicePort{Number: uint32(p.Number), Protocol: p.Protocol, Name: vdPortName(p)}

@@ -1,4 +1,7 @@
-package translate
+// Package translatetest holds what the translator packages' tests share:
+// the golden-file runner, the offline check against Istio's CRD schemas
+// and the YAML rendering of objects. Only tests import it.
+package translatetest
 
 import (
 	"bytes"
@@ -10,9 +13,11 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
-// Golden-file tests: testdata/<intent>/<case>.yaml holds a registry and one
+// Golden-file tests: testdata/<case>.yaml (in each intent's package) holds a registry and one
 // intent; <case>.golden.yaml holds the objects per cluster, or the error.
 // REFRESH_GOLDEN=true rewrites the golden files from the current output.
 
@@ -23,38 +28,25 @@ type goldenInput struct {
 }
 
 type goldenCluster struct {
-	Name            string            `json:"name"`
-	Network         string            `json:"network,omitempty"`
-	Region          string            `json:"region,omitempty"`
-	Zone            string            `json:"zone,omitempty"`
-	TrustDomain     string            `json:"trustDomain,omitempty"`
-	IstioVersion    string            `json:"istioVersion,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
-	EastWestGateway *Gateway          `json:"eastWestGateway,omitempty"`
+	Name            string             `json:"name"`
+	Network         string             `json:"network,omitempty"`
+	Region          string             `json:"region,omitempty"`
+	Zone            string             `json:"zone,omitempty"`
+	TrustDomain     string             `json:"trustDomain,omitempty"`
+	IstioVersion    string             `json:"istioVersion,omitempty"`
+	Labels          map[string]string  `json:"labels,omitempty"`
+	EastWestGateway *translate.Gateway `json:"eastWestGateway,omitempty"`
 }
 
-// goldenTranslators maps a testdata folder to the translator it exercises.
-// Each intent adds its entry in its own test file's init-free table below.
-var goldenTranslators = map[string]func(raw []byte, reg *Registry) ([]Object, error){
-	"cluster": func(raw []byte, reg *Registry) ([]Object, error) {
-		var in ClusterIntent
-		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-			return nil, err
-		}
-		return TranslateCluster(in, reg)
-	},
-}
+// Translator translates the intent of one golden case.
+type Translator func(raw []byte, reg *translate.Registry) ([]translate.Object, error)
 
-// registerGolden adds a translator for testdata/<dir>; called from package
-// level var declarations in each intent's test file.
-func registerGolden(dir string, fn func(raw []byte, reg *Registry) ([]Object, error)) bool {
-	goldenTranslators[dir] = fn
-	return true
-}
-
-func TestGolden(t *testing.T) {
-	for dir, translate := range goldenTranslators {
-		cases, err := filepath.Glob(filepath.Join("testdata", dir, "*.yaml"))
+// Golden runs every case of testdata/ (relative to the calling test's
+// package) through tr and compares the result with its golden file.
+func Golden(t *testing.T, tr Translator) {
+	dir := "testdata"
+	{
+		cases, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,15 +57,15 @@ func TestGolden(t *testing.T) {
 			}
 		}
 		if len(inputs) == 0 {
-			t.Errorf("testdata/%s has no golden cases", dir)
+			t.Errorf("%s has no golden cases", dir)
 		}
 		for _, in := range inputs {
-			name := dir + "/" + strings.TrimSuffix(filepath.Base(in), ".yaml")
+			name := strings.TrimSuffix(filepath.Base(in), ".yaml")
 			t.Run(name, func(t *testing.T) {
-				got := runGolden(t, in, translate)
+				got := runGolden(t, in, tr)
 				// Translation must be deterministic: a second run gives the
 				// same bytes.
-				if again := runGolden(t, in, translate); !bytes.Equal(got, again) {
+				if again := runGolden(t, in, tr); !bytes.Equal(got, again) {
 					t.Fatalf("two translations of the same input differ")
 				}
 				goldenPath := strings.TrimSuffix(in, ".yaml") + ".golden.yaml"
@@ -94,7 +86,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func runGolden(t *testing.T, path string, translate func([]byte, *Registry) ([]Object, error)) []byte {
+func runGolden(t *testing.T, path string, tr Translator) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -104,23 +96,23 @@ func runGolden(t *testing.T, path string, translate func([]byte, *Registry) ([]O
 	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
 		t.Fatalf("parsing %s: %v", path, err)
 	}
-	reg := NewRegistry(goldenRegistry(in.Registry)...)
-	objs, err := translate(in.Intent, reg)
+	reg := translate.NewRegistry(goldenRegistry(in.Registry)...)
+	objs, err := tr(in.Intent, reg)
 	if err != nil {
 		return []byte(fmt.Sprintf("error: %s\n", err))
 	}
 	for _, o := range objs {
-		if err := checkSchema(t, o); err != nil {
+		if err := CheckSchema(t, o); err != nil {
 			t.Errorf("%s: output fails Istio's CRD schema: %v", path, err)
 		}
 	}
 	return RenderYAML(t, objs)
 }
 
-func goldenRegistry(cs []goldenCluster) []Cluster {
-	out := make([]Cluster, len(cs))
+func goldenRegistry(cs []goldenCluster) []translate.Cluster {
+	out := make([]translate.Cluster, len(cs))
 	for i, c := range cs {
-		out[i] = Cluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
+		out[i] = translate.Cluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
 			TrustDomain: c.TrustDomain, IstioVersion: c.IstioVersion, Labels: c.Labels, EastWestGateway: c.EastWestGateway}
 	}
 	return out
@@ -128,7 +120,7 @@ func goldenRegistry(cs []goldenCluster) []Cluster {
 
 // RenderYAML renders objects as a multi-document YAML stream, each document
 // preceded by the cluster it goes to.
-func RenderYAML(t testing.TB, objs []Object) []byte {
+func RenderYAML(t testing.TB, objs []translate.Object) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	for i, o := range objs {

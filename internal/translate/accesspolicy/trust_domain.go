@@ -1,6 +1,8 @@
-package translate
+package accesspolicy
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+
 	"fmt"
 	"sort"
 	"strings"
@@ -27,7 +29,7 @@ import (
 // apCheckTrustDomains returns one error per source and trust domain that
 // cannot be told apart, and one per source cluster whose "cluster.local"
 // would be read as another cluster's trust domain.
-func apCheckTrustDomains(in AccessPolicyIntent, plan apPlan, reg *Registry) Errors {
+func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) translate.Errors {
 	type collisionKey struct {
 		source int
 		td     string
@@ -65,10 +67,10 @@ func apCheckTrustDomains(in AccessPolicyIntent, plan apPlan, reg *Registry) Erro
 			key := [2]string{s.in.Namespace, s.in.ServiceAccount}
 			for _, c := range s.clusters {
 				td := apTrustDomain(reg.Cluster(c))
-				if IsUnknown(td) {
+				if translate.IsUnknown(td) {
 					continue
 				}
-				if td == apDefaultTrustDomain && tdB != apDefaultTrustDomain && !IsUnknown(tdB) {
+				if td == translate.DefaultTrustDomain && tdB != translate.DefaultTrustDomain && !translate.IsUnknown(tdB) {
 					k := rewriteKey{s.index, c}
 					if rewrites[k] == nil {
 						rewrites[k] = map[string]bool{}
@@ -92,9 +94,9 @@ func apCheckTrustDomains(in AccessPolicyIntent, plan apPlan, reg *Registry) Erro
 		}
 	}
 
-	var errs Errors
+	var errs translate.Errors
 	for i, s := range in.Sources {
-		at := apPlacementPath(Root("sources").Index(i), s.Placement)
+		at := apPlacementPath(translate.Root("sources").Index(i), s.Placement)
 		principal := func(td string) string { return apPrincipal(td, s.Namespace, s.ServiceAccount) }
 		var tds []string
 		for k := range collisions {
@@ -105,7 +107,7 @@ func apCheckTrustDomains(in AccessPolicyIntent, plan apPlan, reg *Registry) Erro
 		sort.Strings(tds)
 		for _, td := range tds {
 			c := collisions[collisionKey{i, td}]
-			errs = append(errs, Errorf(at, "Access policy cannot be enforced",
+			errs = append(errs, translate.Errorf(at, "Access policy cannot be enforced",
 				"The source allows %s/%s from %s but not from %s, and they share the trust domain %q%s. "+
 					"The principal %q in the AuthorizationPolicy for %s would admit all of them: "+
 					"a principal tells clusters apart only by their trust domain. "+
@@ -127,13 +129,13 @@ func apCheckTrustDomains(in AccessPolicyIntent, plan apPlan, reg *Registry) Erro
 			for _, b := range apSortedKeys(in) {
 				where = append(where, fmt.Sprintf("%s (trust domain %q)", b, apTrustDomain(reg.Cluster(b))))
 			}
-			errs = append(errs, Errorf(at, "Access policy cannot be enforced",
+			errs = append(errs, translate.Errorf(at, "Access policy cannot be enforced",
 				"The source allows %s/%s from cluster %s, whose trust domain is %q%s. "+
 					"Istio reads that trust domain in an AuthorizationPolicy as the enforcing cluster's own, "+
 					"so the principal %q in the policy for %s would name that cluster's workloads instead of those in %s. "+
 					"Give %s a distinct trust_domain in the provider's clusters (the meshConfig.trustDomain its Istio installation uses).",
-				s.Namespace, s.ServiceAccount, c, apDefaultTrustDomain, apDefaultNote(apDefaultTrustDomain),
-				principal(apDefaultTrustDomain), strings.Join(where, ", "), c, c))
+				s.Namespace, s.ServiceAccount, c, translate.DefaultTrustDomain, apDefaultNote(translate.DefaultTrustDomain),
+				principal(translate.DefaultTrustDomain), strings.Join(where, ", "), c, c))
 		}
 	}
 	return errs
@@ -151,7 +153,7 @@ func apEnforcingClusters(plan apPlan) []string {
 }
 
 // apPlacementPath is the attribute that chose a placement's clusters.
-func apPlacementPath(at Path, p Placement) Path {
+func apPlacementPath(at translate.Path, p translate.Placement) translate.Path {
 	switch {
 	case p.IsZero():
 		return at
@@ -163,7 +165,7 @@ func apPlacementPath(at Path, p Placement) Path {
 }
 
 func apDefaultNote(td string) string {
-	if td == apDefaultTrustDomain {
+	if td == translate.DefaultTrustDomain {
 		return " (Istio's default, also used for clusters without trust_domain)"
 	}
 	return ""

@@ -1,4 +1,4 @@
-package translate
+package translatetest
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 // Offline validation of translator output against Istio's CRD schemas
@@ -89,9 +91,9 @@ func loadIstioSchemas() (map[string]*crdSchema, error) {
 	return result, nil
 }
 
-// checkSchema validates one rendered object; objects of kinds that are not
+// CheckSchema validates one rendered object; objects of kinds that are not
 // Istio's (records) are not checked here.
-func checkSchema(t testing.TB, o Object) error {
+func CheckSchema(t testing.TB, o translate.Object) error {
 	rendered, err := o.Manifest()
 	if err != nil {
 		return err

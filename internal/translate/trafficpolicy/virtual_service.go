@@ -1,6 +1,9 @@
-package translate
+package trafficpolicy
 
 import (
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
+
 	"sort"
 	"strings"
 	"time"
@@ -16,7 +19,7 @@ import (
 // the source cluster the settings are for (a "local" shift differs per
 // cluster).
 type tpScope struct {
-	in      TrafficPolicyIntent
+	in      Intent
 	target  tpTarget
 	cluster string
 	// routes: the cluster is a source, where the policy routes; otherwise
@@ -32,8 +35,8 @@ type tpScope struct {
 // same key on the same requests only to the same value; fragments with
 // different keys merge.
 type tpSetting struct {
-	key  string // e.g. "timeout", "fault.delay", "headers.request[x-mesh]"
-	at   Path   // the attribute that set it
+	key  string         // e.g. "timeout", "fault.delay", "headers.request[x-mesh]"
+	at   translate.Path // the attribute that set it
 	frag proto.Message
 }
 
@@ -56,7 +59,7 @@ func tpTimeout(s tpScope) []tpSetting {
 	if s.in.Timeout == "" {
 		return nil
 	}
-	return []tpSetting{{key: "timeout", at: Root("timeout"),
+	return []tpSetting{{key: "timeout", at: translate.Root("timeout"),
 		frag: &networkingapi.HTTPRoute{Timeout: tpDurationpb(s.in.Timeout)}}}
 }
 
@@ -72,7 +75,7 @@ func tpRetries(s tpScope) []tpSetting {
 		out.PerTryTimeout = tpDurationpb(r.PerTryTimeout)
 	}
 	out.RetryOn = strings.Join(tpUnique(r.RetryOn), ",")
-	return []tpSetting{{key: "retries", at: Root("retries"), frag: &networkingapi.HTTPRoute{Retries: out}}}
+	return []tpSetting{{key: "retries", at: translate.Root("retries"), frag: &networkingapi.HTTPRoute{Retries: out}}}
 }
 
 // tpFault injects a delay and/or an abort. They are separate settings, so
@@ -84,14 +87,14 @@ func tpFault(s tpScope) []tpSetting {
 	}
 	var out []tpSetting
 	if d := f.Delay; d != nil {
-		out = append(out, tpSetting{key: "fault.delay", at: Root("fault").Attr("delay"),
+		out = append(out, tpSetting{key: "fault.delay", at: translate.Root("fault").Attr("delay"),
 			frag: &networkingapi.HTTPRoute{Fault: &networkingapi.HTTPFaultInjection{Delay: &networkingapi.HTTPFaultInjection_Delay{
 				Percentage:    &networkingapi.Percent{Value: d.Percent},
 				HttpDelayType: &networkingapi.HTTPFaultInjection_Delay_FixedDelay{FixedDelay: tpDurationpb(d.FixedDelay)},
 			}}}})
 	}
 	if a := f.Abort; a != nil {
-		out = append(out, tpSetting{key: "fault.abort", at: Root("fault").Attr("abort"),
+		out = append(out, tpSetting{key: "fault.abort", at: translate.Root("fault").Attr("abort"),
 			frag: &networkingapi.HTTPRoute{Fault: &networkingapi.HTTPFaultInjection{Abort: &networkingapi.HTTPFaultInjection_Abort{
 				Percentage: &networkingapi.Percent{Value: a.Percent},
 				ErrorType:  &networkingapi.HTTPFaultInjection_Abort_HttpStatus{HttpStatus: int32(a.HTTPStatus)},
@@ -131,7 +134,7 @@ func tpTrafficShift(s tpScope) []tpSetting {
 	if len(dests) == 1 {
 		dests[0].Weight = 0
 	}
-	return []tpSetting{{key: "traffic_shift", at: Root("traffic_shift"), frag: &networkingapi.HTTPRoute{Route: dests}}}
+	return []tpSetting{{key: "traffic_shift", at: translate.Root("traffic_shift"), frag: &networkingapi.HTTPRoute{Route: dests}}}
 }
 
 // tpMirror mirrors a share of the requests to a subset.
@@ -144,7 +147,7 @@ func tpMirror(s tpScope) []tpSetting {
 	if m.Percent != nil {
 		frag.MirrorPercentage = &networkingapi.Percent{Value: *m.Percent}
 	}
-	return []tpSetting{{key: "mirror", at: Root("mirror"), frag: frag}}
+	return []tpSetting{{key: "mirror", at: translate.Root("mirror"), frag: frag}}
 }
 
 // tpHeaders manipulates request and response headers: one setting per
@@ -157,7 +160,7 @@ func tpHeaders(s tpScope) []tpSetting {
 	var out []tpSetting
 	for _, dir := range []struct {
 		name string
-		ops  *TrafficPolicyHeaderOps
+		ops  *HeaderOps
 		wrap func(*networkingapi.Headers_HeaderOperations) *networkingapi.Headers
 	}{
 		{"request", h.Request, func(o *networkingapi.Headers_HeaderOperations) *networkingapi.Headers {
@@ -170,7 +173,7 @@ func tpHeaders(s tpScope) []tpSetting {
 		if dir.ops == nil {
 			continue
 		}
-		at := Root("headers").Attr(dir.name)
+		at := translate.Root("headers").Attr(dir.name)
 		key := func(name string) string { return "headers." + dir.name + "[" + strings.ToLower(name) + "]" }
 		for _, name := range tpSortedKeys(dir.ops.Set) {
 			out = append(out, tpSetting{key: key(name), at: at.Attr("set").Key(name), frag: &networkingapi.HTTPRoute{
@@ -213,7 +216,7 @@ func tpCORS(s tpScope) []tpSetting {
 	if c.AllowCredentials != nil {
 		out.AllowCredentials = wrapperspb.Bool(*c.AllowCredentials)
 	}
-	return []tpSetting{{key: "cors", at: Root("cors"), frag: &networkingapi.HTTPRoute{CorsPolicy: out}}}
+	return []tpSetting{{key: "cors", at: translate.Root("cors"), frag: &networkingapi.HTTPRoute{CorsPolicy: out}}}
 }
 
 // tpTargetDestination is where a shift or mirror target routes to in the
@@ -228,7 +231,7 @@ func tpTargetDestination(s tpScope, cluster string, local bool, subset string) *
 		if local {
 			c = s.cluster
 		}
-		return &networkingapi.Destination{Host: VirtualDestinationClusterHost(s.target.host, c)}
+		return &networkingapi.Destination{Host: virtualdestination.ClusterHost(s.target.host, c)}
 	}
 	return &networkingapi.Destination{Host: s.target.host, Subset: tpTargetSubset(s, cluster, local, subset)}
 }
@@ -238,9 +241,9 @@ func tpTargetDestination(s tpScope, cluster string, local bool, subset string) *
 func tpTargetSubset(s tpScope, cluster string, local bool, subset string) string {
 	switch {
 	case cluster != "":
-		return SubsetName(cluster)
+		return virtualdestination.SubsetName(cluster)
 	case local:
-		return SubsetName(s.cluster)
+		return virtualdestination.SubsetName(s.cluster)
 	default:
 		return subset
 	}
@@ -293,8 +296,8 @@ func trafficPolicyVirtualService(t tpTarget, http []*networkingapi.HTTPRoute) *n
 		exportTo = []string{"*"}
 	}
 	return &networking.VirtualService{
-		TypeMeta:   typeMeta(NetworkingV1, "VirtualService"),
-		ObjectMeta: objectMeta(t.vsNamespace, t.vsName),
+		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "VirtualService"),
+		ObjectMeta: translate.ObjectMeta(t.vsNamespace, t.vsName),
 		Spec: networkingapi.VirtualService{
 			Hosts:    []string{t.host},
 			ExportTo: append([]string(nil), exportTo...),
