@@ -2,6 +2,7 @@ package accesspolicy
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
@@ -99,16 +100,16 @@ type Backend struct {
 // mesh_access_policy owns.
 const NamePrefix = "ap-"
 
-// apPlan is an access policy resolved against the registry.
-type apPlan struct {
+// plan is an access policy resolved against the registry.
+type plan struct {
 	// backends are the enforcement points, deduplicated and sorted by
 	// cluster, namespace, service.
 	backends []Backend
-	sources  []apSource
+	sources  []source
 }
 
-// apSource is a source with its placements resolved.
-type apSource struct {
+// source is a source with its placements resolved.
+type source struct {
 	index    int
 	in       Source
 	clusters []string        // where its callers run, sorted
@@ -125,7 +126,7 @@ type apSource struct {
 // yet is carried as an Unknown placeholder inside the principals.
 func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translate.Object, error) {
 	errs := Validate(in, dest)
-	plan, unknown, resolveErrs := apResolve(in, dest, reg)
+	plan, unknown, resolveErrs := resolve(in, dest, reg)
 	errs = append(errs, resolveErrs...)
 	if len(errs) > 0 {
 		return nil, errs
@@ -133,7 +134,7 @@ func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translat
 	if unknown {
 		return nil, translate.ErrUnknownPlacement
 	}
-	if err := apCheckTrustDomains(in, plan, reg).Err(); err != nil {
+	if err := checkTrustDomains(in, plan, reg).Err(); err != nil {
 		return nil, err
 	}
 
@@ -145,7 +146,7 @@ func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translat
 	}
 	var out []translate.Object
 	for _, b := range plan.backends {
-		principals := apPrincipals(plan, b.Cluster, reg)
+		principals := principals(plan, b.Cluster, reg)
 		if len(principals) == 0 {
 			continue
 		}
@@ -169,19 +170,19 @@ func accessPolicyAuthorizationPolicy(name string, b Backend, workloadLabels map[
 		TypeMeta:   translate.TypeMeta(translate.SecurityV1, "AuthorizationPolicy"),
 		ObjectMeta: translate.ObjectMeta(b.Namespace, name),
 		Spec: securityapi.AuthorizationPolicy{
-			Selector: apSelector(b, workloadLabels),
+			Selector: selector(b, workloadLabels),
 			Action:   securityapi.AuthorizationPolicy_ALLOW,
 			Rules: []*securityapi.Rule{{
-				From: apFrom(principals),
-				To:   apTo(rules),
+				From: from(principals),
+				To:   to(rules),
 			}},
 		},
 	}
 }
 
-// apSelector selects the backend's pods: the destination's workload_labels,
+// selector selects the backend's pods: the destination's workload_labels,
 // or app: <service>.
-func apSelector(b Backend, workloadLabels map[string]string) *typeapi.WorkloadSelector {
+func selector(b Backend, workloadLabels map[string]string) *typeapi.WorkloadSelector {
 	labels := maps.Clone(workloadLabels)
 	if len(labels) == 0 {
 		labels = map[string]string{"app": b.Service}
@@ -189,17 +190,17 @@ func apSelector(b Backend, workloadLabels map[string]string) *typeapi.WorkloadSe
 	return &typeapi.WorkloadSelector{MatchLabels: labels}
 }
 
-// apFrom is the rule's single source: every principal allowed in the
+// from is the rule's single source: every principal allowed in the
 // cluster. principals is never empty: a rule without `from` would allow
 // every caller.
-func apFrom(principals []string) []*securityapi.Rule_From {
+func from(principals []string) []*securityapi.Rule_From {
 	return []*securityapi.Rule_From{{Source: &securityapi.Source{Principals: principals}}}
 }
 
-// apTo is one operation per intent rule (Istio ORs them; the fields of one
+// to is one operation per intent rule (Istio ORs them; the fields of one
 // operation are ANDed). Nil, meaning any operation, when there are no rules
 // or one rule matches every request; Istio rejects an empty operation.
-func apTo(rules []Rule) []*securityapi.Rule_To {
+func to(rules []Rule) []*securityapi.Rule_To {
 	var to []*securityapi.Rule_To
 	for _, r := range rules {
 		if len(r.Methods) == 0 && len(r.Paths) == 0 && len(r.Ports) == 0 {
@@ -217,9 +218,9 @@ func apTo(rules []Rule) []*securityapi.Rule_To {
 	return to
 }
 
-// apPrincipals lists, sorted and without duplicates, the principals of
+// principals lists, sorted and without duplicates, the principals of
 // every source allowed to call the given destination cluster.
-func apPrincipals(plan apPlan, cluster string, reg *translate.Registry) []string {
+func principals(plan plan, cluster string, reg *translate.Registry) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range plan.sources {
@@ -227,7 +228,7 @@ func apPrincipals(plan apPlan, cluster string, reg *translate.Registry) []string
 			continue
 		}
 		for _, c := range s.clusters {
-			p := apPrincipal(apTrustDomain(reg.Cluster(c)), s.in.Namespace, s.in.ServiceAccount)
+			p := principal(trustDomain(reg.Cluster(c)), s.in.Namespace, s.in.ServiceAccount)
 			if !seen[p] {
 				seen[p] = true
 				out = append(out, p)
@@ -238,24 +239,24 @@ func apPrincipals(plan apPlan, cluster string, reg *translate.Registry) []string
 	return out
 }
 
-// apPrincipal is an Istio principal: the SPIFFE ID without spiffe://.
-func apPrincipal(trustDomain, namespace, serviceAccount string) string {
+// principal is an Istio principal: the SPIFFE ID without spiffe://.
+func principal(trustDomain, namespace, serviceAccount string) string {
 	return trustDomain + "/ns/" + namespace + "/sa/" + serviceAccount
 }
 
-// apTrustDomain is the cluster's trust domain, Istio's default when unset.
-func apTrustDomain(c *translate.Cluster) string {
+// trustDomain is the cluster's trust domain, Istio's default when unset.
+func trustDomain(c *translate.Cluster) string {
 	if c.TrustDomain == "" {
 		return translate.DefaultTrustDomain
 	}
 	return c.TrustDomain
 }
 
-// apResolve resolves the destination's enforcement points and every
+// resolve resolves the destination's enforcement points and every
 // source's placements. unknown reports a placement that depends on values
 // known only after apply; the returned errors are the registry-dependent
 // ones (unknown clusters, clusters that are not backends).
-func apResolve(in Intent, dest Destination, reg *translate.Registry) (plan apPlan, unknown bool, errs translate.Errors) {
+func resolve(in Intent, dest Destination, reg *translate.Registry) (plan plan, unknown bool, errs translate.Errors) {
 	destPath := translate.Root("destination")
 	selected, err := reg.Select(dest.Placement, destPath)
 	destKnown := err == nil
@@ -294,7 +295,7 @@ func apResolve(in Intent, dest Destination, reg *translate.Registry) (plan apPla
 			if reg.Cluster(name) != nil && !backendClusters[name] && !unknown {
 				errs.Add(translate.Errorf(destPath.Attr("clusters").Index(i), "Cluster is not a backend",
 					"Cluster %q runs no backend of the virtual destination %q (backend clusters: %s). Remove it, or add the backend to the virtual destination.",
-					name, dest.VirtualDestination, apJoin(backendClusters)))
+					name, dest.VirtualDestination, join(backendClusters)))
 			}
 		}
 	case dest.Service != "":
@@ -335,7 +336,7 @@ func apResolve(in Intent, dest Destination, reg *translate.Registry) (plan apPla
 
 	for i, src := range in.Sources {
 		at := translate.Root("sources").Index(i)
-		s := apSource{index: i, in: src, to: map[string]bool{}}
+		s := source{index: i, in: src, to: map[string]bool{}}
 		clusters, err := reg.Select(src.Placement, at)
 		switch {
 		case errors.Is(err, translate.ErrUnknownPlacement):
@@ -355,7 +356,7 @@ func apResolve(in Intent, dest Destination, reg *translate.Registry) (plan apPla
 			if destKnown && reg.Cluster(name) != nil && !covered[name] {
 				errs.Add(translate.Errorf(at.Attr("destination_clusters").Attr("clusters").Index(j), "Cluster is not covered by the destination",
 					"Cluster %q is not one of the clusters the destination covers (%s), so the source cannot be allowed there. Remove it, or widen the destination.",
-					name, apJoin(covered)))
+					name, join(covered)))
 			}
 		}
 		for _, c := range to {
@@ -368,10 +369,10 @@ func apResolve(in Intent, dest Destination, reg *translate.Registry) (plan apPla
 	return plan, unknown, errs
 }
 
-// apJoin lists a set's members, sorted, for an error message.
-func apJoin(set map[string]bool) string {
+// join lists a set's members, sorted, for an error message.
+func join(set map[string]bool) string {
 	if len(set) == 0 {
 		return "none"
 	}
-	return strings.Join(apSortedKeys(set), ", ")
+	return strings.Join(slices.Sorted(maps.Keys(set)), ", ")
 }

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// apGoldenIntent is the intent of a golden case (testdata/): the
+// goldenIntent is the intent of a golden case (testdata/): the
 // policy and its destination as the provider resolves it.
-type apGoldenIntent struct {
+type goldenIntent struct {
 	Policy      Intent      `json:"policy"`
 	Destination Destination `json:"destination"`
 }
@@ -26,7 +26,7 @@ type apGoldenIntent struct {
 // golden file (REFRESH_GOLDEN=true rewrites them).
 func TestGolden(t *testing.T) {
 	translatetest.Golden(t, func(raw []byte, reg *translate.Registry) ([]translate.Object, error) {
-		var in apGoldenIntent
+		var in goldenIntent
 		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
 			return nil, err
 		}
@@ -34,9 +34,9 @@ func TestGolden(t *testing.T) {
 	})
 }
 
-// apTestRegistry: a public-cloud cluster and two private ones, each with
+// testRegistry: a public-cloud cluster and two private ones, each with
 // its own trust domain.
-func apTestRegistry() *translate.Registry {
+func testRegistry() *translate.Registry {
 	return translate.NewRegistry(
 		translate.Cluster{Name: "eks", TrustDomain: "eks.mesh", Labels: map[string]string{"cloud": "aws"}},
 		translate.Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
@@ -44,9 +44,9 @@ func apTestRegistry() *translate.Registry {
 	)
 }
 
-// apSeed is the seed intent: account in eks may call user in east only;
+// seed is the seed intent: account in eks may call user in east only;
 // account in the private clusters may call user everywhere.
-func apSeed() (Intent, Destination) {
+func seed() (Intent, Destination) {
 	in := Intent{
 		Name: "account-to-user",
 		Sources: []Source{
@@ -70,7 +70,7 @@ func TestAccessPolicyValidation(t *testing.T) {
 	cases := []struct {
 		name   string
 		modify func(in *Intent, dest *Destination)
-		// reg overrides apTestRegistry.
+		// reg overrides testRegistry.
 		reg  *translate.Registry
 		want []string // attribute paths, in order
 	}{
@@ -152,11 +152,11 @@ func TestAccessPolicyValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in, dest := apSeed()
+			in, dest := seed()
 			tc.modify(&in, &dest)
 			reg := tc.reg
 			if reg == nil {
-				reg = apTestRegistry()
+				reg = testRegistry()
 			}
 			objs, err := Translate(in, dest, reg)
 			var errs translate.Errors
@@ -180,7 +180,7 @@ func TestAccessPolicyValidation(t *testing.T) {
 // The registry-free checks are what the provider runs at validate time:
 // they must not need the registry and must agree with translation.
 func TestValidateAccessPolicyWithoutRegistry(t *testing.T) {
-	in, dest := apSeed()
+	in, dest := seed()
 	if errs := Validate(in, dest); len(errs) != 0 {
 		t.Fatalf("valid seed intent: %v", errs)
 	}
@@ -198,13 +198,13 @@ func TestAccessPolicyPathValidation(t *testing.T) {
 	invalid := []string{"", "users", "/users/*/x", "**", "*a*", "/a b", "/a?b", "/a#b", "/{*}x/y", "/{**}/{*}",
 		"/a/{x}", "/a}", "{*}/a", "/a//{*}", "/a/{*}*"}
 	for _, p := range valid {
-		if err := apPath(translate.Root("p"), p); err != nil {
-			t.Errorf("apPath(%q) = %v, want valid", p, err)
+		if err := path(translate.Root("p"), p); err != nil {
+			t.Errorf("path(%q) = %v, want valid", p, err)
 		}
 	}
 	for _, p := range invalid {
-		if err := apPath(translate.Root("p"), p); err == nil {
-			t.Errorf("apPath(%q) is valid, want an error", p)
+		if err := path(translate.Root("p"), p); err == nil {
+			t.Errorf("path(%q) is valid, want an error", p)
 		}
 	}
 }
@@ -222,7 +222,7 @@ func TestAccessPolicyTo(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			to := apTo(tc.rules)
+			to := to(tc.rules)
 			if len(to) != tc.want {
 				t.Fatalf("got %d operations, want %d", len(to), tc.want)
 			}
@@ -234,7 +234,7 @@ func TestAccessPolicyTo(t *testing.T) {
 			}
 		})
 	}
-	if got := apTo([]Rule{{Ports: []int{8080, 15021}}})[0].Operation.Ports; strings.Join(got, ",") != "8080,15021" {
+	if got := to([]Rule{{Ports: []int{8080, 15021}}})[0].Operation.Ports; strings.Join(got, ",") != "8080,15021" {
 		t.Errorf("ports rendered as %q", got)
 	}
 }
@@ -249,7 +249,7 @@ func TestAccessPolicyUnknown(t *testing.T) {
 			translate.Cluster{Name: "east", TrustDomain: "east.mesh", Labels: map[string]string{"cloud": "private"}},
 			translate.Cluster{Name: "onprem", TrustDomain: "onprem.mesh", Labels: map[string]string{"cloud": "private"}},
 		)
-		in, dest := apSeed()
+		in, dest := seed()
 		if _, err := Translate(in, dest, reg); err != translate.ErrUnknownPlacement {
 			t.Fatalf("got %v, want ErrUnknownPlacement unchanged", err)
 		}
@@ -262,9 +262,9 @@ func TestAccessPolicyUnknown(t *testing.T) {
 		}
 	})
 	t.Run("backend cluster not known yet", func(t *testing.T) {
-		in, dest := apSeed()
+		in, dest := seed()
 		dest.Backends[1].Cluster = translate.Unknown("cluster")
-		if _, err := Translate(in, dest, apTestRegistry()); err != translate.ErrUnknownPlacement {
+		if _, err := Translate(in, dest, testRegistry()); err != translate.ErrUnknownPlacement {
 			t.Fatalf("got %v, want ErrUnknownPlacement", err)
 		}
 	})
@@ -321,8 +321,8 @@ func TestAccessPolicyUnknown(t *testing.T) {
 // deny-all policy of default_deny selects every workload and matches
 // nothing, so with it only what access policies allow gets through.
 func TestAccessPolicyDefaultDeny(t *testing.T) {
-	reg := apTestRegistry()
-	in, dest := apSeed()
+	reg := testRegistry()
+	in, dest := seed()
 	seed, err := Translate(in, dest, reg)
 	if err != nil {
 		t.Fatal(err)
@@ -355,29 +355,29 @@ func TestAccessPolicyDefaultDeny(t *testing.T) {
 	}
 
 	ekssa := "eks.mesh/ns/accounts/sa/account"
-	user := apWorkload{namespace: "users", labels: map[string]string{"app": "user"}}
-	order := apWorkload{namespace: "shop", labels: map[string]string{"app": "order"}}
-	get := apRequest{principal: ekssa, method: "GET", path: "/users/42", port: 8080}
+	user := workload{namespace: "users", labels: map[string]string{"app": "user"}}
+	order := workload{namespace: "shop", labels: map[string]string{"app": "order"}}
+	get := request{principal: ekssa, method: "GET", path: "/users/42", port: 8080}
 	cases := []struct {
 		name    string
 		objs    []translate.Object
 		cluster string
-		to      apWorkload
-		req     apRequest
+		to      workload
+		req     request
 		allowed bool
 	}{
 		{"seed, default deny: eks account may call user in east", with(seed, deny), "east", user, get, true},
 		{"seed, default deny: eks account may not call user on-prem", with(seed, deny), "onprem", user, get, false},
 		{"seed, default deny: onprem account may call user on-prem", with(seed, deny), "onprem", user,
-			apRequest{principal: "onprem.mesh/ns/accounts/sa/account", method: "GET", path: "/users/42", port: 8080}, true},
+			request{principal: "onprem.mesh/ns/accounts/sa/account", method: "GET", path: "/users/42", port: 8080}, true},
 		{"seed, default deny: east account may call user on-prem", with(seed, deny), "onprem", user,
-			apRequest{principal: "east.mesh/ns/accounts/sa/account", method: "GET", path: "/users/42", port: 8080}, true},
+			request{principal: "east.mesh/ns/accounts/sa/account", method: "GET", path: "/users/42", port: 8080}, true},
 		{"seed, default deny: a method no rule allows", with(seed, deny), "east", user,
-			apRequest{principal: ekssa, method: "DELETE", path: "/users/42", port: 8080}, false},
+			request{principal: ekssa, method: "DELETE", path: "/users/42", port: 8080}, false},
 		{"seed, default deny: a port no rule allows", with(seed, deny), "east", user,
-			apRequest{principal: ekssa, method: "GET", path: "/users/42", port: 9090}, false},
+			request{principal: ekssa, method: "GET", path: "/users/42", port: 9090}, false},
 		{"seed, default deny: another service account", with(seed, deny), "east", user,
-			apRequest{principal: "eks.mesh/ns/accounts/sa/batch", method: "GET", path: "/users/42", port: 8080}, false},
+			request{principal: "eks.mesh/ns/accounts/sa/batch", method: "GET", path: "/users/42", port: 8080}, false},
 		{"seed, default deny: a workload no access policy covers", with(seed, deny), "east", order, get, false},
 		{"seed, no default deny: a workload no access policy covers accepts all", seed, "east", order, get, true},
 		{"seed, no default deny: on-prem is still closed to eks, the private source's policy covers it", seed, "onprem", user, get, false},
@@ -387,27 +387,27 @@ func TestAccessPolicyDefaultDeny(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := apAllowed(t, tc.objs, tc.cluster, translate.DefaultIstioNS, tc.to, tc.req); got != tc.allowed {
+			if got := allowed(t, tc.objs, tc.cluster, translate.DefaultIstioNS, tc.to, tc.req); got != tc.allowed {
 				t.Errorf("allowed = %v, want %v", got, tc.allowed)
 			}
 		})
 	}
 }
 
-type apWorkload struct {
+type workload struct {
 	namespace string
 	labels    map[string]string
 }
 
-type apRequest struct {
+type request struct {
 	principal    string // SPIFFE ID without spiffe://
 	method, path string
 	port         int
 }
 
-// apAllowed models Istio's decision for the ALLOW policies this package
+// allowed models Istio's decision for the ALLOW policies this package
 // emits (no DENY, CUSTOM, conditions or path templates).
-func apAllowed(t *testing.T, objs []translate.Object, cluster, rootNS string, w apWorkload, req apRequest) bool {
+func allowed(t *testing.T, objs []translate.Object, cluster, rootNS string, w workload, req request) bool {
 	t.Helper()
 	var policies []*securityapi.AuthorizationPolicy
 	for _, o := range objs {
@@ -428,7 +428,7 @@ func apAllowed(t *testing.T, objs []translate.Object, cluster, rootNS string, w 
 	}
 	for _, p := range policies {
 		for _, r := range p.GetRules() {
-			if apRuleMatches(t, r, req) {
+			if ruleMatches(t, r, req) {
 				return true
 			}
 		}
@@ -436,31 +436,31 @@ func apAllowed(t *testing.T, objs []translate.Object, cluster, rootNS string, w 
 	return false
 }
 
-func apRuleMatches(t *testing.T, r *securityapi.Rule, req apRequest) bool {
+func ruleMatches(t *testing.T, r *securityapi.Rule, req request) bool {
 	if len(r.GetWhen()) > 0 {
 		t.Fatal("the model does not handle conditions")
 	}
 	from := len(r.GetFrom()) == 0
 	for _, f := range r.GetFrom() {
-		if apAnyMatch(f.GetSource().GetPrincipals(), req.principal) {
+		if anyMatch(f.GetSource().GetPrincipals(), req.principal) {
 			from = true
 		}
 	}
 	to := len(r.GetTo()) == 0
 	for _, o := range r.GetTo() {
 		op := o.GetOperation()
-		if (len(op.Methods) == 0 || apAnyMatch(op.Methods, req.method)) &&
-			(len(op.Paths) == 0 || apAnyMatch(op.Paths, req.path)) &&
-			(len(op.Ports) == 0 || apAnyMatch(op.Ports, strconv.Itoa(req.port))) {
+		if (len(op.Methods) == 0 || anyMatch(op.Methods, req.method)) &&
+			(len(op.Paths) == 0 || anyMatch(op.Paths, req.path)) &&
+			(len(op.Ports) == 0 || anyMatch(op.Ports, strconv.Itoa(req.port))) {
 			to = true
 		}
 	}
 	return from && to
 }
 
-// apAnyMatch applies Istio's string matching: exact, prefix*, *suffix, and
+// anyMatch applies Istio's string matching: exact, prefix*, *suffix, and
 // * for any non-empty value.
-func apAnyMatch(patterns []string, v string) bool {
+func anyMatch(patterns []string, v string) bool {
 	for _, p := range patterns {
 		switch {
 		case p == "*":

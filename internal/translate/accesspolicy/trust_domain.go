@@ -1,6 +1,9 @@
 package accesspolicy
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
 	"fmt"
@@ -26,10 +29,10 @@ import (
 // domain. Checks that depend on a trust domain known only after apply are
 // skipped at plan; apply translates again with the known values.
 
-// apCheckTrustDomains returns one error per source and trust domain that
+// checkTrustDomains returns one error per source and trust domain that
 // cannot be told apart, and one per source cluster whose "cluster.local"
 // would be read as another cluster's trust domain.
-func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) translate.Errors {
+func checkTrustDomains(in Intent, plan plan, reg *translate.Registry) translate.Errors {
 	type collisionKey struct {
 		source int
 		td     string
@@ -44,8 +47,8 @@ func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) transl
 	}
 	rewrites := map[rewriteKey]map[string]bool{} // enforcing clusters
 
-	for _, b := range apEnforcingClusters(plan) {
-		tdB := apTrustDomain(reg.Cluster(b))
+	for _, b := range enforcingClusters(plan) {
+		tdB := trustDomain(reg.Cluster(b))
 		// Clusters whose ns/sa the policy in b allows, per ns/sa.
 		allowed := map[[2]string]map[string]bool{}
 		for _, s := range plan.sources {
@@ -66,7 +69,7 @@ func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) transl
 			}
 			key := [2]string{s.in.Namespace, s.in.ServiceAccount}
 			for _, c := range s.clusters {
-				td := apTrustDomain(reg.Cluster(c))
+				td := trustDomain(reg.Cluster(c))
 				if translate.IsUnknown(td) {
 					continue
 				}
@@ -79,7 +82,7 @@ func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) transl
 					continue
 				}
 				for _, x := range reg.Names() {
-					if allowed[key][x] || apTrustDomain(reg.Cluster(x)) != td {
+					if allowed[key][x] || trustDomain(reg.Cluster(x)) != td {
 						continue
 					}
 					k := collisionKey{s.index, td}
@@ -96,8 +99,8 @@ func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) transl
 
 	var errs translate.Errors
 	for i, s := range in.Sources {
-		at := apPlacementPath(translate.Root("sources").Index(i), s.Placement)
-		principal := func(td string) string { return apPrincipal(td, s.Namespace, s.ServiceAccount) }
+		at := placementPath(translate.Root("sources").Index(i), s.Placement)
+		principal := func(td string) string { return principal(td, s.Namespace, s.ServiceAccount) }
 		var tds []string
 		for k := range collisions {
 			if k.source == i {
@@ -113,8 +116,8 @@ func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) transl
 					"a principal tells clusters apart only by their trust domain. "+
 					"Give each cluster a distinct trust_domain in the provider's clusters (the meshConfig.trustDomain its Istio installation uses), "+
 					"or widen the source's placement to include %s.",
-				s.Namespace, s.ServiceAccount, apClusterList(c.allowed), apClusterList(c.excluded), td, apDefaultNote(td),
-				principal(td), apClusterList(c.in), apJoin(c.excluded)))
+				s.Namespace, s.ServiceAccount, clusterList(c.allowed), clusterList(c.excluded), td, defaultNote(td),
+				principal(td), clusterList(c.in), join(c.excluded)))
 		}
 		var rewritten []string
 		for k := range rewrites {
@@ -126,23 +129,23 @@ func apCheckTrustDomains(in Intent, plan apPlan, reg *translate.Registry) transl
 		for _, c := range rewritten {
 			in := rewrites[rewriteKey{i, c}]
 			var where []string
-			for _, b := range apSortedKeys(in) {
-				where = append(where, fmt.Sprintf("%s (trust domain %q)", b, apTrustDomain(reg.Cluster(b))))
+			for _, b := range slices.Sorted(maps.Keys(in)) {
+				where = append(where, fmt.Sprintf("%s (trust domain %q)", b, trustDomain(reg.Cluster(b))))
 			}
 			errs = append(errs, translate.Errorf(at, "Access policy cannot be enforced",
 				"The source allows %s/%s from cluster %s, whose trust domain is %q%s. "+
 					"Istio reads that trust domain in an AuthorizationPolicy as the enforcing cluster's own, "+
 					"so the principal %q in the policy for %s would name that cluster's workloads instead of those in %s. "+
 					"Give %s a distinct trust_domain in the provider's clusters (the meshConfig.trustDomain its Istio installation uses).",
-				s.Namespace, s.ServiceAccount, c, translate.DefaultTrustDomain, apDefaultNote(translate.DefaultTrustDomain),
+				s.Namespace, s.ServiceAccount, c, translate.DefaultTrustDomain, defaultNote(translate.DefaultTrustDomain),
 				principal(translate.DefaultTrustDomain), strings.Join(where, ", "), c, c))
 		}
 	}
 	return errs
 }
 
-// apEnforcingClusters lists the clusters with a destination backend, sorted.
-func apEnforcingClusters(plan apPlan) []string {
+// enforcingClusters lists the clusters with a destination backend, sorted.
+func enforcingClusters(plan plan) []string {
 	var out []string
 	for _, b := range plan.backends {
 		if len(out) == 0 || out[len(out)-1] != b.Cluster {
@@ -152,8 +155,8 @@ func apEnforcingClusters(plan apPlan) []string {
 	return out
 }
 
-// apPlacementPath is the attribute that chose a placement's clusters.
-func apPlacementPath(at translate.Path, p translate.Placement) translate.Path {
+// placementPath is the attribute that chose a placement's clusters.
+func placementPath(at translate.Path, p translate.Placement) translate.Path {
 	switch {
 	case p.IsZero():
 		return at
@@ -164,25 +167,16 @@ func apPlacementPath(at translate.Path, p translate.Placement) translate.Path {
 	}
 }
 
-func apDefaultNote(td string) string {
+func defaultNote(td string) string {
 	if td == translate.DefaultTrustDomain {
 		return " (Istio's default, also used for clusters without trust_domain)"
 	}
 	return ""
 }
 
-func apClusterList(set map[string]bool) string {
+func clusterList(set map[string]bool) string {
 	if len(set) == 1 {
-		return "cluster " + apJoin(set)
+		return "cluster " + join(set)
 	}
-	return "clusters " + apJoin(set)
-}
-
-func apSortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return "clusters " + join(set)
 }

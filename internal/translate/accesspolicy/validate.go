@@ -21,7 +21,7 @@ import (
 func Validate(in Intent, dest Destination) translate.Errors {
 	var errs translate.Errors
 	errs.Add(translate.CheckIntentName(translate.Root("name"), in.Name, NamePrefix, "it names the AuthorizationPolicies ("+NamePrefix+"<name>) this policy owns"))
-	errs = append(errs, apValidateDestination(dest)...)
+	errs = append(errs, validateDestination(dest)...)
 	if len(in.Sources) == 0 {
 		errs.Add(translate.Errorf(translate.Root("sources"), "No sources",
 			"An access policy needs at least one source (namespace, service_account, and the clusters they run in); without one it would allow nothing."))
@@ -37,18 +37,18 @@ func Validate(in Intent, dest Destination) translate.Errors {
 			errs.Add(translate.CheckHTTPMethod(at.Attr("methods").Index(j), m))
 		}
 		for j, p := range r.Paths {
-			errs.Add(apPath(at.Attr("paths").Index(j), p))
+			errs.Add(path(at.Attr("paths").Index(j), p))
 		}
 		for j, p := range r.Ports {
-			errs.Add(apPort(at.Attr("ports").Index(j), p))
+			errs.Add(port(at.Attr("ports").Index(j), p))
 		}
 	}
 	return errs
 }
 
-// apValidateDestination checks the destination: a virtual destination or a
+// validateDestination checks the destination: a virtual destination or a
 // service with its namespace, and valid workload labels.
-func apValidateDestination(dest Destination) translate.Errors {
+func validateDestination(dest Destination) translate.Errors {
 	at := translate.Root("destination")
 	errs := translate.CheckDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
 	keys := make([]string, 0, len(dest.WorkloadLabels))
@@ -71,14 +71,14 @@ func apValidateDestination(dest Destination) translate.Errors {
 	return errs
 }
 
-// apPathLiteral is a path segment Envoy accepts around a path template
+// pathLiteral is a path segment Envoy accepts around a path template
 // operator: RFC 3986 pchar, as Istio checks it.
-var apPathLiteral = regexp.MustCompile(`^[a-zA-Z0-9-._~%!$&'()+,;:@=]+$`)
+var pathLiteral = regexp.MustCompile(`^[a-zA-Z0-9-._~%!$&'()+,;:@=]+$`)
 
-// apPath checks a path against Istio's matching: exact ("/users"), prefix
+// path checks a path against Istio's matching: exact ("/users"), prefix
 // ("/users/*"), suffix ("*.json"), any ("*"), or an Envoy URI template
 // with {*} (one segment) and {**} (the rest, last).
-func apPath(at translate.Path, p string) error {
+func path(at translate.Path, p string) error {
 	bad := func(format string, args ...any) error {
 		return translate.Errorf(at, "Invalid path", "%q: %s", p, fmt.Sprintf(format, args...))
 	}
@@ -95,7 +95,7 @@ func apPath(at translate.Path, p string) error {
 		return bad("a path must not contain spaces or control characters")
 	}
 	if strings.Contains(p, "{*}") || strings.Contains(p, "{**}") {
-		return apPathTemplate(p, bad)
+		return pathTemplate(p, bad)
 	}
 	if strings.ContainsAny(p, "{}") {
 		return bad("{ and } are allowed only in the path template operators {*} and {**}")
@@ -113,8 +113,8 @@ func apPath(at translate.Path, p string) error {
 	return nil
 }
 
-// apPathTemplate applies Istio's rules for path templates.
-func apPathTemplate(p string, bad func(string, ...any) error) error {
+// pathTemplate applies Istio's rules for path templates.
+func pathTemplate(p string, bad func(string, ...any) error) error {
 	if !strings.HasPrefix(p, "/") {
 		return bad("a path template must start with /")
 	}
@@ -130,14 +130,14 @@ func apPathTemplate(p string, bad func(string, ...any) error) error {
 			}
 		case strings.ContainsAny(seg, "{}*"):
 			return bad("in a path template, *, { and } may appear only as a whole segment {*} or {**}")
-		case !apPathLiteral.MatchString(seg):
+		case !pathLiteral.MatchString(seg):
 			return bad("the segment %q has characters a path template does not allow", seg)
 		}
 	}
 	return nil
 }
 
-func apPort(at translate.Path, port int) error {
+func port(at translate.Path, port int) error {
 	if port < 1 || port > 65535 {
 		return translate.Errorf(at, "Invalid port", "Port %d is out of range: use 1-65535, the port the destination workloads listen on.", port)
 	}

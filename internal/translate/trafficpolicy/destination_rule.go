@@ -2,6 +2,7 @@ package trafficpolicy
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
@@ -14,51 +15,51 @@ import (
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 )
 
-// tpDestinationSettings lists the DestinationRule settings of a policy, one
+// destinationSettings lists the DestinationRule settings of a policy, one
 // feature function each, in a fixed order (as Istio's applyTrafficPolicy
 // applies connection pool, outlier detection, load balancer, TLS). Each
-// touches one part of the rule's trafficPolicy; tpSubsets adds the subsets
+// touches one part of the rule's trafficPolicy; subsets adds the subsets
 // a service's routes need.
-func tpDestinationSettings(s tpScope) []tpSetting {
-	var out []tpSetting
-	out = append(out, tpConnectionPool(s)...)
-	out = append(out, tpOutlierDetection(s)...)
-	out = append(out, tpLoadBalancer(s)...)
-	out = append(out, tpTLSMode(s)...)
-	out = append(out, tpSubsets(s)...)
+func destinationSettings(s scope) []setting {
+	var out []setting
+	out = append(out, connectionPool(s)...)
+	out = append(out, outlierDetection(s)...)
+	out = append(out, loadBalancer(s)...)
+	out = append(out, tlsMode(s)...)
+	out = append(out, subsets(s)...)
 	return out
 }
 
-// tpConnectionPool sets the connection pool; its TCP and HTTP halves are
+// connectionPool sets the connection pool; its TCP and HTTP halves are
 // separate settings, so two policies may set one each.
-func tpConnectionPool(s tpScope) []tpSetting {
+func connectionPool(s scope) []setting {
 	cp := s.in.ConnectionPool
 	if cp == nil {
 		return nil
 	}
-	var out []tpSetting
+	var out []setting
 	if t := cp.TCP; t != nil {
 		tcp := &networkingapi.ConnectionPoolSettings_TCPSettings{MaxConnections: int32(t.MaxConnections)}
 		if t.ConnectTimeout != "" {
-			tcp.ConnectTimeout = tpDurationpb(t.ConnectTimeout)
+			tcp.ConnectTimeout = durationProto(t.ConnectTimeout)
 		}
 		if t.IdleTimeout != "" {
-			tcp.IdleTimeout = tpDurationpb(t.IdleTimeout)
+			tcp.IdleTimeout = durationProto(t.IdleTimeout)
 		}
 		if t.MaxConnectionDuration != "" {
-			tcp.MaxConnectionDuration = tpDurationpb(t.MaxConnectionDuration)
+			tcp.MaxConnectionDuration = durationProto(t.MaxConnectionDuration)
 		}
 		if k := t.Keepalive; k != nil {
 			tcp.TcpKeepalive = &networkingapi.ConnectionPoolSettings_TCPSettings_TcpKeepalive{Probes: uint32(k.Probes)}
 			if k.Time != "" {
-				tcp.TcpKeepalive.Time = tpDurationpb(k.Time)
+				tcp.TcpKeepalive.Time = durationProto(k.Time)
 			}
 			if k.Interval != "" {
-				tcp.TcpKeepalive.Interval = tpDurationpb(k.Interval)
+				tcp.TcpKeepalive.Interval = durationProto(k.Interval)
 			}
 		}
-		out = append(out, tpSetting{key: "connection_pool.tcp", at: translate.Root("connection_pool").Attr("tcp"),
-			frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{ConnectionPool: &networkingapi.ConnectionPoolSettings{Tcp: tcp}})})
+		out = append(out, setting{key: "connection_pool.tcp", at: translate.Root("connection_pool").Attr("tcp"),
+			frag: trafficPolicyFrag(&networkingapi.TrafficPolicy{ConnectionPool: &networkingapi.ConnectionPoolSettings{Tcp: tcp}})})
 	}
 	if h := cp.HTTP; h != nil {
 		http := &networkingapi.ConnectionPoolSettings_HTTPSettings{
@@ -68,16 +69,16 @@ func tpConnectionPool(s tpScope) []tpSetting {
 			MaxRetries:               int32(h.MaxRetries),
 		}
 		if h.IdleTimeout != "" {
-			http.IdleTimeout = tpDurationpb(h.IdleTimeout)
+			http.IdleTimeout = durationProto(h.IdleTimeout)
 		}
-		out = append(out, tpSetting{key: "connection_pool.http", at: translate.Root("connection_pool").Attr("http"),
-			frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{ConnectionPool: &networkingapi.ConnectionPoolSettings{Http: http}})})
+		out = append(out, setting{key: "connection_pool.http", at: translate.Root("connection_pool").Attr("http"),
+			frag: trafficPolicyFrag(&networkingapi.TrafficPolicy{ConnectionPool: &networkingapi.ConnectionPoolSettings{Http: http}})})
 	}
 	return out
 }
 
-// tpOutlierDetection sets outlier detection.
-func tpOutlierDetection(s tpScope) []tpSetting {
+// outlierDetection sets outlier detection.
+func outlierDetection(s scope) []setting {
 	o := s.in.OutlierDetection
 	if o == nil {
 		return nil
@@ -93,44 +94,44 @@ func tpOutlierDetection(s tpScope) []tpSetting {
 		od.ConsecutiveGatewayErrors = wrapperspb.UInt32(uint32(*o.ConsecutiveGatewayErrors))
 	}
 	if o.Interval != "" {
-		od.Interval = tpDurationpb(o.Interval)
+		od.Interval = durationProto(o.Interval)
 	}
 	if o.BaseEjectionTime != "" {
-		od.BaseEjectionTime = tpDurationpb(o.BaseEjectionTime)
+		od.BaseEjectionTime = durationProto(o.BaseEjectionTime)
 	}
-	return []tpSetting{{key: "outlier_detection", at: translate.Root("outlier_detection"),
-		frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{OutlierDetection: od})}}
+	return []setting{{key: "outlier_detection", at: translate.Root("outlier_detection"),
+		frag: trafficPolicyFrag(&networkingapi.TrafficPolicy{OutlierDetection: od})}}
 }
 
-// tpLoadBalancer sets the load-balancing algorithm. Only loadBalancer.simple
+// loadBalancer sets the load-balancing algorithm. Only loadBalancer.simple
 // is written: a virtual destination's localityLbSetting (failover) is a
 // sibling field and stays its own.
-func tpLoadBalancer(s tpScope) []tpSetting {
+func loadBalancer(s scope) []setting {
 	if s.in.LoadBalancer == "" {
 		return nil
 	}
 	lb := &networkingapi.LoadBalancerSettings{LbPolicy: &networkingapi.LoadBalancerSettings_Simple{
 		Simple: networkingapi.LoadBalancerSettings_SimpleLB(networkingapi.LoadBalancerSettings_SimpleLB_value[s.in.LoadBalancer]),
 	}}
-	return []tpSetting{{key: "load_balancer", at: translate.Root("load_balancer"),
-		frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{LoadBalancer: lb})}}
+	return []setting{{key: "load_balancer", at: translate.Root("load_balancer"),
+		frag: trafficPolicyFrag(&networkingapi.TrafficPolicy{LoadBalancer: lb})}}
 }
 
-// tpTLSMode sets the client TLS mode of a service. A virtual destination
+// tlsMode sets the client TLS mode of a service. A virtual destination
 // always uses ISTIO_MUTUAL (its east-west gateways route by the SNI of
 // Istio mutual TLS) and sets it itself; validation allows nothing else.
-func tpTLSMode(s tpScope) []tpSetting {
+func tlsMode(s scope) []setting {
 	if s.in.TLSMode == "" || s.target.virtual {
 		return nil
 	}
 	tls := &networkingapi.ClientTLSSettings{
 		Mode: networkingapi.ClientTLSSettings_TLSmode(networkingapi.ClientTLSSettings_TLSmode_value[s.in.TLSMode]),
 	}
-	return []tpSetting{{key: "tls_mode", at: translate.Root("tls_mode"),
-		frag: tpTrafficPolicyFrag(&networkingapi.TrafficPolicy{Tls: tls})}}
+	return []setting{{key: "tls_mode", at: translate.Root("tls_mode"),
+		frag: trafficPolicyFrag(&networkingapi.TrafficPolicy{Tls: tls})}}
 }
 
-// tpSubsets defines, for a service, the subsets its shift and mirror
+// subsets defines, for a service, the subsets its shift and mirror
 // targets route to. A virtual destination's subsets (one per backend
 // cluster) belong to its own DestinationRule.
 //
@@ -150,16 +151,16 @@ func tpTLSMode(s tpScope) []tpSetting {
 // arrives at that cluster's east-west gateway with the subset's SNI
 // (outbound_.<port>_.<subset>_.<host>), and a gateway with no cluster for
 // an SNI resets the connection.
-func tpSubsets(s tpScope) []tpSetting {
+func subsets(s scope) []setting {
 	if !s.target.ownDR {
 		return nil
 	}
-	var out []tpSetting
+	var out []setting
 	for _, name := range s.clusterSubsets {
-		out = append(out, tpClusterSubset(s.in, name))
+		out = append(out, clusterSubset(s.in, name))
 	}
 	add := func(at translate.Path, subset string, labels map[string]string) {
-		out = append(out, tpSetting{key: "subsets[" + subset + "]", at: at,
+		out = append(out, setting{key: "subsets[" + subset + "]", at: at,
 			frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{Name: subset, Labels: maps.Clone(labels)}}}})
 	}
 	if s.routes {
@@ -175,9 +176,9 @@ func tpSubsets(s tpScope) []tpSetting {
 	return out
 }
 
-// tpClusterSubsetClusters are the clusters whose subset a policy on a
+// clusterSubsetClusters are the clusters whose subset a policy on a
 // service routes to from any of its source clusters, sorted.
-func tpClusterSubsetClusters(in Intent, sources []string) []string {
+func clusterSubsetClusters(in Intent, sources []string) []string {
 	set := map[string]bool{}
 	for _, e := range in.TrafficShift {
 		switch {
@@ -192,33 +193,33 @@ func tpClusterSubsetClusters(in Intent, sources []string) []string {
 	if m := in.Mirror; m != nil && m.Cluster != "" {
 		set[m.Cluster] = true
 	}
-	return tpSortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
-// tpClusterSubset is the subset of one cluster (see tpSubsets).
-func tpClusterSubset(in Intent, cluster string) tpSetting {
-	od := tpDefaultSubsetOutlier()
-	if o := tpOutlierDetection(tpScope{in: in}); len(o) == 1 {
+// clusterSubset is the subset of one cluster (see subsets).
+func clusterSubset(in Intent, cluster string) setting {
+	od := defaultSubsetOutlier()
+	if o := outlierDetection(scope{in: in}); len(o) == 1 {
 		od = o[0].frag.(*networkingapi.DestinationRule).TrafficPolicy.OutlierDetection
 	}
 	name := virtualdestination.SubsetName(cluster)
-	return tpSetting{key: "subsets[" + name + "]", at: translate.Root("traffic_shift"),
+	return setting{key: "subsets[" + name + "]", at: translate.Root("traffic_shift"),
 		frag: &networkingapi.DestinationRule{Subsets: []*networkingapi.Subset{{
 			Name: name,
 			TrafficPolicy: &networkingapi.TrafficPolicy{
 				LoadBalancer: &networkingapi.LoadBalancerSettings{LocalityLbSetting: &networkingapi.LocalityLoadBalancerSetting{
 					Enabled:          wrapperspb.Bool(true),
-					FailoverPriority: []string{tpClusterLabel + "=" + cluster},
+					FailoverPriority: []string{clusterLabel + "=" + cluster},
 				}},
 				OutlierDetection: od,
 			},
 		}}}}
 }
 
-// tpDefaultSubsetOutlier ejects an endpoint after 5 consecutive 5xx or
+// defaultSubsetOutlier ejects an endpoint after 5 consecutive 5xx or
 // gateway errors (a remote east-west gateway answers 503 when it cannot
 // reach its backend), as a virtual destination's failover does by default.
-func tpDefaultSubsetOutlier() *networkingapi.OutlierDetection {
+func defaultSubsetOutlier() *networkingapi.OutlierDetection {
 	return &networkingapi.OutlierDetection{
 		Consecutive_5XxErrors: wrapperspb.UInt32(5),
 		Interval:              durationpb.New(10 * time.Second),
@@ -227,7 +228,7 @@ func tpDefaultSubsetOutlier() *networkingapi.OutlierDetection {
 	}
 }
 
-func tpTrafficPolicyFrag(tp *networkingapi.TrafficPolicy) *networkingapi.DestinationRule {
+func trafficPolicyFrag(tp *networkingapi.TrafficPolicy) *networkingapi.DestinationRule {
 	return &networkingapi.DestinationRule{TrafficPolicy: tp}
 }
 
@@ -237,7 +238,7 @@ func tpTrafficPolicyFrag(tp *networkingapi.TrafficPolicy) *networkingapi.Destina
 // settings are only some fields: the engine applies them with the policy's
 // own field manager, so the virtual destination keeps its subsets,
 // failover and TLS. For a service it is ours, exported to every namespace.
-func trafficPolicyDestinationRule(t tpTarget, rule *networkingapi.DestinationRule) *networking.DestinationRule {
+func trafficPolicyDestinationRule(t target, rule *networkingapi.DestinationRule) *networking.DestinationRule {
 	var exportTo []string
 	if t.ownDR {
 		exportTo = []string{"*"}

@@ -2,6 +2,7 @@ package trafficpolicy
 
 import (
 	"maps"
+	"slices"
 
 	"encoding/json"
 	"fmt"
@@ -11,11 +12,11 @@ import (
 	networkingapi "istio.io/api/networking/v1alpha3"
 )
 
-// tpCond is one conjunction of request conditions: a request matches when
+// cond is one conjunction of request conditions: a request matches when
 // every set field matches. A policy selects the union of its conditions:
-// one per source namespace and match entry. The zero tpCond matches every
+// one per source namespace and match entry. The zero cond matches every
 // request.
-type tpCond struct {
+type cond struct {
 	Namespace string            `json:"ns,omitempty"`
 	Labels    map[string]string `json:"labels,omitempty"`
 	URIKind   string            `json:"uriKind,omitempty"` // "prefix", "exact", "regex"
@@ -24,10 +25,10 @@ type tpCond struct {
 	Headers   map[string]string `json:"headers,omitempty"`
 }
 
-// tpConditions turns sources and match into conditions: the cross product
+// conditions turns sources and match into conditions: the cross product
 // of the source namespaces (or any) and the match entries (or any), each
 // with the workload labels.
-func tpConditions(in Intent) []tpCond {
+func conditions(in Intent) []cond {
 	namespaces := in.Sources.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{""}
@@ -36,11 +37,11 @@ func tpConditions(in Intent) []tpCond {
 	if len(matches) == 0 {
 		matches = []Match{{}}
 	}
-	var out []tpCond
+	var out []cond
 	seen := map[string]bool{}
 	for _, ns := range namespaces {
 		for _, m := range matches {
-			c := tpCond{Namespace: ns, Labels: maps.Clone(in.Sources.WorkloadLabels), Method: m.Method, Headers: maps.Clone(m.Headers)}
+			c := cond{Namespace: ns, Labels: maps.Clone(in.Sources.WorkloadLabels), Method: m.Method, Headers: maps.Clone(m.Headers)}
 			switch {
 			case m.URIExact != "":
 				c.URIKind, c.URI = "exact", m.URIExact
@@ -59,18 +60,18 @@ func tpConditions(in Intent) []tpCond {
 }
 
 // key is a canonical form of c (JSON sorts map keys).
-func (c tpCond) key() string {
+func (c cond) key() string {
 	b, _ := json.Marshal(c)
 	return string(b)
 }
 
 // all reports whether c matches every request.
-func (c tpCond) all() bool {
+func (c cond) all() bool {
 	return c.Namespace == "" && len(c.Labels) == 0 && c.URIKind == "" && c.Method == "" && len(c.Headers) == 0
 }
 
 // match renders c as an Istio match request; nil when it matches all.
-func (c tpCond) match() *networkingapi.HTTPMatchRequest {
+func (c cond) match() *networkingapi.HTTPMatchRequest {
 	if c.all() {
 		return nil
 	}
@@ -86,7 +87,7 @@ func (c tpCond) match() *networkingapi.HTTPMatchRequest {
 	if c.Method != "" {
 		m.Method = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: c.Method}}
 	}
-	for _, name := range tpSortedKeys(c.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(c.Headers)) {
 		if m.Headers == nil {
 			m.Headers = map[string]*networkingapi.StringMatch{}
 		}
@@ -96,7 +97,7 @@ func (c tpCond) match() *networkingapi.HTTPMatchRequest {
 }
 
 // describe renders c for error messages.
-func (c tpCond) describe() string {
+func (c cond) describe() string {
 	if c.all() {
 		return "every request"
 	}
@@ -104,7 +105,7 @@ func (c tpCond) describe() string {
 	if c.Namespace != "" {
 		parts = append(parts, "namespace "+c.Namespace)
 	}
-	for _, k := range tpSortedKeys(c.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
 		parts = append(parts, fmt.Sprintf("workload label %s=%s", k, c.Labels[k]))
 	}
 	if c.URIKind != "" {
@@ -113,96 +114,96 @@ func (c tpCond) describe() string {
 	if c.Method != "" {
 		parts = append(parts, "method "+c.Method)
 	}
-	for _, k := range tpSortedKeys(c.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(c.Headers)) {
 		parts = append(parts, fmt.Sprintf("header %s=%s", k, c.Headers[k]))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// tpOverlap is what the translator knows about two conditions together.
-type tpOverlap int
+// overlap is what the translator knows about two conditions together.
+type overlap int
 
 const (
-	tpDisjoint  tpOverlap = iota // no request matches both
-	tpOverlaps                   // the returned condition is exactly the requests matching both
-	tpUndecided                  // the translator cannot tell (two regexes, a regex and a prefix)
+	disjoint  overlap = iota // no request matches both
+	overlaps                 // the returned condition is exactly the requests matching both
+	undecided                // the translator cannot tell (two regexes, a regex and a prefix)
 )
 
-// tpIntersect returns the condition matching exactly the requests both a
+// intersect returns the condition matching exactly the requests both a
 // and b match. Each field is either unset, equal, or one implies the other;
 // otherwise the two are disjoint or, for regular expressions, undecided.
-func tpIntersect(a, b tpCond) (tpCond, tpOverlap) {
-	out := tpCond{}
+func intersect(a, b cond) (cond, overlap) {
+	out := cond{}
 	var ok bool
-	if out.Namespace, ok = tpSameOrEither(a.Namespace, b.Namespace); !ok {
-		return tpCond{}, tpDisjoint
+	if out.Namespace, ok = sameOrEither(a.Namespace, b.Namespace); !ok {
+		return cond{}, disjoint
 	}
-	if out.Method, ok = tpSameOrEither(a.Method, b.Method); !ok {
-		return tpCond{}, tpDisjoint
+	if out.Method, ok = sameOrEither(a.Method, b.Method); !ok {
+		return cond{}, disjoint
 	}
-	if out.Labels, ok = tpUnion(a.Labels, b.Labels); !ok {
-		return tpCond{}, tpDisjoint
+	if out.Labels, ok = union(a.Labels, b.Labels); !ok {
+		return cond{}, disjoint
 	}
-	if out.Headers, ok = tpUnion(a.Headers, b.Headers); !ok {
-		return tpCond{}, tpDisjoint
+	if out.Headers, ok = union(a.Headers, b.Headers); !ok {
+		return cond{}, disjoint
 	}
-	kind, uri, overlap := tpIntersectURI(a.URIKind, a.URI, b.URIKind, b.URI)
-	if overlap != tpOverlaps {
-		return tpCond{}, overlap
+	kind, uri, overlap := intersectURI(a.URIKind, a.URI, b.URIKind, b.URI)
+	if overlap != overlaps {
+		return cond{}, overlap
 	}
 	out.URIKind, out.URI = kind, uri
-	return out, tpOverlaps
+	return out, overlaps
 }
 
-// tpIntersectURI intersects two URI conditions. Envoy matches a regex
+// intersectURI intersects two URI conditions. Envoy matches a regex
 // against the whole path (RE2, as Go's regexp), so a regex against an exact
 // path is decidable; a regex against a prefix or another regex is not.
-func tpIntersectURI(ak, a, bk, b string) (string, string, tpOverlap) {
+func intersectURI(ak, a, bk, b string) (string, string, overlap) {
 	switch {
 	case ak == "":
-		return bk, b, tpOverlaps
+		return bk, b, overlaps
 	case bk == "":
-		return ak, a, tpOverlaps
+		return ak, a, overlaps
 	case ak == bk && a == b:
-		return ak, a, tpOverlaps
+		return ak, a, overlaps
 	case ak == "regex" && bk == "exact":
-		return tpIntersectURI(bk, b, ak, a)
+		return intersectURI(bk, b, ak, a)
 	case ak == "regex" && bk == "prefix":
-		return tpIntersectURI(bk, b, ak, a)
+		return intersectURI(bk, b, ak, a)
 	}
 	switch ak + "/" + bk {
 	case "exact/exact":
-		return "", "", tpDisjoint
+		return "", "", disjoint
 	case "exact/prefix":
 		if strings.HasPrefix(a, b) {
-			return ak, a, tpOverlaps
+			return ak, a, overlaps
 		}
-		return "", "", tpDisjoint
+		return "", "", disjoint
 	case "prefix/exact":
-		return tpIntersectURI(bk, b, ak, a)
+		return intersectURI(bk, b, ak, a)
 	case "prefix/prefix":
 		switch {
 		case strings.HasPrefix(a, b):
-			return ak, a, tpOverlaps
+			return ak, a, overlaps
 		case strings.HasPrefix(b, a):
-			return bk, b, tpOverlaps
+			return bk, b, overlaps
 		}
-		return "", "", tpDisjoint
+		return "", "", disjoint
 	case "exact/regex":
 		re, err := regexp.Compile(`^(?:` + b + `)$`)
 		if err != nil {
-			return "", "", tpUndecided
+			return "", "", undecided
 		}
 		if re.MatchString(a) {
-			return ak, a, tpOverlaps
+			return ak, a, overlaps
 		}
-		return "", "", tpDisjoint
+		return "", "", disjoint
 	}
 	// prefix/regex, regex/regex (different expressions)
-	return "", "", tpUndecided
+	return "", "", undecided
 }
 
-func tpSameOrEither(a, b string) (string, bool) {
+func sameOrEither(a, b string) (string, bool) {
 	switch {
 	case a == "":
 		return b, true
@@ -212,9 +213,9 @@ func tpSameOrEither(a, b string) (string, bool) {
 	return "", false
 }
 
-// tpUnion merges two exact-match maps; a key with two values matches
+// union merges two exact-match maps; a key with two values matches
 // nothing.
-func tpUnion(a, b map[string]string) (map[string]string, bool) {
+func union(a, b map[string]string) (map[string]string, bool) {
 	if len(a) == 0 && len(b) == 0 {
 		return nil, true
 	}

@@ -1,6 +1,9 @@
 package trafficpolicy
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 
@@ -268,16 +271,16 @@ type Named struct {
 const NamePrefix = "tp-"
 
 const (
-	// tpClusterLabel is the label Istio puts on every endpoint with the ID
+	// clusterLabel is the label Istio puts on every endpoint with the ID
 	// of the cluster it runs in; per-cluster subsets of a service select it.
-	tpClusterLabel = "topology.istio.io/cluster"
-	// tpDefaultRoute names the catch-all route that keeps requests no policy
+	clusterLabel = "topology.istio.io/cluster"
+	// defaultRoute names the catch-all route that keeps requests no policy
 	// selects as they would be without a VirtualService.
-	tpDefaultRoute = "default"
+	defaultRoute = "default"
 )
 
-// tpTarget is a destination resolved: its host and where its objects live.
-type tpTarget struct {
+// target is a destination resolved: its host and where its objects live.
+type target struct {
 	host    string
 	virtual bool
 	// backends are the backend clusters of a virtual destination; nil when
@@ -299,17 +302,17 @@ type tpTarget struct {
 	exportTo []string
 }
 
-func tpResolveTarget(d Destination) tpTarget {
+func resolveTarget(d Destination) target {
 	if d.VirtualDestination != "" {
 		ns := d.VirtualDestinationNamespace
 		if ns == "" {
 			ns = translate.DefaultIstioNS
 		}
-		t := tpTarget{
+		t := target{
 			host:        d.VirtualDestination,
 			virtual:     true,
 			vsNamespace: ns,
-			vsName:      tpObjectName(d.VirtualDestination),
+			vsName:      objectName(d.VirtualDestination),
 			drNamespace: ns,
 		}
 		if d.VirtualDestinationName != "" {
@@ -320,30 +323,30 @@ func tpResolveTarget(d Destination) tpTarget {
 			sort.Strings(t.exportTo)
 		}
 		if d.BackendClusters != nil {
-			t.backends = tpSet(d.BackendClusters)
+			t.backends = set(d.BackendClusters)
 		}
 		if d.ClientBackends != nil {
 			t.clients = map[string]map[string]bool{}
 			for c, bs := range d.ClientBackends {
-				t.clients[c] = tpSet(bs)
+				t.clients[c] = set(bs)
 			}
 		}
 		return t
 	}
 	host := d.Service + "." + d.Namespace + "." + virtualdestination.ClusterServiceDomain
-	return tpTarget{
+	return target{
 		host:        host,
 		vsNamespace: d.Namespace,
-		vsName:      tpObjectName(host),
+		vsName:      objectName(host),
 		drNamespace: d.Namespace,
-		drName:      tpObjectName(host),
+		drName:      objectName(host),
 		ownDR:       true,
 	}
 }
 
 // reachable returns the backend clusters a source cluster reaches, and
 // whether that is known (services: never).
-func (t tpTarget) reachable(source string) (map[string]bool, bool) {
+func (t target) reachable(source string) (map[string]bool, bool) {
 	switch {
 	case t.clients != nil:
 		return t.clients[source], true
@@ -353,13 +356,13 @@ func (t tpTarget) reachable(source string) (map[string]bool, bool) {
 	return nil, false
 }
 
-// tpObjectName is tp-<host>, a DNS-1123 subdomain for any valid host.
+// objectName is tp-<host>, a DNS-1123 subdomain for any valid host.
 // Unknown hosts keep their placeholder, so the object shows as unknown.
-func tpObjectName(host string) string {
+func objectName(host string) string {
 	return NamePrefix + strings.ToLower(host)
 }
 
-func tpSet(list []string) map[string]bool {
+func set(list []string) map[string]bool {
 	set := make(map[string]bool, len(list))
 	for _, v := range list {
 		set[v] = true
@@ -367,15 +370,15 @@ func tpSet(list []string) map[string]bool {
 	return set
 }
 
-// tpPart is what one policy contributes in one source cluster: the requests
+// part is what one policy contributes in one source cluster: the requests
 // it selects, its route settings and its destination settings.
-type tpPart struct {
+type part struct {
 	policy  string
 	cluster string
-	target  tpTarget
-	conds   []tpCond
-	route   []tpSetting
-	dest    []tpSetting
+	target  target
+	conds   []cond
+	route   []setting
+	dest    []setting
 }
 
 // TranslateTrafficPolicy returns the objects of one traffic policy: in each
@@ -386,11 +389,11 @@ type tpPart struct {
 // Errors are Errors with attribute paths. A placement that depends on
 // labels not known yet yields ErrUnknownPlacement.
 func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translate.Object, error) {
-	parts, err := tpPlan(in, dest, reg)
+	parts, err := plan(in, dest, reg)
 	if err != nil {
 		return nil, err
 	}
-	return tpBuild(parts)
+	return build(parts)
 }
 
 // ComposeTrafficPolicies translates several policies together: policies on
@@ -407,7 +410,7 @@ func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, err
 	sorted := append([]Named(nil), policies...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Policy.Name < sorted[j].Policy.Name })
 	var (
-		parts   []tpPart
+		parts   []part
 		errs    translate.Errors
 		unknown bool
 	)
@@ -417,24 +420,24 @@ func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, err
 				"Two traffic policies are named %q; names identify policies in routes and errors, so they must be unique.", p.Policy.Name))
 			continue
 		}
-		got, err := tpPlan(p.Policy, p.Destination, reg)
+		got, err := plan(p.Policy, p.Destination, reg)
 		switch {
 		case err == translate.ErrUnknownPlacement:
 			unknown = true
 		case err != nil:
-			errs = append(errs, tpInPolicy(p.Policy.Name, err)...)
+			errs = append(errs, inPolicy(p.Policy.Name, err)...)
 		default:
 			parts = append(parts, got...)
 		}
 	}
-	errs = append(errs, tpCheckTargets(sorted)...)
+	errs = append(errs, checkTargets(sorted)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	if unknown {
 		return nil, translate.ErrUnknownPlacement
 	}
-	return tpBuild(parts)
+	return build(parts)
 }
 
 // CheckTrafficPolicyConflicts reports whether a and b cannot both hold: it
@@ -445,7 +448,7 @@ func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, err
 // one configuration, to fail at plan rather than at apply.
 func CheckConflicts(a, b Named, reg *translate.Registry) error {
 	for _, p := range []Named{a, b} {
-		if _, err := tpPlan(p.Policy, p.Destination, reg); err != nil {
+		if _, err := plan(p.Policy, p.Destination, reg); err != nil {
 			if err == translate.ErrUnknownPlacement {
 				return err
 			}
@@ -456,9 +459,9 @@ func CheckConflicts(a, b Named, reg *translate.Registry) error {
 	return err
 }
 
-// tpPlan validates one policy, resolves its source clusters and computes
+// plan validates one policy, resolves its source clusters and computes
 // its contribution in each of them.
-func tpPlan(in Intent, dest Destination, reg *translate.Registry) ([]tpPart, error) {
+func plan(in Intent, dest Destination, reg *translate.Registry) ([]part, error) {
 	errs := Validate(in, dest)
 	clusters, err := reg.Select(in.Sources.Placement, translate.Root("sources"))
 	if err == translate.ErrUnknownPlacement {
@@ -468,45 +471,45 @@ func tpPlan(in Intent, dest Destination, reg *translate.Registry) ([]tpPart, err
 		return nil, translate.ErrUnknownPlacement
 	}
 	errs.Add(err)
-	target := tpResolveTarget(dest)
-	clusters, err = tpClientClusters(target, clusters)
+	target := resolveTarget(dest)
+	clusters, err = clientClusters(target, clusters)
 	errs.Add(err)
-	errs = append(errs, tpValidateClusters(in, target, clusters, reg)...)
+	errs = append(errs, validateClusters(in, target, clusters, reg)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	conds := tpConditions(in)
-	parts := make([]tpPart, 0, len(clusters))
+	conds := conditions(in)
+	parts := make([]part, 0, len(clusters))
 	var subsetClusters []string
 	if target.ownDR {
-		subsetClusters = tpClusterSubsetClusters(in, clusters)
+		subsetClusters = clusterSubsetClusters(in, clusters)
 	}
 	for _, c := range clusters {
-		s := tpScope{in: in, target: target, cluster: c, routes: true, clusterSubsets: subsetClusters}
-		parts = append(parts, tpPart{
+		s := scope{in: in, target: target, cluster: c, routes: true, clusterSubsets: subsetClusters}
+		parts = append(parts, part{
 			policy: in.Name, cluster: c, target: target, conds: conds,
-			route: tpRouteSettings(s),
-			dest:  tpDestinationSettings(s),
+			route: routeSettings(s),
+			dest:  destinationSettings(s),
 		})
 	}
 	// A cluster that only receives traffic for its subset (a shift or
 	// mirror target that is no source) needs the subsets too: see
-	// tpSubsets.
-	sources := tpSet(clusters)
+	// subsets.
+	sources := set(clusters)
 	for _, c := range subsetClusters {
 		if !sources[c] {
-			s := tpScope{in: in, target: target, cluster: c, clusterSubsets: subsetClusters}
-			parts = append(parts, tpPart{policy: in.Name, cluster: c, target: target, conds: conds, dest: tpSubsets(s)})
+			s := scope{in: in, target: target, cluster: c, clusterSubsets: subsetClusters}
+			parts = append(parts, part{policy: in.Name, cluster: c, target: target, conds: conds, dest: subsets(s)})
 		}
 	}
 	return parts, nil
 }
 
-// tpClientClusters keeps the source clusters where the destination exists:
+// clientClusters keeps the source clusters where the destination exists:
 // for a virtual destination whose clients are known, its client clusters.
 // Elsewhere the hostname is unknown to the sidecars and a policy would do
 // nothing. A policy left with no cluster at all is an error.
-func tpClientClusters(t tpTarget, sources []string) ([]string, error) {
+func clientClusters(t target, sources []string) ([]string, error) {
 	if t.clients == nil || len(sources) == 0 {
 		return sources, nil
 	}
@@ -519,18 +522,18 @@ func tpClientClusters(t tpTarget, sources []string) ([]string, error) {
 	if len(kept) == 0 {
 		return nil, translate.Errorf(translate.Root("sources"), "No client cluster",
 			"None of the source clusters (%s) is a client of virtual destination %s (clients: %s), so the policy would do nothing. Add them to the virtual destination's clients, or select client clusters.",
-			strings.Join(sources, ", "), t.host, strings.Join(tpSortedKeys(t.clients), ", "))
+			strings.Join(sources, ", "), t.host, strings.Join(slices.Sorted(maps.Keys(t.clients)), ", "))
 	}
 	return kept, nil
 }
 
-// tpBuild composes the contributions into objects: one VirtualService per
+// build composes the contributions into objects: one VirtualService per
 // cluster and destination with route settings, one DestinationRule per
 // cluster and destination with destination settings.
-func tpBuild(parts []tpPart) ([]translate.Object, error) {
+func build(parts []part) ([]translate.Object, error) {
 	type key struct{ cluster, namespace, name string }
-	routes := map[key][]tpPart{}
-	rules := map[key][]tpPart{}
+	routes := map[key][]part{}
+	rules := map[key][]part{}
 	var routeKeys, ruleKeys []key
 	for _, p := range parts {
 		if len(p.route) > 0 {
@@ -550,11 +553,11 @@ func tpBuild(parts []tpPart) ([]translate.Object, error) {
 	}
 	var (
 		out  []translate.Object
-		errs tpClusterErrors
+		errs clusterErrors
 	)
 	for _, k := range routeKeys {
 		group := routes[k]
-		http, es := tpComposeRoutes(group)
+		http, es := composeRoutes(group)
 		errs.add(k.cluster, es)
 		if len(es) == 0 {
 			out = append(out, translate.Object{Cluster: k.cluster, Resource: trafficPolicyVirtualService(group[0].target, http)})
@@ -562,7 +565,7 @@ func tpBuild(parts []tpPart) ([]translate.Object, error) {
 	}
 	for _, k := range ruleKeys {
 		group := rules[k]
-		rule, es := tpComposeDestinationRule(group)
+		rule, es := composeDestinationRule(group)
 		errs.add(k.cluster, es)
 		if len(es) == 0 {
 			out = append(out, translate.Object{Cluster: k.cluster, Resource: trafficPolicyDestinationRule(group[0].target, rule)})
@@ -575,15 +578,15 @@ func tpBuild(parts []tpPart) ([]translate.Object, error) {
 	return out, nil
 }
 
-// tpClusterErrors gathers composition errors found in several clusters:
+// clusterErrors gathers composition errors found in several clusters:
 // the same conflict is reported once, naming every cluster it holds in.
-type tpClusterErrors struct {
+type clusterErrors struct {
 	order    []string
 	errs     map[string]*translate.Error
 	clusters map[string][]string
 }
 
-func (c *tpClusterErrors) add(cluster string, es translate.Errors) {
+func (c *clusterErrors) add(cluster string, es translate.Errors) {
 	for _, e := range es {
 		k := e.Error()
 		if c.errs == nil {
@@ -597,11 +600,11 @@ func (c *tpClusterErrors) add(cluster string, es translate.Errors) {
 	}
 }
 
-func (c *tpClusterErrors) result() error {
+func (c *clusterErrors) result() error {
 	var out translate.Errors
 	for _, k := range c.order {
 		e := *c.errs[k]
-		clusters := tpUnique(c.clusters[k])
+		clusters := unique(c.clusters[k])
 		sort.Strings(clusters)
 		word := "cluster"
 		if len(clusters) > 1 {
@@ -613,14 +616,14 @@ func (c *tpClusterErrors) result() error {
 	return out.Err()
 }
 
-// tpCheckTargets refuses policies that describe one host two ways (a
+// checkTargets refuses policies that describe one host two ways (a
 // virtual destination whose objects live in two namespaces): their objects
 // would not meet, and Istio would silently pick one.
-func tpCheckTargets(policies []Named) translate.Errors {
+func checkTargets(policies []Named) translate.Errors {
 	var errs translate.Errors
 	seen := map[string]Named{}
 	for _, p := range policies {
-		t := tpResolveTarget(p.Destination)
+		t := resolveTarget(p.Destination)
 		if t.host == "" {
 			continue
 		}
@@ -629,7 +632,7 @@ func tpCheckTargets(policies []Named) translate.Errors {
 			seen[t.host] = p
 			continue
 		}
-		pt := tpResolveTarget(prev.Destination)
+		pt := resolveTarget(prev.Destination)
 		if pt.vsNamespace != t.vsNamespace || pt.drNamespace != t.drNamespace || pt.drName != t.drName {
 			errs.Add(translate.Errorf(translate.Root("destination"), "Inconsistent destination",
 				"Traffic policies %q and %q target %s but place its objects differently (%s/%s vs %s/%s); they must share one VirtualService and DestinationRule.",
@@ -639,9 +642,9 @@ func tpCheckTargets(policies []Named) translate.Errors {
 	return errs
 }
 
-// tpInPolicy names the policy in each of its errors, for messages about
+// inPolicy names the policy in each of its errors, for messages about
 // several policies.
-func tpInPolicy(name string, err error) translate.Errors {
+func inPolicy(name string, err error) translate.Errors {
 	var in translate.Errors
 	in.Add(err)
 	out := make(translate.Errors, len(in))

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// tpGoldenIntent is the intent of a golden case (testdata/): one
+// goldenIntent is the intent of a golden case (testdata/): one
 // policy with its destination, or several (compose) translated together.
-type tpGoldenIntent struct {
+type goldenIntent struct {
 	Policy      *Intent     `json:"policy,omitempty"`
 	Destination Destination `json:"destination"`
 	Compose     []Named     `json:"compose,omitempty"`
@@ -27,7 +27,7 @@ type tpGoldenIntent struct {
 // golden file (REFRESH_GOLDEN=true rewrites them).
 func TestGolden(t *testing.T) {
 	translatetest.Golden(t, func(raw []byte, reg *translate.Registry) ([]translate.Object, error) {
-		var in tpGoldenIntent
+		var in goldenIntent
 		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
 			return nil, err
 		}
@@ -41,7 +41,7 @@ func TestGolden(t *testing.T) {
 	})
 }
 
-func tpTestRegistry() *translate.Registry {
+func testRegistry() *translate.Registry {
 	return translate.NewRegistry(
 		translate.Cluster{Name: "eks", Labels: map[string]string{"cloud": "aws"}},
 		translate.Cluster{Name: "east", Labels: map[string]string{"cloud": "private"}},
@@ -49,9 +49,9 @@ func tpTestRegistry() *translate.Registry {
 	)
 }
 
-// tpSeed is a valid policy touching every route feature, on a virtual
+// seed is a valid policy touching every route feature, on a virtual
 // destination backed by east and onprem, from the private clusters.
-func tpSeed() (Intent, Destination) {
+func seed() (Intent, Destination) {
 	percent := 5.0
 	in := Intent{
 		Name:    "user-resilience",
@@ -72,8 +72,8 @@ func tpSeed() (Intent, Destination) {
 	return in, dest
 }
 
-// tpPaths returns the attribute paths of err, which must be Errors.
-func tpPaths(t *testing.T, err error) []string {
+// paths returns the attribute paths of err, which must be Errors.
+func paths(t *testing.T, err error) []string {
 	t.Helper()
 	var errs translate.Errors
 	if !errors.As(err, &errs) {
@@ -87,8 +87,8 @@ func tpPaths(t *testing.T, err error) []string {
 }
 
 func TestTrafficPolicySeedIsValid(t *testing.T) {
-	in, dest := tpSeed()
-	objs, err := Translate(in, dest, tpTestRegistry())
+	in, dest := seed()
+	objs, err := Translate(in, dest, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,13 +256,13 @@ func TestTrafficPolicyValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			in, dest := tpSeed()
+			in, dest := seed()
 			tc.modify(&in, &dest)
-			_, err := Translate(in, dest, tpTestRegistry())
+			_, err := Translate(in, dest, testRegistry())
 			if err == nil {
 				t.Fatal("want an error")
 			}
-			got := tpPaths(t, err)
+			got := paths(t, err)
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Errorf("paths = %q, want %q\n%v", got, tc.want, err)
 			}
@@ -271,7 +271,7 @@ func TestTrafficPolicyValidation(t *testing.T) {
 }
 
 func TestTrafficPolicyUnknownValues(t *testing.T) {
-	in, dest := tpSeed()
+	in, dest := seed()
 	in.Timeout = translate.Unknown("timeout")
 	in.Match[0].Method = translate.Unknown("method")
 	if errs := Validate(in, dest); len(errs) > 0 {
@@ -280,7 +280,7 @@ func TestTrafficPolicyUnknownValues(t *testing.T) {
 
 	// Labels known only after apply: the placement is unknown.
 	reg := translate.NewRegistry(translate.Cluster{Name: "east", LabelsUnknown: true}, translate.Cluster{Name: "onprem"})
-	in, dest = tpSeed()
+	in, dest = seed()
 	if _, err := Translate(in, dest, reg); err != translate.ErrUnknownPlacement {
 		t.Fatalf("want ErrUnknownPlacement, got %v", err)
 	}
@@ -291,10 +291,10 @@ func TestTrafficPolicyUnknownValues(t *testing.T) {
 	}
 }
 
-// tpOneRoute translates in from east and returns the policy's route.
-func tpOneRoute(t *testing.T, in Intent, dest Destination) *networkingapi.HTTPRoute {
+// oneRoute translates in from east and returns the policy's route.
+func oneRoute(t *testing.T, in Intent, dest Destination) *networkingapi.HTTPRoute {
 	t.Helper()
-	objs, err := Translate(in, dest, tpTestRegistry())
+	objs, err := Translate(in, dest, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestTrafficPolicyRouteFeatures(t *testing.T) {
 		want   *networkingapi.HTTPRoute
 	}{
 		{"timeout only routes to the host", func(in *Intent) { in.Timeout = "1m30s" },
-			&networkingapi.HTTPRoute{Name: "p", Route: []*networkingapi.HTTPRouteDestination{host("", 0)}, Timeout: tpDurationpb("90s")}},
+			&networkingapi.HTTPRoute{Name: "p", Route: []*networkingapi.HTTPRouteDestination{host("", 0)}, Timeout: durationProto("90s")}},
 		{"retries deduplicate retry_on", func(in *Intent) {
 			in.Retries = &Retries{Attempts: 2, RetryOn: []string{"5xx", "reset", "5xx"}}
 		}, &networkingapi.HTTPRoute{Name: "p", Route: []*networkingapi.HTTPRouteDestination{host("", 0)},
@@ -351,7 +351,7 @@ func TestTrafficPolicyRouteFeatures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := base()
 			tc.modify(&in)
-			got := tpOneRoute(t, in, vd)
+			got := oneRoute(t, in, vd)
 			want := tc.want
 			if want == nil {
 				// local (east) and east merge into one destination of 90.
@@ -367,37 +367,37 @@ func TestTrafficPolicyRouteFeatures(t *testing.T) {
 func TestTrafficPolicyIntersect(t *testing.T) {
 	cases := []struct {
 		name string
-		a, b tpCond
-		want tpOverlap
-		both tpCond
+		a, b cond
+		want overlap
+		both cond
 	}{
-		{"any and a namespace", tpCond{}, tpCond{Namespace: "a"}, tpOverlaps, tpCond{Namespace: "a"}},
-		{"two namespaces", tpCond{Namespace: "a"}, tpCond{Namespace: "b"}, tpDisjoint, tpCond{}},
-		{"labels merge", tpCond{Labels: map[string]string{"app": "x"}}, tpCond{Labels: map[string]string{"v": "1"}}, tpOverlaps,
-			tpCond{Labels: map[string]string{"app": "x", "v": "1"}}},
-		{"labels clash", tpCond{Labels: map[string]string{"app": "x"}}, tpCond{Labels: map[string]string{"app": "y"}}, tpDisjoint, tpCond{}},
-		{"methods", tpCond{Method: "GET"}, tpCond{Method: "POST"}, tpDisjoint, tpCond{}},
-		{"nested prefixes", tpCond{URIKind: "prefix", URI: "/v2"}, tpCond{URIKind: "prefix", URI: "/v2/users"}, tpOverlaps,
-			tpCond{URIKind: "prefix", URI: "/v2/users"}},
-		{"sibling prefixes", tpCond{URIKind: "prefix", URI: "/v1"}, tpCond{URIKind: "prefix", URI: "/v2"}, tpDisjoint, tpCond{}},
-		{"exact under prefix", tpCond{URIKind: "prefix", URI: "/v2"}, tpCond{URIKind: "exact", URI: "/v2/x"}, tpOverlaps,
-			tpCond{URIKind: "exact", URI: "/v2/x"}},
-		{"exact matching regex", tpCond{URIKind: "regex", URI: "/v[0-9]+"}, tpCond{URIKind: "exact", URI: "/v2"}, tpOverlaps,
-			tpCond{URIKind: "exact", URI: "/v2"}},
-		{"exact not matching regex", tpCond{URIKind: "regex", URI: "/v[0-9]+"}, tpCond{URIKind: "exact", URI: "/v2/x"}, tpDisjoint, tpCond{}},
-		{"regex and prefix", tpCond{URIKind: "regex", URI: "/v.*"}, tpCond{URIKind: "prefix", URI: "/v2"}, tpUndecided, tpCond{}},
-		{"same regex", tpCond{URIKind: "regex", URI: "/v.*"}, tpCond{URIKind: "regex", URI: "/v.*", Method: "GET"}, tpOverlaps,
-			tpCond{URIKind: "regex", URI: "/v.*", Method: "GET"}},
-		{"headers clash", tpCond{Headers: map[string]string{"x": "1"}}, tpCond{Headers: map[string]string{"x": "2"}}, tpDisjoint, tpCond{}},
+		{"any and a namespace", cond{}, cond{Namespace: "a"}, overlaps, cond{Namespace: "a"}},
+		{"two namespaces", cond{Namespace: "a"}, cond{Namespace: "b"}, disjoint, cond{}},
+		{"labels merge", cond{Labels: map[string]string{"app": "x"}}, cond{Labels: map[string]string{"v": "1"}}, overlaps,
+			cond{Labels: map[string]string{"app": "x", "v": "1"}}},
+		{"labels clash", cond{Labels: map[string]string{"app": "x"}}, cond{Labels: map[string]string{"app": "y"}}, disjoint, cond{}},
+		{"methods", cond{Method: "GET"}, cond{Method: "POST"}, disjoint, cond{}},
+		{"nested prefixes", cond{URIKind: "prefix", URI: "/v2"}, cond{URIKind: "prefix", URI: "/v2/users"}, overlaps,
+			cond{URIKind: "prefix", URI: "/v2/users"}},
+		{"sibling prefixes", cond{URIKind: "prefix", URI: "/v1"}, cond{URIKind: "prefix", URI: "/v2"}, disjoint, cond{}},
+		{"exact under prefix", cond{URIKind: "prefix", URI: "/v2"}, cond{URIKind: "exact", URI: "/v2/x"}, overlaps,
+			cond{URIKind: "exact", URI: "/v2/x"}},
+		{"exact matching regex", cond{URIKind: "regex", URI: "/v[0-9]+"}, cond{URIKind: "exact", URI: "/v2"}, overlaps,
+			cond{URIKind: "exact", URI: "/v2"}},
+		{"exact not matching regex", cond{URIKind: "regex", URI: "/v[0-9]+"}, cond{URIKind: "exact", URI: "/v2/x"}, disjoint, cond{}},
+		{"regex and prefix", cond{URIKind: "regex", URI: "/v.*"}, cond{URIKind: "prefix", URI: "/v2"}, undecided, cond{}},
+		{"same regex", cond{URIKind: "regex", URI: "/v.*"}, cond{URIKind: "regex", URI: "/v.*", Method: "GET"}, overlaps,
+			cond{URIKind: "regex", URI: "/v.*", Method: "GET"}},
+		{"headers clash", cond{Headers: map[string]string{"x": "1"}}, cond{Headers: map[string]string{"x": "2"}}, disjoint, cond{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, order := range [][2]tpCond{{tc.a, tc.b}, {tc.b, tc.a}} {
-				both, got := tpIntersect(order[0], order[1])
+			for _, order := range [][2]cond{{tc.a, tc.b}, {tc.b, tc.a}} {
+				both, got := intersect(order[0], order[1])
 				if got != tc.want {
 					t.Fatalf("overlap = %v, want %v", got, tc.want)
 				}
-				if got == tpOverlaps && both.key() != tc.both.key() {
+				if got == overlaps && both.key() != tc.both.key() {
 					t.Errorf("intersection = %s, want %s", both.key(), tc.both.key())
 				}
 			}
@@ -406,7 +406,7 @@ func TestTrafficPolicyIntersect(t *testing.T) {
 }
 
 func TestCheckTrafficPolicyConflicts(t *testing.T) {
-	reg := tpTestRegistry()
+	reg := testRegistry()
 	vd := Destination{VirtualDestination: "user.global", BackendClusters: []string{"east", "onprem"}, VirtualDestinationName: "user"}
 	policy := func(name string, modify func(*Intent)) Named {
 		in := Intent{Name: name}
@@ -480,7 +480,7 @@ func TestCheckTrafficPolicyConflicts(t *testing.T) {
 				if err == nil {
 					t.Fatal("want a conflict")
 				}
-				if got := tpPaths(t, err); strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				if got := paths(t, err); strings.Join(got, " ") != strings.Join(tc.want, " ") {
 					t.Errorf("paths = %q, want %q", got, tc.want)
 				}
 				if msg := err.Error(); !strings.Contains(msg, `"a"`) || !strings.Contains(msg, `"b"`) {
@@ -495,14 +495,14 @@ func TestCheckTrafficPolicyConflictsIgnoresInvalidPolicies(t *testing.T) {
 	vd := Destination{VirtualDestination: "user.global", VirtualDestinationName: "user"}
 	a := Named{Policy: Intent{Name: "a", Timeout: "1s"}, Destination: vd}
 	b := Named{Policy: Intent{Name: "b", Timeout: "forever"}, Destination: vd}
-	if err := CheckConflicts(a, b, tpTestRegistry()); err != nil {
+	if err := CheckConflicts(a, b, testRegistry()); err != nil {
 		t.Fatalf("an invalid policy reports its own errors; want nil, got %v", err)
 	}
 }
 
 // Composition does not depend on the order policies come in.
 func TestComposeTrafficPoliciesOrderIndependent(t *testing.T) {
-	reg := tpTestRegistry()
+	reg := testRegistry()
 	svc := Destination{Service: "user", Namespace: "users"}
 	ps := []Named{
 		{Policy: Intent{Name: "c", Timeout: "3s"}, Destination: svc},
@@ -534,7 +534,7 @@ func TestComposeTrafficPoliciesOrderIndependent(t *testing.T) {
 func TestComposeTrafficPoliciesDuplicateName(t *testing.T) {
 	svc := Destination{Service: "user", Namespace: "users"}
 	p := Named{Policy: Intent{Name: "a", Timeout: "1s"}, Destination: svc}
-	if _, err := Compose([]Named{p, p}, tpTestRegistry()); err == nil {
+	if _, err := Compose([]Named{p, p}, testRegistry()); err == nil {
 		t.Fatal("want an error for two policies of one name")
 	}
 }
@@ -571,7 +571,7 @@ func TestTrafficPolicyDestinationOf(t *testing.T) {
 	// excluded from it.
 	in := Intent{Name: "p", TrafficShift: []Shift{{Cluster: "east", Weight: 90}, {Cluster: "west", Weight: 10}}}
 	_, err := Translate(in, d, reg)
-	if got := tpPaths(t, err); strings.Join(got, " ") != "traffic_shift[1].cluster" {
+	if got := paths(t, err); strings.Join(got, " ") != "traffic_shift[1].cluster" {
 		t.Errorf("paths = %q (%v)", got, err)
 	}
 	// An invalid virtual destination still names its backends.

@@ -1,6 +1,9 @@
 package trafficpolicy
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 
@@ -25,36 +28,36 @@ import (
 func Validate(in Intent, dest Destination) translate.Errors {
 	var errs translate.Errors
 	errs.Add(translate.CheckIntentName(translate.Root("name"), in.Name, "", "it identifies the policy in routes, annotations and conflict errors"))
-	errs = append(errs, tpValidateDestination(dest)...)
-	errs = append(errs, tpValidateSources(in.Sources)...)
+	errs = append(errs, validateDestination(dest)...)
+	errs = append(errs, validateSources(in.Sources)...)
 	for i, m := range in.Match {
-		errs = append(errs, tpValidateMatch(translate.Root("match").Index(i), m)...)
+		errs = append(errs, validateMatch(translate.Root("match").Index(i), m)...)
 	}
 	errs.Add(translate.CheckDuration(translate.Root("timeout"), in.Timeout))
-	errs = append(errs, tpValidateRetries(in.Retries)...)
-	errs = append(errs, tpValidateFault(in.Fault)...)
-	errs = append(errs, tpValidateShift(in.TrafficShift, dest)...)
-	errs = append(errs, tpValidateMirror(in.Mirror, dest)...)
-	errs = append(errs, tpValidateHeaders(in.Headers)...)
-	errs = append(errs, tpValidateCORS(in.CORS)...)
-	errs = append(errs, tpValidateConnectionPool(in.ConnectionPool)...)
-	errs = append(errs, tpValidateOutlierDetection(in.OutlierDetection)...)
-	errs.Add(tpEnum(translate.Root("load_balancer"), "load balancer", in.LoadBalancer, tpLoadBalancers(dest)))
-	errs.Add(tpEnum(translate.Root("tls_mode"), "TLS mode", in.TLSMode, tpTLSModes(dest)))
-	errs.Add(tpValidateCrossClusterTLS(in, dest))
-	errs = append(errs, tpValidateScope(in, dest)...)
+	errs = append(errs, validateRetries(in.Retries)...)
+	errs = append(errs, validateFault(in.Fault)...)
+	errs = append(errs, validateShift(in.TrafficShift, dest)...)
+	errs = append(errs, validateMirror(in.Mirror, dest)...)
+	errs = append(errs, validateHeaders(in.Headers)...)
+	errs = append(errs, validateCORS(in.CORS)...)
+	errs = append(errs, validateConnectionPool(in.ConnectionPool)...)
+	errs = append(errs, validateOutlierDetection(in.OutlierDetection)...)
+	errs.Add(enum(translate.Root("load_balancer"), "load balancer", in.LoadBalancer, loadBalancers(dest)))
+	errs.Add(enum(translate.Root("tls_mode"), "TLS mode", in.TLSMode, tlsModes(dest)))
+	errs.Add(validateCrossClusterTLS(in, dest))
+	errs = append(errs, validateScope(in, dest)...)
 	return errs
 }
 
-// tpValidateDestination checks the destination: a virtual destination or a
+// validateDestination checks the destination: a virtual destination or a
 // service with its namespace.
-func tpValidateDestination(dest Destination) translate.Errors {
+func validateDestination(dest Destination) translate.Errors {
 	at := translate.Root("destination")
 	errs := translate.CheckDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
 	if dest.VirtualDestination == "" || dest.Service != "" {
 		return errs
 	}
-	errs.Add(tpHostname(at.Attr("virtual_destination"), dest.VirtualDestination))
+	errs.Add(hostname(at.Attr("virtual_destination"), dest.VirtualDestination))
 	if !strings.Contains(dest.VirtualDestination, ".") && !translate.IsUnknown(dest.VirtualDestination) {
 		// Istio completes a host without a dot with the namespace of the
 		// VirtualService (user -> user.istio-system.svc.cluster.local).
@@ -66,7 +69,7 @@ func tpValidateDestination(dest Destination) translate.Errors {
 	return errs
 }
 
-func tpValidateSources(s Sources) translate.Errors {
+func validateSources(s Sources) translate.Errors {
 	var errs translate.Errors
 	at := translate.Root("sources")
 	seen := map[string]bool{}
@@ -77,12 +80,12 @@ func tpValidateSources(s Sources) translate.Errors {
 		}
 		seen[ns] = true
 	}
-	errs = append(errs, tpLabels(at.Attr("workload_labels"), "workload label", s.WorkloadLabels, false)...)
+	errs = append(errs, checkLabels(at.Attr("workload_labels"), "workload label", s.WorkloadLabels, false)...)
 	return errs
 }
 
-// tpValidateMatch checks one match entry.
-func tpValidateMatch(at translate.Path, m Match) translate.Errors {
+// validateMatch checks one match entry.
+func validateMatch(at translate.Path, m Match) translate.Errors {
 	var errs translate.Errors
 	set := 0
 	for _, u := range []struct {
@@ -111,9 +114,9 @@ func tpValidateMatch(at translate.Path, m Match) translate.Errors {
 	if m.Method != "" {
 		errs.Add(translate.CheckHTTPMethod(at.Attr("method"), m.Method))
 	}
-	for _, name := range tpSortedKeys(m.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(m.Headers)) {
 		hat := at.Attr("headers").Key(name)
-		errs.Add(tpHeaderName(hat, name, false))
+		errs.Add(headerName(hat, name, false))
 		if name != strings.ToLower(name) && !translate.IsUnknown(name) {
 			errs.Add(translate.Errorf(hat, "Invalid header name",
 				"Header %q must be written in lower case: Envoy matches header names in lower case.", name))
@@ -128,16 +131,16 @@ func tpValidateMatch(at translate.Path, m Match) translate.Errors {
 	return errs
 }
 
-// tpRetryOn are the retry_on policies Envoy (and Istio's validation)
+// retryOn are the retry_on policies Envoy (and Istio's validation)
 // accept; HTTP status codes are accepted too.
-var tpRetryOn = map[string]bool{
+var retryOn = map[string]bool{
 	"5xx": true, "gateway-error": true, "reset": true, "reset-before-request": true, "connect-failure": true,
 	"retriable-4xx": true, "refused-stream": true, "retriable-status-codes": true, "retriable-headers": true,
 	"envoy-ratelimited": true, "http3-post-connect-failure": true,
 	"cancelled": true, "deadline-exceeded": true, "internal": true, "resource-exhausted": true, "unavailable": true,
 }
 
-func tpValidateRetries(r *Retries) translate.Errors {
+func validateRetries(r *Retries) translate.Errors {
 	if r == nil {
 		return nil
 	}
@@ -152,19 +155,19 @@ func tpValidateRetries(r *Retries) translate.Errors {
 	}
 	errs.Add(translate.CheckDuration(at.Attr("per_try_timeout"), r.PerTryTimeout))
 	for i, p := range r.RetryOn {
-		if translate.IsUnknown(p) || tpRetryOn[p] {
+		if translate.IsUnknown(p) || retryOn[p] {
 			continue
 		}
 		if code, err := strconv.Atoi(p); err == nil && http.StatusText(code) != "" {
 			continue
 		}
 		errs.Add(translate.Errorf(at.Attr("retry_on").Index(i), "Invalid retry condition",
-			"%q is not a retry condition Envoy knows: use an HTTP status code or one of %s.", p, strings.Join(tpSortedKeys(tpRetryOn), ", ")))
+			"%q is not a retry condition Envoy knows: use an HTTP status code or one of %s.", p, strings.Join(slices.Sorted(maps.Keys(retryOn)), ", ")))
 	}
 	return errs
 }
 
-func tpValidateFault(f *Fault) translate.Errors {
+func validateFault(f *Fault) translate.Errors {
 	if f == nil {
 		return nil
 	}
@@ -174,12 +177,12 @@ func tpValidateFault(f *Fault) translate.Errors {
 		errs.Add(translate.Errorf(at, "Empty fault", "Set delay, abort or both."))
 	}
 	if d := f.Delay; d != nil {
-		errs.Add(tpPercent(at.Attr("delay").Attr("percent"), d.Percent))
-		errs.Add(tpRequired(at.Attr("delay").Attr("fixed_delay"), "fixed_delay", d.FixedDelay))
+		errs.Add(percent(at.Attr("delay").Attr("percent"), d.Percent))
+		errs.Add(required(at.Attr("delay").Attr("fixed_delay"), "fixed_delay", d.FixedDelay))
 		errs.Add(translate.CheckDuration(at.Attr("delay").Attr("fixed_delay"), d.FixedDelay))
 	}
 	if a := f.Abort; a != nil {
-		errs.Add(tpPercent(at.Attr("abort").Attr("percent"), a.Percent))
+		errs.Add(percent(at.Attr("abort").Attr("percent"), a.Percent))
 		if a.HTTPStatus < 200 || a.HTTPStatus > 599 {
 			errs.Add(translate.Errorf(at.Attr("abort").Attr("http_status"), "Invalid HTTP status",
 				"http_status is %d; an aborted request is answered with a status from 200 to 599.", a.HTTPStatus))
@@ -188,9 +191,9 @@ func tpValidateFault(f *Fault) translate.Errors {
 	return errs
 }
 
-// tpValidateShift checks traffic_shift on its own: one target per entry,
+// validateShift checks traffic_shift on its own: one target per entry,
 // weights in range and summing to 100, no target twice.
-func tpValidateShift(shift []Shift, dest Destination) translate.Errors {
+func validateShift(shift []Shift, dest Destination) translate.Errors {
 	if len(shift) == 0 {
 		return nil
 	}
@@ -199,7 +202,7 @@ func tpValidateShift(shift []Shift, dest Destination) translate.Errors {
 	seen := map[string]int{}
 	for i, e := range shift {
 		at := translate.Root("traffic_shift").Index(i)
-		errs = append(errs, tpValidateTarget(at, e.Cluster, e.Local, e.Subset, e.Labels, dest, true)...)
+		errs = append(errs, validateTarget(at, e.Cluster, e.Local, e.Subset, e.Labels, dest, true)...)
 		if e.Weight < 0 || e.Weight > 100 {
 			errs.Add(translate.Errorf(at.Attr("weight"), "Invalid weight", "weight is %d; it must be from 0 to 100 (percent of the requests).", e.Weight))
 		}
@@ -224,23 +227,23 @@ func tpValidateShift(shift []Shift, dest Destination) translate.Errors {
 	return errs
 }
 
-func tpValidateMirror(m *Mirror, dest Destination) translate.Errors {
+func validateMirror(m *Mirror, dest Destination) translate.Errors {
 	if m == nil {
 		return nil
 	}
 	var errs translate.Errors
 	at := translate.Root("mirror")
-	errs = append(errs, tpValidateTarget(at, m.Cluster, false, m.Subset, m.Labels, dest, false)...)
+	errs = append(errs, validateTarget(at, m.Cluster, false, m.Subset, m.Labels, dest, false)...)
 	if m.Percent != nil {
-		errs.Add(tpPercent(at.Attr("percent"), *m.Percent))
+		errs.Add(percent(at.Attr("percent"), *m.Percent))
 	}
 	return errs
 }
 
-// tpValidateTarget checks the target of a shift entry or of the mirror:
+// validateTarget checks the target of a shift entry or of the mirror:
 // exactly one of cluster, local (shift only) and subset; subsets only for
 // services, with labels.
-func tpValidateTarget(at translate.Path, cluster string, local bool, subset string, labels map[string]string, dest Destination, allowLocal bool) translate.Errors {
+func validateTarget(at translate.Path, cluster string, local bool, subset string, labels map[string]string, dest Destination, allowLocal bool) translate.Errors {
 	var errs translate.Errors
 	n := 0
 	for _, set := range []bool{cluster != "", local, subset != ""} {
@@ -271,11 +274,11 @@ func tpValidateTarget(at translate.Path, cluster string, local bool, subset stri
 	if len(labels) > 0 && subset == "" {
 		errs.Add(translate.Errorf(at.Attr("labels"), "Labels without subset", "labels select the endpoints of a subset; set subset, or remove labels."))
 	}
-	errs = append(errs, tpLabels(at.Attr("labels"), "subset label", labels, true)...)
+	errs = append(errs, checkLabels(at.Attr("labels"), "subset label", labels, true)...)
 	return errs
 }
 
-func tpValidateHeaders(h *Headers) translate.Errors {
+func validateHeaders(h *Headers) translate.Errors {
 	if h == nil {
 		return nil
 	}
@@ -300,26 +303,26 @@ func tpValidateHeaders(h *Headers) translate.Errors {
 			name string
 			m    map[string]string
 		}{{"set", dir.ops.Set}, {"add", dir.ops.Add}} {
-			for _, name := range tpSortedKeys(op.m) {
+			for _, name := range slices.Sorted(maps.Keys(op.m)) {
 				p := at.Attr(op.name).Key(name)
-				errs.Add(tpHeaderName(p, name, true))
-				errs.Add(tpHeaderValue(p, op.m[name]))
+				errs.Add(headerName(p, name, true))
+				errs.Add(headerValue(p, op.m[name]))
 				note(name, op.name, p)
 			}
 		}
 		for i, name := range dir.ops.Remove {
 			p := at.Attr("remove").Index(i)
-			errs.Add(tpHeaderName(p, name, true))
+			errs.Add(headerName(p, name, true))
 			note(name, "remove", p)
 		}
 	}
 	return errs
 }
 
-// tpCORSMethods are the methods Istio accepts in allow_methods.
-var tpCORSMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "*"}
+// corsMethods are the methods Istio accepts in allow_methods.
+var corsMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "*"}
 
-func tpValidateCORS(c *CORS) translate.Errors {
+func validateCORS(c *CORS) translate.Errors {
 	if c == nil {
 		return nil
 	}
@@ -334,7 +337,7 @@ func tpValidateCORS(c *CORS) translate.Errors {
 		}
 	}
 	for i, m := range c.AllowMethods {
-		errs.Add(tpEnum(at.Attr("allow_methods").Index(i), "method", m, tpCORSMethods))
+		errs.Add(enum(at.Attr("allow_methods").Index(i), "method", m, corsMethods))
 	}
 	if c.AllowCredentials != nil && *c.AllowCredentials {
 		for i, o := range c.AllowOrigins {
@@ -353,7 +356,7 @@ func tpValidateCORS(c *CORS) translate.Errors {
 	}{{"allow_headers", c.AllowHeaders}, {"expose_headers", c.ExposeHeaders}} {
 		for i, name := range list.names {
 			if name != "*" {
-				errs.Add(tpHeaderName(at.Attr(list.attr).Index(i), name, false))
+				errs.Add(headerName(at.Attr(list.attr).Index(i), name, false))
 			}
 		}
 	}
@@ -365,7 +368,7 @@ func tpValidateCORS(c *CORS) translate.Errors {
 	return errs
 }
 
-func tpValidateConnectionPool(cp *ConnectionPool) translate.Errors {
+func validateConnectionPool(cp *ConnectionPool) translate.Errors {
 	if cp == nil {
 		return nil
 	}
@@ -376,38 +379,38 @@ func tpValidateConnectionPool(cp *ConnectionPool) translate.Errors {
 	}
 	if t := cp.TCP; t != nil {
 		tat := at.Attr("tcp")
-		errs.Add(tpCount(tat.Attr("max_connections"), t.MaxConnections))
+		errs.Add(count(tat.Attr("max_connections"), t.MaxConnections))
 		errs.Add(translate.CheckDuration(tat.Attr("connect_timeout"), t.ConnectTimeout))
 		errs.Add(translate.CheckDuration(tat.Attr("idle_timeout"), t.IdleTimeout))
 		errs.Add(translate.CheckDuration(tat.Attr("max_connection_duration"), t.MaxConnectionDuration))
 		if k := t.Keepalive; k != nil {
 			errs.Add(translate.CheckDuration(tat.Attr("keepalive").Attr("time"), k.Time))
 			errs.Add(translate.CheckDuration(tat.Attr("keepalive").Attr("interval"), k.Interval))
-			errs.Add(tpCount(tat.Attr("keepalive").Attr("probes"), k.Probes))
+			errs.Add(count(tat.Attr("keepalive").Attr("probes"), k.Probes))
 		}
 	}
 	if h := cp.HTTP; h != nil {
 		hat := at.Attr("http")
-		errs.Add(tpCount(hat.Attr("http1_max_pending_requests"), h.HTTP1MaxPendingRequests))
-		errs.Add(tpCount(hat.Attr("http2_max_requests"), h.HTTP2MaxRequests))
-		errs.Add(tpCount(hat.Attr("max_requests_per_connection"), h.MaxRequestsPerConnection))
-		errs.Add(tpCount(hat.Attr("max_retries"), h.MaxRetries))
+		errs.Add(count(hat.Attr("http1_max_pending_requests"), h.HTTP1MaxPendingRequests))
+		errs.Add(count(hat.Attr("http2_max_requests"), h.HTTP2MaxRequests))
+		errs.Add(count(hat.Attr("max_requests_per_connection"), h.MaxRequestsPerConnection))
+		errs.Add(count(hat.Attr("max_retries"), h.MaxRetries))
 		errs.Add(translate.CheckDuration(hat.Attr("idle_timeout"), h.IdleTimeout))
 	}
 	return errs
 }
 
-func tpValidateOutlierDetection(o *OutlierDetection) translate.Errors {
+func validateOutlierDetection(o *OutlierDetection) translate.Errors {
 	if o == nil {
 		return nil
 	}
 	var errs translate.Errors
 	at := translate.Root("outlier_detection")
 	if o.Consecutive5xxErrors != nil {
-		errs.Add(tpCount(at.Attr("consecutive_5xx_errors"), *o.Consecutive5xxErrors))
+		errs.Add(count(at.Attr("consecutive_5xx_errors"), *o.Consecutive5xxErrors))
 	}
 	if o.ConsecutiveGatewayErrors != nil {
-		errs.Add(tpCount(at.Attr("consecutive_gateway_errors"), *o.ConsecutiveGatewayErrors))
+		errs.Add(count(at.Attr("consecutive_gateway_errors"), *o.ConsecutiveGatewayErrors))
 	}
 	errs.Add(translate.CheckDuration(at.Attr("interval"), o.Interval))
 	errs.Add(translate.CheckDuration(at.Attr("base_ejection_time"), o.BaseEjectionTime))
@@ -422,7 +425,7 @@ func tpValidateOutlierDetection(o *OutlierDetection) translate.Errors {
 	return errs
 }
 
-func tpLoadBalancers(dest Destination) []string {
+func loadBalancers(dest Destination) []string {
 	if dest.VirtualDestination != "" {
 		// PASSTHROUGH would send requests to the virtual IP itself.
 		return []string{"LEAST_REQUEST", "RANDOM", "ROUND_ROBIN"}
@@ -430,12 +433,12 @@ func tpLoadBalancers(dest Destination) []string {
 	return []string{"LEAST_REQUEST", "PASSTHROUGH", "RANDOM", "ROUND_ROBIN"}
 }
 
-// tpValidateCrossClusterTLS refuses a TLS mode other than Istio mutual TLS
+// validateCrossClusterTLS refuses a TLS mode other than Istio mutual TLS
 // on a service whose traffic the policy sends to other clusters: their
 // east-west gateways route by the SNI of Istio's mTLS (AUTO_PASSTHROUGH)
 // and Istio drops plaintext endpoints on other networks, so the traffic
 // would fail at the gateway or never leave.
-func tpValidateCrossClusterTLS(in Intent, dest Destination) error {
+func validateCrossClusterTLS(in Intent, dest Destination) error {
 	if dest.VirtualDestination != "" || in.TLSMode == "" || in.TLSMode == "ISTIO_MUTUAL" {
 		return nil
 	}
@@ -450,7 +453,7 @@ func tpValidateCrossClusterTLS(in Intent, dest Destination) error {
 		"tls_mode %q with traffic_shift or mirror to another cluster: east-west gateways route only Istio mutual TLS (by its SNI), so requests to another cluster would fail. Use tls_mode = \"ISTIO_MUTUAL\" (or leave it unset), or keep the traffic in its cluster.", in.TLSMode)
 }
 
-func tpTLSModes(dest Destination) []string {
+func tlsModes(dest Destination) []string {
 	if dest.VirtualDestination != "" {
 		// Remote backends are reached through east-west gateways that route
 		// by the SNI of Istio mutual TLS (AUTO_PASSTHROUGH).
@@ -459,10 +462,10 @@ func tpTLSModes(dest Destination) []string {
 	return []string{"DISABLE", "ISTIO_MUTUAL", "SIMPLE"}
 }
 
-// tpDestinationAttrs are the attributes that are written to a
+// destinationAttrs are the attributes that are written to a
 // DestinationRule, in the order they are reported. For a virtual
 // destination, tls_mode is its own already and outlier_detection refused.
-func tpDestinationAttrs(in Intent, dest Destination) []string {
+func destinationAttrs(in Intent, dest Destination) []string {
 	var out []string
 	if in.ConnectionPool != nil {
 		out = append(out, "connection_pool")
@@ -479,14 +482,14 @@ func tpDestinationAttrs(in Intent, dest Destination) []string {
 	return out
 }
 
-// tpValidateScope checks that the policy does something, and that its
+// validateScope checks that the policy does something, and that its
 // DestinationRule settings are not meant for only some callers: a
 // DestinationRule holds for every caller of the host in a cluster, and
 // narrowing it with a second rule would replace the destination's own rule
 // (subsets, failover) for those callers.
-func tpValidateScope(in Intent, dest Destination) translate.Errors {
+func validateScope(in Intent, dest Destination) translate.Errors {
 	var errs translate.Errors
-	destAttrs := tpDestinationAttrs(in, dest)
+	destAttrs := destinationAttrs(in, dest)
 	set := in.Timeout != "" || in.Retries != nil || in.Fault != nil || len(in.TrafficShift) > 0 ||
 		in.Mirror != nil || in.Headers != nil || in.CORS != nil ||
 		in.ConnectionPool != nil || in.OutlierDetection != nil || in.LoadBalancer != "" || in.TLSMode != ""
@@ -508,7 +511,7 @@ func tpValidateScope(in Intent, dest Destination) translate.Errors {
 		for _, attr := range destAttrs {
 			errs.Add(translate.Errorf(translate.Root(attr), "Destination setting for some callers only",
 				"%s is a DestinationRule setting: it holds for every caller of the destination in the source clusters, so it cannot be limited by %s. "+
-					"Move it to a policy whose sources select clusters only, without match.", attr, tpOr(narrowing)))
+					"Move it to a policy whose sources select clusters only, without match.", attr, or(narrowing)))
 		}
 	}
 	if dest.VirtualDestination != "" {
@@ -527,11 +530,11 @@ func tpValidateScope(in Intent, dest Destination) translate.Errors {
 	return errs
 }
 
-// tpValidateClusters checks what needs the registry and the source
+// validateClusters checks what needs the registry and the source
 // clusters: shift and mirror clusters exist and back the destination where
 // the policy applies, and a local shift has a backend in every source
 // cluster.
-func tpValidateClusters(in Intent, t tpTarget, sources []string, reg *translate.Registry) translate.Errors {
+func validateClusters(in Intent, t target, sources []string, reg *translate.Registry) translate.Errors {
 	var errs translate.Errors
 	// unreached lists the source clusters that cannot reach backend cluster
 	// target (target "" means their own).
@@ -550,7 +553,7 @@ func tpValidateClusters(in Intent, t tpTarget, sources []string, reg *translate.
 	}
 	backends := "unknown"
 	if t.backends != nil {
-		backends = tpSetList(t.backends)
+		backends = setList(t.backends)
 	}
 	check := func(at translate.Path, cluster string, local bool, subset string) {
 		switch {
@@ -588,8 +591,8 @@ func tpValidateClusters(in Intent, t tpTarget, sources []string, reg *translate.
 	return errs
 }
 
-// tpHostname checks a mesh hostname: a lower-case DNS name, no wildcard.
-func tpHostname(at translate.Path, h string) error {
+// hostname checks a mesh hostname: a lower-case DNS name, no wildcard.
+func hostname(at translate.Path, h string) error {
 	if translate.IsUnknown(h) {
 		return nil
 	}
@@ -599,31 +602,31 @@ func tpHostname(at translate.Path, h string) error {
 	return nil
 }
 
-func tpRequired(at translate.Path, what, v string) error {
+func required(at translate.Path, what, v string) error {
 	if v == "" {
 		return translate.Errorf(at, "Missing "+what, "Set %s.", what)
 	}
 	return nil
 }
 
-// tpPercent checks a percentage of requests: above 0 (0 would do nothing),
+// percent checks a percentage of requests: above 0 (0 would do nothing),
 // at most 100, and not below Istio's resolution of 0.0001.
-func tpPercent(at translate.Path, v float64) error {
+func percent(at translate.Path, v float64) error {
 	if v <= 0 || v > 100 || v < 0.0001 || math.IsNaN(v) {
 		return translate.Errorf(at, "Invalid percentage", "percent is %v; it must be above 0 (at least 0.0001) and at most 100.", v)
 	}
 	return nil
 }
 
-// tpCount checks a non-negative count that fits Istio's int32 fields.
-func tpCount(at translate.Path, v int) error {
+// count checks a non-negative count that fits Istio's int32 fields.
+func count(at translate.Path, v int) error {
 	if v < 0 || v > math.MaxInt32 {
 		return translate.Errorf(at, "Invalid value", "%d is out of range: it must be from 0 to %d.", v, math.MaxInt32)
 	}
 	return nil
 }
 
-func tpEnum(at translate.Path, what, v string, allowed []string) error {
+func enum(at translate.Path, what, v string, allowed []string) error {
 	if v == "" || translate.IsUnknown(v) {
 		return nil
 	}
@@ -635,16 +638,16 @@ func tpEnum(at translate.Path, what, v string, allowed []string) error {
 	return translate.Errorf(at, "Invalid "+what, "%q is not a valid %s here; use one of %s.", v, what, strings.Join(allowed, ", "))
 }
 
-// tpHeaderToken is an RFC 9110 token, the characters of a header name.
-var tpHeaderToken = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
+// headerToken is an RFC 9110 token, the characters of a header name.
+var headerToken = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~0-9A-Za-z]+$")
 
-// tpHeaderName checks a header name. modify is set for names a policy
+// headerName checks a header name. modify is set for names a policy
 // changes: pseudo-headers and Host cannot be changed.
-func tpHeaderName(at translate.Path, name string, modify bool) error {
+func headerName(at translate.Path, name string, modify bool) error {
 	if translate.IsUnknown(name) {
 		return nil
 	}
-	if !tpHeaderToken.MatchString(name) {
+	if !headerToken.MatchString(name) {
 		return translate.Errorf(at, "Invalid header name", "%q is not a valid HTTP header name.", name)
 	}
 	if modify && strings.EqualFold(name, "host") {
@@ -653,9 +656,9 @@ func tpHeaderName(at translate.Path, name string, modify bool) error {
 	return nil
 }
 
-// tpHeaderValue checks a header value: no control characters, and "%"
+// headerValue checks a header value: no control characters, and "%"
 // doubled (Envoy reads %...% as a variable).
-func tpHeaderValue(at translate.Path, v string) error {
+func headerValue(at translate.Path, v string) error {
 	if translate.IsUnknown(v) {
 		return nil
 	}
@@ -670,11 +673,11 @@ func tpHeaderValue(at translate.Path, v string) error {
 	return nil
 }
 
-// tpLabels checks label keys and values. required means an empty value is
+// checkLabels checks label keys and values. required means an empty value is
 // refused.
-func tpLabels(at translate.Path, what string, labels map[string]string, required bool) translate.Errors {
+func checkLabels(at translate.Path, what string, labels map[string]string, required bool) translate.Errors {
 	var errs translate.Errors
-	for _, k := range tpSortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		v := labels[k]
 		kat := at.Key(k)
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 && !translate.IsUnknown(k) {
@@ -689,15 +692,15 @@ func tpLabels(at translate.Path, what string, labels map[string]string, required
 	return errs
 }
 
-// tpOr joins words as "a, b or c".
-func tpOr(words []string) string {
+// or joins words as "a, b or c".
+func or(words []string) string {
 	if len(words) < 2 {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-func tpSetList(set map[string]bool) string {
+func setList(set map[string]bool) string {
 	var out []string
 	for k := range set {
 		out = append(out, k)

@@ -1,6 +1,9 @@
 package trafficpolicy
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 
@@ -15,86 +18,86 @@ import (
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 )
 
-// tpScope is what a feature function sees: the policy, its destination and
+// scope is what a feature function sees: the policy, its destination and
 // the source cluster the settings are for (a "local" shift differs per
 // cluster).
-type tpScope struct {
+type scope struct {
 	in      Intent
-	target  tpTarget
+	target  target
 	cluster string
 	// routes: the cluster is a source, where the policy routes; otherwise
 	// it only serves the policy's cluster subsets to other clusters.
 	routes bool
 	// clusterSubsets are the clusters whose subsets every cluster the
-	// policy reaches defines (tpSubsets).
+	// policy reaches defines (subsets).
 	clusterSubsets []string
 }
 
-// tpSetting is one setting of one policy: a fragment of an HTTPRoute or of
+// setting is one setting of one policy: a fragment of an HTTPRoute or of
 // a DestinationRule holding only that setting. Two policies may set the
 // same key on the same requests only to the same value; fragments with
 // different keys merge.
-type tpSetting struct {
+type setting struct {
 	key  string         // e.g. "timeout", "fault.delay", "headers.request[x-mesh]"
 	at   translate.Path // the attribute that set it
 	frag proto.Message
 }
 
-// tpRouteSettings lists the route settings of a policy, one feature
+// routeSettings lists the route settings of a policy, one feature
 // function each, in a fixed order. Each touches one part of the HTTPRoute.
-func tpRouteSettings(s tpScope) []tpSetting {
-	var out []tpSetting
-	out = append(out, tpTimeout(s)...)
-	out = append(out, tpRetries(s)...)
-	out = append(out, tpFault(s)...)
-	out = append(out, tpTrafficShift(s)...)
-	out = append(out, tpMirror(s)...)
-	out = append(out, tpHeaders(s)...)
-	out = append(out, tpCORS(s)...)
+func routeSettings(s scope) []setting {
+	var out []setting
+	out = append(out, timeout(s)...)
+	out = append(out, retries(s)...)
+	out = append(out, fault(s)...)
+	out = append(out, trafficShift(s)...)
+	out = append(out, mirror(s)...)
+	out = append(out, headers(s)...)
+	out = append(out, cors(s)...)
 	return out
 }
 
-// tpTimeout sets the route timeout.
-func tpTimeout(s tpScope) []tpSetting {
+// timeout sets the route timeout.
+func timeout(s scope) []setting {
 	if s.in.Timeout == "" {
 		return nil
 	}
-	return []tpSetting{{key: "timeout", at: translate.Root("timeout"),
-		frag: &networkingapi.HTTPRoute{Timeout: tpDurationpb(s.in.Timeout)}}}
+	return []setting{{key: "timeout", at: translate.Root("timeout"),
+		frag: &networkingapi.HTTPRoute{Timeout: durationProto(s.in.Timeout)}}}
 }
 
-// tpRetries sets the retry policy; attempts 0 disables Istio's default
+// retries sets the retry policy; attempts 0 disables Istio's default
 // retries.
-func tpRetries(s tpScope) []tpSetting {
+func retries(s scope) []setting {
 	r := s.in.Retries
 	if r == nil {
 		return nil
 	}
 	out := &networkingapi.HTTPRetry{Attempts: int32(r.Attempts)}
 	if r.PerTryTimeout != "" {
-		out.PerTryTimeout = tpDurationpb(r.PerTryTimeout)
+		out.PerTryTimeout = durationProto(r.PerTryTimeout)
 	}
-	out.RetryOn = strings.Join(tpUnique(r.RetryOn), ",")
-	return []tpSetting{{key: "retries", at: translate.Root("retries"), frag: &networkingapi.HTTPRoute{Retries: out}}}
+	out.RetryOn = strings.Join(unique(r.RetryOn), ",")
+	return []setting{{key: "retries", at: translate.Root("retries"), frag: &networkingapi.HTTPRoute{Retries: out}}}
 }
 
-// tpFault injects a delay and/or an abort. They are separate settings, so
+// fault injects a delay and/or an abort. They are separate settings, so
 // one policy may delay and another abort the same requests.
-func tpFault(s tpScope) []tpSetting {
+func fault(s scope) []setting {
 	f := s.in.Fault
 	if f == nil {
 		return nil
 	}
-	var out []tpSetting
+	var out []setting
 	if d := f.Delay; d != nil {
-		out = append(out, tpSetting{key: "fault.delay", at: translate.Root("fault").Attr("delay"),
+		out = append(out, setting{key: "fault.delay", at: translate.Root("fault").Attr("delay"),
 			frag: &networkingapi.HTTPRoute{Fault: &networkingapi.HTTPFaultInjection{Delay: &networkingapi.HTTPFaultInjection_Delay{
 				Percentage:    &networkingapi.Percent{Value: d.Percent},
-				HttpDelayType: &networkingapi.HTTPFaultInjection_Delay_FixedDelay{FixedDelay: tpDurationpb(d.FixedDelay)},
+				HttpDelayType: &networkingapi.HTTPFaultInjection_Delay_FixedDelay{FixedDelay: durationProto(d.FixedDelay)},
 			}}}})
 	}
 	if a := f.Abort; a != nil {
-		out = append(out, tpSetting{key: "fault.abort", at: translate.Root("fault").Attr("abort"),
+		out = append(out, setting{key: "fault.abort", at: translate.Root("fault").Attr("abort"),
 			frag: &networkingapi.HTTPRoute{Fault: &networkingapi.HTTPFaultInjection{Abort: &networkingapi.HTTPFaultInjection_Abort{
 				Percentage: &networkingapi.Percent{Value: a.Percent},
 				ErrorType:  &networkingapi.HTTPFaultInjection_Abort_HttpStatus{HttpStatus: int32(a.HTTPStatus)},
@@ -103,12 +106,12 @@ func tpFault(s tpScope) []tpSetting {
 	return out
 }
 
-// tpTrafficShift splits the requests across subsets by weight. Entries that
+// trafficShift splits the requests across subsets by weight. Entries that
 // land on the same subset in this cluster (local and the cluster itself)
 // add up; zero weights are dropped; a single destination carries no weight.
 // Without traffic_shift the route goes to the host as a whole (set when the
 // route is assembled).
-func tpTrafficShift(s tpScope) []tpSetting {
+func trafficShift(s scope) []setting {
 	if len(s.in.TrafficShift) == 0 {
 		return nil
 	}
@@ -116,7 +119,7 @@ func tpTrafficShift(s tpScope) []tpSetting {
 	weights := map[string]int{}
 	targets := map[string]*networkingapi.Destination{}
 	for _, e := range s.in.TrafficShift {
-		d := tpTargetDestination(s, e.Cluster, e.Local, e.Subset)
+		d := targetDestination(s, e.Cluster, e.Local, e.Subset)
 		k := d.Host + "|" + d.Subset
 		if _, ok := weights[k]; !ok {
 			order = append(order, k)
@@ -134,30 +137,30 @@ func tpTrafficShift(s tpScope) []tpSetting {
 	if len(dests) == 1 {
 		dests[0].Weight = 0
 	}
-	return []tpSetting{{key: "traffic_shift", at: translate.Root("traffic_shift"), frag: &networkingapi.HTTPRoute{Route: dests}}}
+	return []setting{{key: "traffic_shift", at: translate.Root("traffic_shift"), frag: &networkingapi.HTTPRoute{Route: dests}}}
 }
 
-// tpMirror mirrors a share of the requests to a subset.
-func tpMirror(s tpScope) []tpSetting {
+// mirror mirrors a share of the requests to a subset.
+func mirror(s scope) []setting {
 	m := s.in.Mirror
 	if m == nil {
 		return nil
 	}
-	frag := &networkingapi.HTTPRoute{Mirror: tpTargetDestination(s, m.Cluster, false, m.Subset)}
+	frag := &networkingapi.HTTPRoute{Mirror: targetDestination(s, m.Cluster, false, m.Subset)}
 	if m.Percent != nil {
 		frag.MirrorPercentage = &networkingapi.Percent{Value: *m.Percent}
 	}
-	return []tpSetting{{key: "mirror", at: translate.Root("mirror"), frag: frag}}
+	return []setting{{key: "mirror", at: translate.Root("mirror"), frag: frag}}
 }
 
-// tpHeaders manipulates request and response headers: one setting per
+// headers manipulates request and response headers: one setting per
 // header, so policies touching different headers combine.
-func tpHeaders(s tpScope) []tpSetting {
+func headers(s scope) []setting {
 	h := s.in.Headers
 	if h == nil {
 		return nil
 	}
-	var out []tpSetting
+	var out []setting
 	for _, dir := range []struct {
 		name string
 		ops  *HeaderOps
@@ -175,25 +178,25 @@ func tpHeaders(s tpScope) []tpSetting {
 		}
 		at := translate.Root("headers").Attr(dir.name)
 		key := func(name string) string { return "headers." + dir.name + "[" + strings.ToLower(name) + "]" }
-		for _, name := range tpSortedKeys(dir.ops.Set) {
-			out = append(out, tpSetting{key: key(name), at: at.Attr("set").Key(name), frag: &networkingapi.HTTPRoute{
+		for _, name := range slices.Sorted(maps.Keys(dir.ops.Set)) {
+			out = append(out, setting{key: key(name), at: at.Attr("set").Key(name), frag: &networkingapi.HTTPRoute{
 				Headers: dir.wrap(&networkingapi.Headers_HeaderOperations{Set: map[string]string{name: dir.ops.Set[name]}})}})
 		}
-		for _, name := range tpSortedKeys(dir.ops.Add) {
-			out = append(out, tpSetting{key: key(name), at: at.Attr("add").Key(name), frag: &networkingapi.HTTPRoute{
+		for _, name := range slices.Sorted(maps.Keys(dir.ops.Add)) {
+			out = append(out, setting{key: key(name), at: at.Attr("add").Key(name), frag: &networkingapi.HTTPRoute{
 				Headers: dir.wrap(&networkingapi.Headers_HeaderOperations{Add: map[string]string{name: dir.ops.Add[name]}})}})
 		}
 		for i, name := range dir.ops.Remove {
-			out = append(out, tpSetting{key: key(name), at: at.Attr("remove").Index(i), frag: &networkingapi.HTTPRoute{
+			out = append(out, setting{key: key(name), at: at.Attr("remove").Index(i), frag: &networkingapi.HTTPRoute{
 				Headers: dir.wrap(&networkingapi.Headers_HeaderOperations{Remove: []string{name}})}})
 		}
 	}
 	return out
 }
 
-// tpCORS sets the CORS policy. "*" allows any origin (a regex, since Istio
+// cors sets the CORS policy. "*" allows any origin (a regex, since Istio
 // refuses an empty match); other origins match exactly.
-func tpCORS(s tpScope) []tpSetting {
+func cors(s scope) []setting {
 	c := s.in.CORS
 	if c == nil {
 		return nil
@@ -211,21 +214,21 @@ func tpCORS(s tpScope) []tpSetting {
 		out.AllowOrigins = append(out.AllowOrigins, &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: o}})
 	}
 	if c.MaxAge != "" {
-		out.MaxAge = tpDurationpb(c.MaxAge)
+		out.MaxAge = durationProto(c.MaxAge)
 	}
 	if c.AllowCredentials != nil {
 		out.AllowCredentials = wrapperspb.Bool(*c.AllowCredentials)
 	}
-	return []tpSetting{{key: "cors", at: translate.Root("cors"), frag: &networkingapi.HTTPRoute{CorsPolicy: out}}}
+	return []setting{{key: "cors", at: translate.Root("cors"), frag: &networkingapi.HTTPRoute{CorsPolicy: out}}}
 }
 
-// tpTargetDestination is where a shift or mirror target routes to in the
+// targetDestination is where a shift or mirror target routes to in the
 // scope's source cluster. One cluster of a virtual destination is its own
 // host (VirtualDestinationClusterHost), whose failover starts in that
 // cluster: Istio does not apply failoverPriority to the subsets of a DNS
 // ServiceEntry, so a subset could not fail over. One cluster of a service
 // is a subset of it, as is a version.
-func tpTargetDestination(s tpScope, cluster string, local bool, subset string) *networkingapi.Destination {
+func targetDestination(s scope, cluster string, local bool, subset string) *networkingapi.Destination {
 	if s.target.virtual && (cluster != "" || local) {
 		c := cluster
 		if local {
@@ -233,12 +236,12 @@ func tpTargetDestination(s tpScope, cluster string, local bool, subset string) *
 		}
 		return &networkingapi.Destination{Host: virtualdestination.ClusterHost(s.target.host, c)}
 	}
-	return &networkingapi.Destination{Host: s.target.host, Subset: tpTargetSubset(s, cluster, local, subset)}
+	return &networkingapi.Destination{Host: s.target.host, Subset: targetSubset(s, cluster, local, subset)}
 }
 
-// tpTargetSubset is the subset a shift or mirror target routes to in the
+// targetSubset is the subset a shift or mirror target routes to in the
 // scope's source cluster.
-func tpTargetSubset(s tpScope, cluster string, local bool, subset string) string {
+func targetSubset(s scope, cluster string, local bool, subset string) string {
 	switch {
 	case cluster != "":
 		return virtualdestination.SubsetName(cluster)
@@ -249,12 +252,12 @@ func tpTargetSubset(s tpScope, cluster string, local bool, subset string) string
 	}
 }
 
-// tpAssembleRoute builds one HTTPRoute from settings (already checked not
+// assembleRoute builds one HTTPRoute from settings (already checked not
 // to conflict), in key order so the result does not depend on the order
 // policies were given in.
-func tpAssembleRoute(name string, host string, settings map[string]tpSetting, conds []tpCond) *networkingapi.HTTPRoute {
+func assembleRoute(name string, host string, settings map[string]setting, conds []cond) *networkingapi.HTTPRoute {
 	route := &networkingapi.HTTPRoute{Name: name}
-	for _, k := range tpSortedKeys(settings) {
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
 		proto.Merge(route, settings[k].frag)
 	}
 	if len(route.Route) == 0 {
@@ -275,12 +278,12 @@ func tpAssembleRoute(name string, host string, settings map[string]tpSetting, co
 	return route
 }
 
-// tpDefaultHTTPRoute is the last route: requests no policy selects go to
+// defaultHTTPRoute is the last route: requests no policy selects go to
 // the host as they would without a VirtualService (a sidecar answers 404
 // to a request no route of the host's VirtualService matches).
-func tpDefaultHTTPRoute(host string) *networkingapi.HTTPRoute {
+func defaultHTTPRoute(host string) *networkingapi.HTTPRoute {
 	return &networkingapi.HTTPRoute{
-		Name:  tpDefaultRoute,
+		Name:  defaultRoute,
 		Route: []*networkingapi.HTTPRouteDestination{{Destination: &networkingapi.Destination{Host: host}}},
 	}
 }
@@ -290,7 +293,7 @@ func tpDefaultHTTPRoute(host string) *networkingapi.HTTPRoute {
 // explicitly, so a mesh-wide defaultVirtualServiceExportTo cannot hide it
 // from callers: to a virtual destination's client namespaces (where its
 // hosts are visible), else to every namespace.
-func trafficPolicyVirtualService(t tpTarget, http []*networkingapi.HTTPRoute) *networking.VirtualService {
+func trafficPolicyVirtualService(t target, http []*networkingapi.HTTPRoute) *networking.VirtualService {
 	exportTo := t.exportTo
 	if len(exportTo) == 0 {
 		exportTo = []string{"*"}
@@ -306,13 +309,13 @@ func trafficPolicyVirtualService(t tpTarget, http []*networkingapi.HTTPRoute) *n
 	}
 }
 
-// tpDurationpb converts a validated duration.
-func tpDurationpb(v string) *durationpb.Duration {
+// durationProto converts a validated duration.
+func durationProto(v string) *durationpb.Duration {
 	d, _ := time.ParseDuration(v)
 	return durationpb.New(d)
 }
 
-func tpUnique(in []string) []string {
+func unique(in []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range in {
@@ -322,13 +325,4 @@ func tpUnique(in []string) []string {
 		}
 	}
 	return out
-}
-
-func tpSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

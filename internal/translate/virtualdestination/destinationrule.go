@@ -11,32 +11,32 @@ import (
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 )
 
-// vdDestinationRules returns the DestinationRules of one cluster, alongside
-// its ServiceEntries (vdServiceEntries).
-func vdDestinationRules(p *vdPlan, v *vdView) []translate.Object {
+// destinationRules returns the DestinationRules of one cluster, alongside
+// its ServiceEntries (serviceEntries).
+func destinationRules(p *plan, v *view) []translate.Object {
 	var out []translate.Object
 	if v.client {
-		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdClientDestinationRule(p, v)})
-		if len(vdRoutablePorts(p.in.Ports)) > 0 {
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: clientDestinationRule(p, v)})
+		if len(routablePorts(p.in.Ports)) > 0 {
 			for _, o := range v.subsets {
-				out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdClusterHostDestinationRule(p, v, o)})
+				out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: clusterHostDestinationRule(p, v, o)})
 			}
 		}
 	}
 	if v.serves != nil {
-		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdBackendDestinationRule(p, v.serves)})
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: backendDestinationRule(p, v.serves)})
 	}
 	return out
 }
 
-// vdClientDestinationRule is how a client cluster's sidecars reach the
+// clientDestinationRule is how a client cluster's sidecars reach the
 // hostname. Each feature touches one part of the traffic policy, applied in
 // this order.
-func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
+func clientDestinationRule(p *plan, v *view) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
-	vdApplyMutualTLS(tp)
-	vdApplyOutlierDetection(tp, p.outlier)
-	vdApplyPriorityFailover(tp, v)
+	applyMutualTLS(tp)
+	applyOutlierDetection(tp, p.outlier)
+	applyPriorityFailover(tp, v)
 	return &networking.DestinationRule{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
 		ObjectMeta: translate.ObjectMeta(p.namespace, ObjectName(p.in.Name)),
@@ -48,13 +48,13 @@ func vdClientDestinationRule(p *vdPlan, v *vdView) *networking.DestinationRule {
 	}
 }
 
-// vdBackendDestinationRule is what a backend cluster's east-west gateway
+// backendDestinationRule is what a backend cluster's east-west gateway
 // reads for the hostname: Istio mTLS, so the gateway accepts the local
 // endpoint as an mTLS destination. Exported to the gateway's namespace like
 // the backend ServiceEntry.
-func vdBackendDestinationRule(p *vdPlan, b *Backend) *networking.DestinationRule {
+func backendDestinationRule(p *plan, b *Backend) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
-	vdApplyMutualTLS(tp)
+	applyMutualTLS(tp)
 	return &networking.DestinationRule{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
 		ObjectMeta: translate.ObjectMeta(b.Namespace, BackendObjectName(p.in.Name)),
@@ -66,15 +66,15 @@ func vdBackendDestinationRule(p *vdPlan, b *Backend) *networking.DestinationRule
 	}
 }
 
-// vdApplyMutualTLS originates Istio mTLS: the east-west gateway routes by
+// applyMutualTLS originates Istio mTLS: the east-west gateway routes by
 // the SNI of that handshake, and the backend's sidecar terminates it.
-func vdApplyMutualTLS(tp *networkingapi.TrafficPolicy) {
+func applyMutualTLS(tp *networkingapi.TrafficPolicy) {
 	tp.Tls = &networkingapi.ClientTLSSettings{Mode: networkingapi.ClientTLSSettings_ISTIO_MUTUAL}
 }
 
-// vdApplyOutlierDetection ejects a failing backend; without it Envoy never
+// applyOutlierDetection ejects a failing backend; without it Envoy never
 // leaves a priority and failover does nothing.
-func vdApplyOutlierDetection(tp *networkingapi.TrafficPolicy, o vdOutlier) {
+func applyOutlierDetection(tp *networkingapi.TrafficPolicy, o outlier) {
 	tp.OutlierDetection = &networkingapi.OutlierDetection{
 		Consecutive_5XxErrors: wrapperspb.UInt32(o.consecutive5xx),
 		Interval:              durationpb.New(o.interval),
@@ -83,7 +83,7 @@ func vdApplyOutlierDetection(tp *networkingapi.TrafficPolicy, o vdOutlier) {
 	}
 }
 
-// vdApplyPriorityFailover makes the client send traffic to the lowest
+// applyPriorityFailover makes the client send traffic to the lowest
 // priority rank that has a healthy endpoint, then the next.
 //
 // The client's visible backends have K distinct priorities, ranked 0..K-1.
@@ -96,20 +96,20 @@ func vdApplyOutlierDetection(tp *networkingapi.TrafficPolicy, o vdOutlier) {
 // With a single rank locality load balancing is disabled: every backend
 // shares the load, and the mesh's default locality preference does not
 // apply.
-func vdApplyPriorityFailover(tp *networkingapi.TrafficPolicy, v *vdView) {
+func applyPriorityFailover(tp *networkingapi.TrafficPolicy, v *view) {
 	lb := &networkingapi.LocalityLoadBalancerSetting{}
 	if v.tiers <= 1 {
 		lb.Enabled = wrapperspb.Bool(false)
 	} else {
 		lb.Enabled = wrapperspb.Bool(true)
-		lb.FailoverPriority = vdFailoverPriority(v.tiers, v.rankMark())
+		lb.FailoverPriority = failoverPriority(v.tiers, v.rankMark())
 	}
 	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 }
 
-// vdFailoverPriority is the failoverPriority list for tiers ranks; mark is
+// failoverPriority is the failoverPriority list for tiers ranks; mark is
 // the labels' value (rankMark).
-func vdFailoverPriority(tiers int, mark string) []string {
+func failoverPriority(tiers int, mark string) []string {
 	var out []string
 	for t := tiers - 2; t >= 0; t-- {
 		out = append(out, FailoverRankLabelPrefix+strconv.Itoa(t)+"="+mark)
@@ -117,16 +117,16 @@ func vdFailoverPriority(tiers int, mark string) []string {
 	return out
 }
 
-// vdClusterHostDestinationRule is how the client reaches one backend
+// clusterHostDestinationRule is how the client reaches one backend
 // cluster first (VirtualDestinationClusterHost): the same mTLS and outlier
 // detection as the hostname, and a failoverPriority that puts that cluster
 // first and the other backends after it, in the destination's order
-// (vdSubsetOrders). A traffic policy that shifts or mirrors a share of the
+// (subsetOrders). A traffic policy that shifts or mirrors a share of the
 // requests to one cluster sends it there, and that share still fails over.
-func vdClusterHostDestinationRule(p *vdPlan, v *vdView, o vdSubsetOrder) *networking.DestinationRule {
+func clusterHostDestinationRule(p *plan, v *view, o subsetOrder) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
-	vdApplyMutualTLS(tp)
-	vdApplyOutlierDetection(tp, p.outlier)
+	applyMutualTLS(tp)
+	applyOutlierDetection(tp, p.outlier)
 	lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(false)}
 	if o.tiers > 1 {
 		lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true), FailoverPriority: o.failoverPriority(v.rankMark())}
@@ -143,9 +143,9 @@ func vdClusterHostDestinationRule(p *vdPlan, v *vdView, o vdSubsetOrder) *networ
 	}
 }
 
-// vdSubsetOrder is the failover order of one backend cluster's subset in
+// subsetOrder is the failover order of one backend cluster's subset in
 // one client cluster: that cluster first, then the other backends.
-type vdSubsetOrder struct {
+type subsetOrder struct {
 	cluster string
 	// labelPrefix + t ("true") marks the endpoints of rank at most t in
 	// this order; FailoverRankLabelPrefix when the order is the
@@ -155,7 +155,7 @@ type vdSubsetOrder struct {
 	tiers       int
 }
 
-func (o vdSubsetOrder) failoverPriority(mark string) []string {
+func (o subsetOrder) failoverPriority(mark string) []string {
 	var out []string
 	for t := o.tiers - 2; t >= 0; t-- {
 		out = append(out, o.labelPrefix+strconv.Itoa(t)+"="+mark)
@@ -164,20 +164,20 @@ func (o vdSubsetOrder) failoverPriority(mark string) []string {
 }
 
 // rankLabels are the labels an endpoint of cluster needs for this order.
-func (o vdSubsetOrder) rankLabels(cluster, mark string, into map[string]string) {
+func (o subsetOrder) rankLabels(cluster, mark string, into map[string]string) {
 	for t := o.rank[cluster]; t < o.tiers-1; t++ {
 		into[o.labelPrefix+strconv.Itoa(t)] = mark
 	}
 }
 
-// vdSubsetOrders computes, for every target cluster, the order inside its
+// subsetOrders computes, for every target cluster, the order inside its
 // subset: the cluster, then the destination's ranks without it. A cluster
 // that is already alone in the destination's first rank reuses the
 // destination's labels.
-func vdSubsetOrders(v *vdView) []vdSubsetOrder {
-	out := make([]vdSubsetOrder, 0, len(v.targets))
+func subsetOrders(v *view) []subsetOrder {
+	out := make([]subsetOrder, 0, len(v.targets))
 	for i, x := range v.targets {
-		o := vdSubsetOrder{cluster: x.backend.Cluster, rank: map[string]int{}}
+		o := subsetOrder{cluster: x.backend.Cluster, rank: map[string]int{}}
 		if i == 0 && (len(v.targets) == 1 || v.targets[1].rank > 0) {
 			o.labelPrefix, o.tiers = FailoverRankLabelPrefix, v.tiers
 			for _, t := range v.targets {

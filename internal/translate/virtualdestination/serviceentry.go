@@ -11,57 +11,57 @@ import (
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 )
 
-// vdServiceEntries returns the ServiceEntries of one cluster: the client one
+// serviceEntries returns the ServiceEntries of one cluster: the client one
 // when clients run there, the backend one when clients in other clusters
 // reach its backend.
-func vdServiceEntries(p *vdPlan, v *vdView) []translate.Object {
+func serviceEntries(p *plan, v *view) []translate.Object {
 	var out []translate.Object
 	if v.client {
-		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdClientServiceEntry(p, v)})
-		if se := vdClusterHostsServiceEntry(p, v); se != nil {
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: clientServiceEntry(p, v)})
+		if se := clusterHostsServiceEntry(p, v); se != nil {
 			out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: se})
 		}
 	}
 	if v.serves != nil {
-		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: vdBackendServiceEntry(p, v.serves)})
-		if se := vdBackendClusterHostsServiceEntry(p, v.serves); se != nil {
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: backendServiceEntry(p, v.serves)})
+		if se := backendClusterHostsServiceEntry(p, v.serves); se != nil {
 			out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: se})
 		}
 	}
 	return out
 }
 
-// vdClientServiceEntry declares the hostname to the client cluster's
+// clientServiceEntry declares the hostname to the client cluster's
 // sidecars: MESH_INTERNAL (mTLS, the identity of a mesh service), the stable
 // VIP, and one endpoint per backend visible from this cluster. DNS
 // resolution, because a local backend is reached by its Service FQDN and a
 // remote one through an east-west gateway that may be a DNS name.
-func vdClientServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
+func clientServiceEntry(p *plan, v *view) *networking.ServiceEntry {
 	se := &networking.ServiceEntry{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "ServiceEntry"),
 		ObjectMeta: translate.ObjectMeta(p.namespace, ObjectName(p.in.Name)),
 		Spec: networkingapi.ServiceEntry{
 			Hosts:      []string{p.in.Hostname},
 			Addresses:  []string{p.vip},
-			Ports:      vdServicePorts(p.in.Ports),
+			Ports:      servicePorts(p.in.Ports),
 			Location:   networkingapi.ServiceEntry_MESH_INTERNAL,
 			Resolution: networkingapi.ServiceEntry_DNS,
 			ExportTo:   append([]string(nil), p.exportTo...),
 		},
 	}
 	for _, t := range v.targets {
-		se.Spec.Endpoints = append(se.Spec.Endpoints, vdEndpoint(p, v, t))
+		se.Spec.Endpoints = append(se.Spec.Endpoints, endpoint(p, v, t))
 	}
-	se.Spec.SubjectAltNames = vdSubjectAltNames(v)
+	se.Spec.SubjectAltNames = subjectAltNames(v)
 	return se
 }
 
-// vdSubjectAltNames are the SPIFFE identities of the backends the client
+// subjectAltNames are the SPIFFE identities of the backends the client
 // reaches, spiffe://<trust domain of the backend cluster>/ns/<namespace>/sa/<service account>,
 // when every backend names its service account (validation requires all
 // or none): Istio mTLS then checks that the peer, behind whichever
 // east-west gateway, is one of them.
-func vdSubjectAltNames(v *vdView) []string {
+func subjectAltNames(v *view) []string {
 	set := map[string]bool{}
 	for _, t := range v.targets {
 		if t.backend.ServiceAccount == "" {
@@ -81,25 +81,25 @@ func vdSubjectAltNames(v *vdView) []string {
 	return out
 }
 
-// vdClusterHostsServiceEntry declares, next to the hostname, one host per
+// clusterHostsServiceEntry declares, next to the hostname, one host per
 // visible backend cluster (VirtualDestinationClusterHost) with the same
 // endpoints; each host's DestinationRule puts its cluster first. It has no
 // VIP (the hosts are destinations of the hostname's routes, never called
 // directly) and only the HTTP ports: traffic shifts and mirrors are HTTP
 // routes, and Istio refuses a ServiceEntry with several hosts and a TCP
 // port. nil when the hostname has no HTTP port.
-func vdClusterHostsServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
-	ports := vdRoutablePorts(p.in.Ports)
+func clusterHostsServiceEntry(p *plan, v *view) *networking.ServiceEntry {
+	ports := routablePorts(p.in.Ports)
 	if len(ports) == 0 || len(v.subsets) == 0 {
 		return nil
 	}
-	se := vdClientServiceEntry(p, v)
+	se := clientServiceEntry(p, v)
 	se.ObjectMeta = translate.ObjectMeta(p.namespace, ClusterObjectName(p.in.Name, "clusters"))
 	se.Spec.Addresses = nil
-	se.Spec.Ports = vdServicePorts(ports)
+	se.Spec.Ports = servicePorts(ports)
 	keep := map[string]bool{}
 	for _, port := range ports {
-		keep[vdPortName(port)] = true
+		keep[portName(port)] = true
 	}
 	for _, ep := range se.Spec.Endpoints {
 		for name := range ep.Ports {
@@ -115,7 +115,7 @@ func vdClusterHostsServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 	return se
 }
 
-// vdEndpoint is one backend as an endpoint of a client ServiceEntry.
+// endpoint is one backend as an endpoint of a client ServiceEntry.
 //
 // A local backend is its Service FQDN: the sidecar resolves it to the
 // ClusterIP, and the port is the Service port (target_port). A remote
@@ -140,10 +140,10 @@ func vdClusterHostsServiceEntry(p *vdPlan, v *vdView) *networking.ServiceEntry {
 // stays in one locality group, because Istio (1.30+) applies
 // failoverPriority to a DNS cluster through the first locality group only;
 // endpoints in other groups would be mis-prioritised or dropped.
-func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
-	ep := &networkingapi.WorkloadEntry{Labels: vdEndpointLabels(t.backend.Cluster)}
+func endpoint(p *plan, v *view, t target) *networkingapi.WorkloadEntry {
+	ep := &networkingapi.WorkloadEntry{Labels: endpointLabels(t.backend.Cluster)}
 	if t.local {
-		ep.Address = vdServiceFQDN(t.backend.Service, t.backend.Namespace)
+		ep.Address = serviceFQDN(t.backend.Service, t.backend.Namespace)
 	} else {
 		gw := t.cluster.EastWestGateway
 		port := uint32(translate.DefaultEastWestPort)
@@ -153,14 +153,14 @@ func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
 		ep.Address = gw.Address
 		ep.Ports = map[string]uint32{}
 		for _, sp := range p.in.Ports {
-			ep.Ports[vdPortName(sp)] = port
+			ep.Ports[portName(sp)] = port
 		}
 	}
 	if t.backend.Weight != nil {
 		ep.Weight = uint32(*t.backend.Weight)
 	}
 	// Rank r carries rank-le-t for every t in r..tiers-2; see
-	// vdFailoverPriority.
+	// failoverPriority.
 	for tier := t.rank; tier < v.tiers-1; tier++ {
 		ep.Labels[FailoverRankLabelPrefix+strconv.Itoa(tier)] = v.rankMark()
 	}
@@ -171,16 +171,16 @@ func vdEndpoint(p *vdPlan, v *vdView, t vdTarget) *networkingapi.WorkloadEntry {
 	return ep
 }
 
-// vdEndpointLabels are the labels every endpoint carries: its backend
+// endpointLabels are the labels every endpoint carries: its backend
 // cluster, for subsets, and the Istio mTLS mode.
-func vdEndpointLabels(cluster string) map[string]string {
+func endpointLabels(cluster string) map[string]string {
 	return map[string]string{
 		EndpointClusterLabel: SubsetName(cluster),
-		vdTLSModeLabel:       vdTLSModeMutual,
+		tlsModeLabel:         tlsModeMutual,
 	}
 }
 
-// vdBackendServiceEntry gives the east-west gateway of a backend cluster a
+// backendServiceEntry gives the east-west gateway of a backend cluster a
 // service for the hostname whose only endpoint is the local Service, so its
 // AUTO_PASSTHROUGH listener has a cluster for outbound_.<port>_._.<hostname>
 // that ends at the local backend.
@@ -191,40 +191,40 @@ func vdEndpointLabels(cluster string) map[string]string {
 // cluster that is also a client it wins over the client ServiceEntry (which
 // lists remote backends too). Istio keeps one service per hostname and
 // namespace, hence two namespaces.
-func vdBackendServiceEntry(p *vdPlan, b *Backend) *networking.ServiceEntry {
+func backendServiceEntry(p *plan, b *Backend) *networking.ServiceEntry {
 	return &networking.ServiceEntry{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "ServiceEntry"),
 		ObjectMeta: translate.ObjectMeta(b.Namespace, BackendObjectName(p.in.Name)),
 		Spec: networkingapi.ServiceEntry{
 			Hosts:      []string{p.in.Hostname},
 			Addresses:  []string{p.vip},
-			Ports:      vdServicePorts(p.in.Ports),
+			Ports:      servicePorts(p.in.Ports),
 			Location:   networkingapi.ServiceEntry_MESH_INTERNAL,
 			Resolution: networkingapi.ServiceEntry_DNS,
 			Endpoints: []*networkingapi.WorkloadEntry{{
-				Address: vdServiceFQDN(b.Service, b.Namespace),
-				Labels:  vdEndpointLabels(b.Cluster),
+				Address: serviceFQDN(b.Service, b.Namespace),
+				Labels:  endpointLabels(b.Cluster),
 			}},
 			ExportTo: []string{p.namespace},
 		},
 	}
 }
 
-// vdBackendClusterHostsServiceEntry does the same for every backend
+// backendClusterHostsServiceEntry does the same for every backend
 // cluster's own host (VirtualDestinationClusterHost), HTTP ports only (see
-// vdClusterHostsServiceEntry). Every cluster's host, not only this
+// clusterHostsServiceEntry). Every cluster's host, not only this
 // cluster's: a request for another cluster's host fails over here with that
 // host in its SNI, and a gateway without a filter chain for an SNI resets
 // the connection. nil when the hostname has no HTTP port.
-func vdBackendClusterHostsServiceEntry(p *vdPlan, b *Backend) *networking.ServiceEntry {
-	ports := vdRoutablePorts(p.in.Ports)
+func backendClusterHostsServiceEntry(p *plan, b *Backend) *networking.ServiceEntry {
+	ports := routablePorts(p.in.Ports)
 	if len(ports) == 0 {
 		return nil
 	}
-	se := vdBackendServiceEntry(p, b)
+	se := backendServiceEntry(p, b)
 	se.ObjectMeta = translate.ObjectMeta(b.Namespace, ClusterObjectName(p.in.Name+virtualDestinationBackendSuffix, "clusters"))
 	se.Spec.Addresses = nil
-	se.Spec.Ports = vdServicePorts(ports)
+	se.Spec.Ports = servicePorts(ports)
 	se.Spec.Hosts = nil
 	seen := map[string]bool{}
 	for _, other := range p.in.Backends {
@@ -236,9 +236,9 @@ func vdBackendClusterHostsServiceEntry(p *vdPlan, b *Backend) *networking.Servic
 	return se
 }
 
-// vdRoutablePorts are the ports Istio routes by HTTP route: the ones
+// routablePorts are the ports Istio routes by HTTP route: the ones
 // traffic shifts and mirrors apply to.
-func vdRoutablePorts(ports []Port) []Port {
+func routablePorts(ports []Port) []Port {
 	var out []Port
 	for _, p := range ports {
 		switch strings.ToUpper(p.Protocol) {
@@ -249,13 +249,13 @@ func vdRoutablePorts(ports []Port) []Port {
 	return out
 }
 
-// vdServicePorts are the hostname's ports; target_port becomes the
+// servicePorts are the hostname's ports; target_port becomes the
 // ServiceEntry targetPort, the port used on endpoints that do not override
 // it (the local Service).
-func vdServicePorts(ports []Port) []*networkingapi.ServicePort {
+func servicePorts(ports []Port) []*networkingapi.ServicePort {
 	out := make([]*networkingapi.ServicePort, 0, len(ports))
 	for _, p := range ports {
-		sp := &networkingapi.ServicePort{Number: uint32(p.Number), Protocol: p.Protocol, Name: vdPortName(p)}
+		sp := &networkingapi.ServicePort{Number: uint32(p.Number), Protocol: p.Protocol, Name: portName(p)}
 		if p.TargetPort != nil {
 			sp.TargetPort = uint32(*p.TargetPort)
 		}

@@ -21,7 +21,7 @@ func Validate(in Intent) translate.Errors {
 			in.Name, ObjectPrefix, in.Name))
 	}
 	if in.VIP != "" && !translate.IsUnknown(in.VIP) {
-		errs.Add(vdValidateVIP(in.VIP))
+		errs.Add(validateVIP(in.VIP))
 	}
 	switch {
 	case !translate.ValidHostname(in.Hostname):
@@ -67,9 +67,9 @@ func validateVDPorts(ports []Port) translate.Errors {
 	return errs
 }
 
-// vdMaxBackendWeight bounds a backend's weight; Envoy needs the weights of a
+// maxBackendWeight bounds a backend's weight; Envoy needs the weights of a
 // priority to add up within uint32, with room for Istio's gateway scaling.
-const vdMaxBackendWeight = 1000
+const maxBackendWeight = 1000
 
 func validateVDBackends(backends []Backend) translate.Errors {
 	var errs translate.Errors
@@ -99,8 +99,8 @@ func validateVDBackends(backends []Backend) translate.Errors {
 		if b.Priority < 0 {
 			errs.Add(translate.Errorf(at.Attr("priority"), "Invalid priority", "Priority %d is negative; 0 is tried first.", b.Priority))
 		}
-		if b.Weight != nil && (*b.Weight < 1 || *b.Weight > vdMaxBackendWeight) {
-			errs.Add(translate.Errorf(at.Attr("weight"), "Invalid weight", "Weight %d is not between 1 and %d.", *b.Weight, vdMaxBackendWeight))
+		if b.Weight != nil && (*b.Weight < 1 || *b.Weight > maxBackendWeight) {
+			errs.Add(translate.Errorf(at.Attr("weight"), "Invalid weight", "Weight %d is not between 1 and %d.", *b.Weight, maxBackendWeight))
 		}
 		if b.ServiceAccount != "" && !translate.ValidDNSSubdomain(b.ServiceAccount) {
 			errs.Add(translate.Errorf(at.Attr("service_account"), "Invalid service account", "Service account %q must be a DNS-1123 subdomain.", b.ServiceAccount))
@@ -181,10 +181,10 @@ func validateVDClientNamespaces(in Intent) translate.Errors {
 	return errs
 }
 
-// vdValidateVIP accepts an explicit VIP: one IP address that no sidecar
+// validateVIP accepts an explicit VIP: one IP address that no sidecar
 // could mistake for a real destination and that Istio does not hand out
 // itself.
-func vdValidateVIP(vip string) error {
+func validateVIP(vip string) error {
 	ip, err := netip.ParseAddr(vip)
 	switch {
 	case err != nil:

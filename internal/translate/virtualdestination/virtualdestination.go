@@ -1,6 +1,9 @@
 package virtualdestination
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
 	"crypto/sha256"
@@ -117,12 +120,12 @@ const (
 	// ServiceEntry, the endpoints whose priority rank is at most t.
 	FailoverRankLabelPrefix = "mesh-intent.io/rank-le-"
 	// <subset>subsetRankLabelSuffix + t plays the same part inside the
-	// subset of one backend cluster (vdSubsetOrders).
+	// subset of one backend cluster (subsetOrders).
 	subsetRankLabelSuffix = ".subset.mesh-intent.io/rank-le-"
-	// vdTLSModeLabel tells Istio the endpoint accepts Istio mTLS; the
+	// tlsModeLabel tells Istio the endpoint accepts Istio mTLS; the
 	// east-west gateway only forwards to endpoints that do.
-	vdTLSModeLabel  = "security.istio.io/tlsMode"
-	vdTLSModeMutual = "istio"
+	tlsModeLabel  = "security.istio.io/tlsMode"
+	tlsModeMutual = "istio"
 )
 
 // Naming and addressing.
@@ -140,10 +143,10 @@ const (
 // whole backend: Envoy's default of 10% would let only one backend be
 // ejected, and failover would stop at the second tier.
 var DefaultOutlierDetection = OutlierDetection{
-	Consecutive5xxErrors: vdPtr[int64](5),
+	Consecutive5xxErrors: ptr[int64](5),
 	Interval:             "10s",
 	BaseEjectionTime:     "30s",
-	MaxEjectionPercent:   vdPtr[int64](100),
+	MaxEjectionPercent:   ptr[int64](100),
 }
 
 // TranslateVirtualDestination returns the objects of one virtual destination
@@ -157,8 +160,8 @@ func Translate(in Intent, reg *translate.Registry) ([]translate.Object, error) {
 	}
 	var out []translate.Object
 	for _, v := range p.views {
-		out = append(out, vdServiceEntries(p, v)...)
-		out = append(out, vdDestinationRules(p, v)...)
+		out = append(out, serviceEntries(p, v)...)
+		out = append(out, destinationRules(p, v)...)
 	}
 	translate.Sort(out)
 	if err := translate.CheckIstioVersionShapes(out, reg); err != nil {
@@ -167,36 +170,36 @@ func Translate(in Intent, reg *translate.Registry) ([]translate.Object, error) {
 	return out, nil
 }
 
-// vdPlan is the intent resolved against the registry: defaults applied and
+// plan is the intent resolved against the registry: defaults applied and
 // one view per cluster that receives objects.
-type vdPlan struct {
+type plan struct {
 	in        Intent
 	namespace string
 	mode      string
-	outlier   vdOutlier
+	outlier   outlier
 	vip       string
 	exportTo  []string
-	views     []*vdView // sorted by cluster name
+	views     []*view // sorted by cluster name
 }
 
-// vdOutlier is the effective outlier detection.
-type vdOutlier struct {
+// outlier is the effective outlier detection.
+type outlier struct {
 	consecutive5xx     uint32
 	interval, ejection time.Duration
 	maxEjectionPercent int32
 }
 
-// vdView is what one cluster receives.
-type vdView struct {
+// view is what one cluster receives.
+type view struct {
 	cluster *translate.Cluster
 	// client: the cluster gets the client-side objects, whose endpoints are
 	// targets (ordered by rank, then cluster name).
 	client  bool
-	targets []vdTarget
+	targets []target
 	tiers   int // distinct priorities among targets
 	// subsets: the failover order inside each backend cluster's subset
-	// (vdSubsetOrders), in target order.
-	subsets []vdSubsetOrder
+	// (subsetOrders), in target order.
+	subsets []subsetOrder
 	// rankUnknown, when set, is an Unknown placeholder that stands for the
 	// rank labels' value "true": the ranks depend on a region or zone not
 	// known before apply (locality mode), so these objects are planned as
@@ -207,15 +210,15 @@ type vdView struct {
 	serves *Backend
 }
 
-// vdTarget is one backend as seen from one client cluster.
-type vdTarget struct {
+// target is one backend as seen from one client cluster.
+type target struct {
 	backend *Backend
 	cluster *translate.Cluster
 	rank    int // position of its priority among the client's distinct priorities
 	local   bool
 }
 
-func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error) {
+func planVirtualDestination(in Intent, reg *translate.Registry) (*plan, error) {
 	errs := Validate(in)
 	unknown := false
 	resolve := func(pl translate.Placement, at translate.Path) []string {
@@ -253,11 +256,11 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error)
 		return nil, translate.ErrUnknownPlacement
 	}
 
-	p := &vdPlan{
+	p := &plan{
 		in:        in,
 		namespace: in.Namespace,
 		mode:      FailoverModePriority,
-		outlier:   vdEffectiveOutlier(in.Failover),
+		outlier:   effectiveOutlier(in.Failover),
 		vip:       in.VIP,
 		exportTo:  []string{"*"},
 	}
@@ -275,10 +278,10 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error)
 		sort.Strings(p.exportTo)
 	}
 
-	views := map[string]*vdView{}
-	view := func(name string) *vdView {
+	views := map[string]*view{}
+	view := func(name string) *view {
 		if views[name] == nil {
-			views[name] = &vdView{cluster: reg.Cluster(name)}
+			views[name] = &view{cluster: reg.Cluster(name)}
 		}
 		return views[name]
 	}
@@ -291,7 +294,7 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error)
 			if excluded[i][c] {
 				continue
 			}
-			t := vdTarget{backend: b, cluster: reg.Cluster(b.Cluster), local: b.Cluster == c}
+			t := target{backend: b, cluster: reg.Cluster(b.Cluster), local: b.Cluster == c}
 			v.targets = append(v.targets, t)
 			if t.local {
 				continue
@@ -301,7 +304,7 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error)
 			view(b.Cluster).serves = b
 			if !gatewayChecked[i] {
 				gatewayChecked[i] = true
-				errs.Add(vdCheckEastWestGateway(t.cluster, c, in.Hostname, translate.Root("backends").Index(i).Attr("cluster")))
+				errs.Add(checkEastWestGateway(t.cluster, c, in.Hostname, translate.Root("backends").Index(i).Attr("cluster")))
 			}
 		}
 		if len(v.targets) == 0 {
@@ -309,8 +312,8 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error)
 				"Every backend is excluded for client cluster %q, so it could not reach %s. Remove the cluster from clients or narrow the backends' exclude_for.",
 				c, in.Hostname))
 		}
-		vdRankTargets(v, p.mode)
-		v.subsets = vdSubsetOrders(v)
+		rankTargets(v, p.mode)
+		v.subsets = subsetOrders(v)
 	}
 	for i, b := range in.Backends {
 		at := translate.Root("backends").Index(i)
@@ -328,16 +331,16 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*vdPlan, error)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	for _, name := range vdSortedKeys(views) {
+	for _, name := range slices.Sorted(maps.Keys(views)) {
 		p.views = append(p.views, views[name])
 	}
 	return p, nil
 }
 
-// vdCheckEastWestGateway reports a remote backend cluster that clients cannot
+// checkEastWestGateway reports a remote backend cluster that clients cannot
 // reach: no east-west gateway, or an address that is neither an IP nor a
 // hostname. A placeholder address is left for apply.
-func vdCheckEastWestGateway(c *translate.Cluster, client, hostname string, at translate.Path) error {
+func checkEastWestGateway(c *translate.Cluster, client, hostname string, at translate.Path) error {
 	gw := c.EastWestGateway
 	if gw == nil {
 		return translate.Errorf(at, "No east-west gateway",
@@ -359,20 +362,20 @@ func vdCheckEastWestGateway(c *translate.Cluster, client, hostname string, at tr
 	return nil
 }
 
-// vdRankTargets orders a client's targets by rank and numbers the distinct
+// rankTargets orders a client's targets by rank and numbers the distinct
 // ranks 0, 1, ... . In priority mode a target's rank is its backend's
-// priority; in locality mode, its distance from the client (vdLocalityTier).
+// priority; in locality mode, its distance from the client (localityTier).
 // Within a rank, targets are ordered by priority, then cluster.
-func vdRankTargets(v *vdView, mode string) {
-	key := func(t vdTarget) int64 { return t.backend.Priority }
+func rankTargets(v *view, mode string) {
+	key := func(t target) int64 { return t.backend.Priority }
 	if mode == FailoverModeLocality {
-		for _, c := range append([]*translate.Cluster{v.cluster}, vdTargetClusters(v)...) {
+		for _, c := range append([]*translate.Cluster{v.cluster}, targetClusters(v)...) {
 			if translate.IsUnknown(c.Region) || translate.IsUnknown(c.Zone) {
 				v.rankUnknown = translate.Unknown(c.Name + ".locality")
 			}
 		}
-		to := vdLocalityFailoverRegion(v)
-		key = func(t vdTarget) int64 { return int64(vdLocalityTier(v.cluster, t.cluster, to)) }
+		to := localityFailoverRegion(v)
+		key = func(t target) int64 { return int64(localityTier(v.cluster, t.cluster, to)) }
 	}
 	sort.SliceStable(v.targets, func(i, j int) bool {
 		a, b := v.targets[i], v.targets[j]
@@ -396,7 +399,7 @@ func vdRankTargets(v *vdView, mode string) {
 	}
 }
 
-func vdTargetClusters(v *vdView) []*translate.Cluster {
+func targetClusters(v *view) []*translate.Cluster {
 	out := make([]*translate.Cluster, 0, len(v.targets))
 	for _, t := range v.targets {
 		out = append(out, t.cluster)
@@ -406,16 +409,16 @@ func vdTargetClusters(v *vdView) []*translate.Cluster {
 
 // rankMark is the value of the rank labels: "true", or a placeholder when
 // the ranks are not known yet.
-func (v *vdView) rankMark() string {
+func (v *view) rankMark() string {
 	if v.rankUnknown != "" {
 		return v.rankUnknown
 	}
 	return "true"
 }
 
-// vdLocalityTier is how close a backend cluster is to a client cluster in
+// localityTier is how close a backend cluster is to a client cluster in
 // locality mode, by the registry's region and zone: 0 same zone, 1 same
-// region, 2 the region traffic leaves to (vdLocalityFailoverRegion), 3 any
+// region, 2 the region traffic leaves to (localityFailoverRegion), 3 any
 // other. That is the order of Istio's locality load balancing with one
 // failover entry (from the client's region to that region), written as
 // failoverPriority ranks like priority mode: a client cluster is one
@@ -424,7 +427,7 @@ func (v *vdView) rankMark() string {
 // the first locality group only, pilot/pkg/networking/core/cluster.go, and
 // istiod 1.30 crash-loops on it, istio/istio#61857), so no endpoint carries
 // a locality.
-func vdLocalityTier(client, backend *translate.Cluster, to string) int {
+func localityTier(client, backend *translate.Cluster, to string) int {
 	switch {
 	case backend.Region == client.Region && backend.Zone == client.Zone:
 		return 0
@@ -437,11 +440,11 @@ func vdLocalityTier(client, backend *translate.Cluster, to string) int {
 	}
 }
 
-// vdLocalityFailoverRegion is where traffic leaving a client's region goes
+// localityFailoverRegion is where traffic leaving a client's region goes
 // first: the region of the lowest-priority visible backend outside it
 // (ties: cluster name). Empty when there is none.
-func vdLocalityFailoverRegion(v *vdView) string {
-	var best *vdTarget
+func localityFailoverRegion(v *view) string {
+	var best *target
 	for i := range v.targets {
 		t := &v.targets[i]
 		if t.cluster.Region == v.cluster.Region {
@@ -458,9 +461,9 @@ func vdLocalityFailoverRegion(v *vdView) string {
 	return best.cluster.Region
 }
 
-// vdEffectiveOutlier fills unset fields from the defaults. The input is
+// effectiveOutlier fills unset fields from the defaults. The input is
 // already validated.
-func vdEffectiveOutlier(f *Failover) vdOutlier {
+func effectiveOutlier(f *Failover) outlier {
 	d := DefaultOutlierDetection
 	if f != nil && f.OutlierDetection != nil {
 		o := f.OutlierDetection
@@ -479,7 +482,7 @@ func vdEffectiveOutlier(f *Failover) vdOutlier {
 	}
 	interval, _ := time.ParseDuration(d.Interval)
 	ejection, _ := time.ParseDuration(d.BaseEjectionTime)
-	return vdOutlier{
+	return outlier{
 		consecutive5xx:     uint32(*d.Consecutive5xxErrors),
 		interval:           interval,
 		ejection:           ejection,
@@ -519,17 +522,17 @@ func BackendObjectName(name string) string {
 	return ObjectPrefix + name + virtualDestinationBackendSuffix
 }
 
-// vdPortName names a ServiceEntry port: <protocol>-<number>, e.g. http-8080.
-func vdPortName(p Port) string {
+// portName names a ServiceEntry port: <protocol>-<number>, e.g. http-8080.
+func portName(p Port) string {
 	return fmt.Sprintf("%s-%d", strings.ToLower(p.Protocol), p.Number)
 }
 
-// vdServiceFQDN is the cluster-local DNS name of a Kubernetes Service.
-func vdServiceFQDN(service, namespace string) string {
+// serviceFQDN is the cluster-local DNS name of a Kubernetes Service.
+func serviceFQDN(service, namespace string) string {
 	return service + "." + namespace + "." + ClusterServiceDomain
 }
 
-var vdNonDNSLabelChars = regexp.MustCompile(`[^a-z0-9-]+`)
+var nonDNSLabelChars = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // SubsetName is the DestinationRule subset, and the EndpointClusterLabel
 // value, of the backend in a cluster. A cluster name that is already a
@@ -543,7 +546,7 @@ func SubsetName(cluster string) string {
 	h := fnv.New32a()
 	h.Write([]byte(cluster))
 	suffix := fmt.Sprintf("-%08x", h.Sum32())
-	base := strings.Trim(vdNonDNSLabelChars.ReplaceAllString(strings.ToLower(cluster), "-"), "-")
+	base := strings.Trim(nonDNSLabelChars.ReplaceAllString(strings.ToLower(cluster), "-"), "-")
 	if max := 63 - len(suffix); len(base) > max {
 		base = strings.TrimRight(base[:max], "-")
 	}
@@ -571,16 +574,7 @@ func VIP(hostname string) string {
 	return fmt.Sprintf("%d.%d.%d.%d", 241+first, rest/(256*254), rest/254%256, rest%254+1)
 }
 
-func vdSortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func vdPtr[T any](v T) *T { return &v }
+func ptr[T any](v T) *T { return &v }
 
 // Reach is what other intents need of a virtual destination's plan.
 type Reach struct {

@@ -27,9 +27,9 @@ func TestGolden(t *testing.T) {
 	})
 }
 
-// vdTestRegistry: east and west in the cloud, onprem in a data centre,
+// testRegistry: east and west in the cloud, onprem in a data centre,
 // nogw without an east-west gateway.
-func vdTestRegistry() *translate.Registry {
+func testRegistry() *translate.Registry {
 	return translate.NewRegistry(
 		translate.Cluster{Name: "east", Network: "net-east", Region: "us-east-1", Zone: "us-east-1a",
 			Labels: map[string]string{"env": "prod", "cloud": "aws"}, EastWestGateway: &translate.Gateway{Address: "203.0.113.10", Port: 15443}},
@@ -41,8 +41,8 @@ func vdTestRegistry() *translate.Registry {
 	)
 }
 
-// vdValid is the DESIGN.md example: user.global in east, then onprem.
-func vdValid() Intent {
+// valid is the DESIGN.md example: user.global in east, then onprem.
+func valid() Intent {
 	return Intent{
 		Name:     "user",
 		Hostname: "user.global",
@@ -61,7 +61,7 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		mutate  func(*Intent)
-		reg     *translate.Registry // vdTestRegistry when nil
+		reg     *translate.Registry // testRegistry when nil
 		path    string
 		summary string
 	}{
@@ -79,7 +79,7 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 		}, nil, "ports[1].number", "Duplicate port"},
 		{"unsupported protocol", func(in *Intent) { in.Ports[0].Protocol = "UDP" }, nil, "ports[0].protocol", "Invalid protocol"},
 		{"lowercase protocol", func(in *Intent) { in.Ports[0].Protocol = "http" }, nil, "ports[0].protocol", "Invalid protocol"},
-		{"target port out of range", func(in *Intent) { in.Ports[0].TargetPort = vdPtr[int64](-1) }, nil, "ports[0].target_port", "Invalid port"},
+		{"target port out of range", func(in *Intent) { in.Ports[0].TargetPort = ptr[int64](-1) }, nil, "ports[0].target_port", "Invalid port"},
 		{"no backends", func(in *Intent) { in.Backends = nil }, nil, "backends", "Missing backends"},
 		{"unknown backend cluster", func(in *Intent) { in.Backends[1].Cluster = "wine" }, nil, "backends[1].cluster", "Unknown cluster"},
 		{"duplicate backend cluster", func(in *Intent) {
@@ -88,7 +88,7 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 		{"backend namespace invalid", func(in *Intent) { in.Backends[0].Namespace = "" }, nil, "backends[0].namespace", "Invalid namespace"},
 		{"backend service invalid", func(in *Intent) { in.Backends[0].Service = "1user" }, nil, "backends[0].service", "Invalid service"},
 		{"negative priority", func(in *Intent) { in.Backends[1].Priority = -1 }, nil, "backends[1].priority", "Invalid priority"},
-		{"zero weight", func(in *Intent) { in.Backends[0].Weight = vdPtr[int64](0) }, nil, "backends[0].weight", "Invalid weight"},
+		{"zero weight", func(in *Intent) { in.Backends[0].Weight = ptr[int64](0) }, nil, "backends[0].weight", "Invalid weight"},
 		{"exclude_for unknown cluster", func(in *Intent) {
 			in.Backends[1].ExcludeFor = translate.Placement{Clusters: []string{"east", "wine"}}
 		}, nil, "backends[1].exclude_for.clusters[1]", "Unknown cluster"},
@@ -103,10 +103,10 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 			in.Failover.OutlierDetection = &OutlierDetection{Interval: "1500us"}
 		}, nil, "failover.outlier_detection.interval", "Invalid duration"},
 		{"outlier detection never ejects", func(in *Intent) {
-			in.Failover.OutlierDetection = &OutlierDetection{Consecutive5xxErrors: vdPtr[int64](0)}
+			in.Failover.OutlierDetection = &OutlierDetection{Consecutive5xxErrors: ptr[int64](0)}
 		}, nil, "failover.outlier_detection.consecutive_5xx_errors", "Invalid outlier detection"},
 		{"outlier detection max ejection percent", func(in *Intent) {
-			in.Failover.OutlierDetection = &OutlierDetection{MaxEjectionPercent: vdPtr[int64](101)}
+			in.Failover.OutlierDetection = &OutlierDetection{MaxEjectionPercent: ptr[int64](101)}
 		}, nil, "failover.outlier_detection.max_ejection_percent", "Invalid outlier detection"},
 		{"unknown client cluster", func(in *Intent) {
 			in.Clients.Placement = translate.Placement{Clusters: []string{"wine"}}
@@ -138,11 +138,11 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := vdValid()
+			in := valid()
 			tt.mutate(&in)
 			reg := tt.reg
 			if reg == nil {
-				reg = vdTestRegistry()
+				reg = testRegistry()
 			}
 			objs, err := Translate(in, reg)
 			if err == nil {
@@ -164,7 +164,7 @@ func TestVirtualDestinationValidationErrors(t *testing.T) {
 
 // The valid example must translate, or every case above passes vacuously.
 func TestVirtualDestinationValidExample(t *testing.T) {
-	objs, err := Translate(vdValid(), vdTestRegistry())
+	objs, err := Translate(valid(), testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,12 +174,12 @@ func TestVirtualDestinationValidExample(t *testing.T) {
 }
 
 func TestVirtualDestinationCollectsAllErrors(t *testing.T) {
-	in := vdValid()
+	in := valid()
 	in.Name = "Bad Name"
 	in.Ports[0].Protocol = "SCTP"
 	in.Backends[0].Cluster = "wine"
 	in.Failover.OutlierDetection = &OutlierDetection{Interval: "soon"}
-	_, err := Translate(in, vdTestRegistry())
+	_, err := Translate(in, testRegistry())
 	var es translate.Errors
 	if !errors.As(err, &es) {
 		t.Fatalf("want Errors, got %v", err)
@@ -196,10 +196,10 @@ func TestVirtualDestinationCollectsAllErrors(t *testing.T) {
 }
 
 func TestValidateVirtualDestinationWithoutRegistry(t *testing.T) {
-	if es := Validate(vdValid()); len(es) != 0 {
+	if es := Validate(valid()); len(es) != 0 {
 		t.Fatalf("valid intent: %v", es)
 	}
-	in := vdValid()
+	in := valid()
 	in.Backends[1].Cluster = "wine" // needs the registry: not reported here
 	in.Backends[1].Priority = -2
 	es := Validate(in)
@@ -213,7 +213,7 @@ func TestVirtualDestinationUnknownPlacement(t *testing.T) {
 		translate.Cluster{Name: "east", EastWestGateway: &translate.Gateway{Address: "203.0.113.10"}},
 		translate.Cluster{Name: "late", LabelsUnknown: true, EastWestGateway: &translate.Gateway{Address: translate.Unknown("late.gateway")}},
 	)
-	in := vdValid()
+	in := valid()
 	in.Backends[1].Cluster = "late"
 	if _, err := Translate(in, reg); err != translate.ErrUnknownPlacement {
 		t.Errorf("clients selector over unknown labels: got %v, want ErrUnknownPlacement", err)
@@ -238,7 +238,7 @@ func TestVirtualDestinationUnknownTopology(t *testing.T) {
 		translate.Cluster{Name: "late", Network: translate.Unknown("late.network"), Region: translate.Unknown("late.region"),
 			EastWestGateway: &translate.Gateway{Address: translate.Unknown("late.gateway.address")}},
 	)
-	in := vdValid()
+	in := valid()
 	in.Backends[1].Cluster = "late"
 	in.Clients.Placement = translate.Placement{Clusters: []string{"east", "late"}}
 	for _, mode := range []string{FailoverModePriority, FailoverModeLocality} {
@@ -311,16 +311,16 @@ func istioFailoverPriority(entries []string, labels map[string]string) int {
 
 func TestVDPriorityFailoverRanks(t *testing.T) {
 	for tiers := 1; tiers <= 6; tiers++ {
-		v := &vdView{cluster: &translate.Cluster{Name: "c0"}, client: true, tiers: tiers}
+		v := &view{cluster: &translate.Cluster{Name: "c0"}, client: true, tiers: tiers}
 		for r := 0; r < tiers; r++ {
 			name := fmt.Sprintf("c%d", r)
-			v.targets = append(v.targets, vdTarget{
+			v.targets = append(v.targets, target{
 				backend: &Backend{Cluster: name, Namespace: "ns", Service: "svc", Priority: int64(10 * r)},
 				cluster: &translate.Cluster{Name: name, EastWestGateway: &translate.Gateway{Address: "192.0.2.1"}}, rank: r, local: r == 0,
 			})
 		}
-		p := &vdPlan{in: vdValid(), mode: FailoverModePriority}
-		tp := vdClientDestinationRule(p, v).Spec.TrafficPolicy
+		p := &plan{in: valid(), mode: FailoverModePriority}
+		tp := clientDestinationRule(p, v).Spec.TrafficPolicy
 		lb := tp.GetLoadBalancer().GetLocalityLbSetting()
 		if tiers == 1 {
 			if lb.GetEnabled().GetValue() || len(lb.GetFailoverPriority()) != 0 {
@@ -332,7 +332,7 @@ func TestVDPriorityFailoverRanks(t *testing.T) {
 			t.Fatalf("%d tiers: got %v", tiers, lb)
 		}
 		for _, tg := range v.targets {
-			ep := vdEndpoint(p, v, tg)
+			ep := endpoint(p, v, tg)
 			if got := istioFailoverPriority(lb.GetFailoverPriority(), ep.Labels); got != tg.rank {
 				t.Errorf("%d tiers: endpoint of rank %d gets Envoy priority %d (labels %v)", tiers, tg.rank, got, ep.Labels)
 			}
@@ -344,18 +344,18 @@ func TestVDPriorityFailoverRanks(t *testing.T) {
 // same region, the region of the lowest-priority backend outside the
 // client's region, then the rest.
 func TestVDLocalityRanks(t *testing.T) {
-	mk := func(name, region, zone string, prio int64) vdTarget {
-		return vdTarget{backend: &Backend{Cluster: name, Priority: prio}, cluster: &translate.Cluster{Name: name, Region: region, Zone: zone}}
+	mk := func(name, region, zone string, prio int64) target {
+		return target{backend: &Backend{Cluster: name, Priority: prio}, cluster: &translate.Cluster{Name: name, Region: region, Zone: zone}}
 	}
 	client := &translate.Cluster{Name: "c", Region: "us-east-1", Zone: "us-east-1a"}
-	v := &vdView{cluster: client, targets: []vdTarget{
+	v := &view{cluster: client, targets: []target{
 		mk("eu", "eu-west-1", "", 1),
 		mk("west", "us-west-2", "", 2),
 		mk("east-b", "us-east-1", "us-east-1b", 5),
 		mk("east-a", "us-east-1", "us-east-1a", 9),
 		mk("asia", "ap-south-1", "", 1),
 	}}
-	vdRankTargets(v, FailoverModeLocality)
+	rankTargets(v, FailoverModeLocality)
 	var got []string
 	for _, tg := range v.targets {
 		got = append(got, fmt.Sprintf("%s:%d", tg.backend.Cluster, tg.rank))
@@ -375,13 +375,13 @@ func TestVDLocalityRanks(t *testing.T) {
 // istioFailoverPriority) puts that cluster first and the others in the
 // destination's order after it.
 func TestVDSubsetFailoverOrder(t *testing.T) {
-	p := &vdPlan{in: vdValid(), mode: FailoverModePriority, namespace: translate.DefaultIstioNS}
-	mk := func(name string, prio int64) vdTarget {
-		return vdTarget{backend: &Backend{Cluster: name, Namespace: "ns", Service: "svc", Priority: prio}, cluster: &translate.Cluster{Name: name}, local: true}
+	p := &plan{in: valid(), mode: FailoverModePriority, namespace: translate.DefaultIstioNS}
+	mk := func(name string, prio int64) target {
+		return target{backend: &Backend{Cluster: name, Namespace: "ns", Service: "svc", Priority: prio}, cluster: &translate.Cluster{Name: name}, local: true}
 	}
-	v := &vdView{cluster: &translate.Cluster{Name: "a"}, targets: []vdTarget{mk("a", 0), mk("b", 1), mk("c", 1), mk("d", 2)}}
-	vdRankTargets(v, FailoverModePriority)
-	v.subsets = vdSubsetOrders(v)
+	v := &view{cluster: &translate.Cluster{Name: "a"}, targets: []target{mk("a", 0), mk("b", 1), mk("c", 1), mk("d", 2)}}
+	rankTargets(v, FailoverModePriority)
+	v.subsets = subsetOrders(v)
 	want := map[string]map[string]int{
 		"a": {"a": 0, "b": 1, "c": 1, "d": 2},
 		"b": {"b": 0, "a": 1, "c": 2, "d": 3},
@@ -392,7 +392,7 @@ func TestVDSubsetFailoverOrder(t *testing.T) {
 		t.Fatalf("%d cluster orders, want 4", len(v.subsets))
 	}
 	for _, o := range v.subsets {
-		dr := vdClusterHostDestinationRule(p, v, o)
+		dr := clusterHostDestinationRule(p, v, o)
 		if want := ClusterHost(p.in.Hostname, o.cluster); dr.Spec.Host != want {
 			t.Errorf("cluster %s: host %s, want %s", o.cluster, dr.Spec.Host, want)
 		}
@@ -401,7 +401,7 @@ func TestVDSubsetFailoverOrder(t *testing.T) {
 		}
 		fp := dr.Spec.GetTrafficPolicy().GetLoadBalancer().GetLocalityLbSetting().GetFailoverPriority()
 		for _, tg := range v.targets {
-			ep := vdEndpoint(p, v, tg)
+			ep := endpoint(p, v, tg)
 			got := istioFailoverPriority(fp, ep.Labels)
 			// Istio compacts priorities (no gaps), as want does.
 			if got != want[o.cluster][tg.backend.Cluster] {
@@ -412,11 +412,11 @@ func TestVDSubsetFailoverOrder(t *testing.T) {
 }
 
 func TestVDOutlierDefaults(t *testing.T) {
-	o := vdEffectiveOutlier(&Failover{OutlierDetection: &OutlierDetection{Interval: "1s"}})
+	o := effectiveOutlier(&Failover{OutlierDetection: &OutlierDetection{Interval: "1s"}})
 	if o.consecutive5xx != 5 || o.interval.String() != "1s" || o.ejection.String() != "30s" || o.maxEjectionPercent != 100 {
 		t.Errorf("got %+v", o)
 	}
-	if o := vdEffectiveOutlier(nil); o.interval.String() != "10s" {
+	if o := effectiveOutlier(nil); o.interval.String() != "10s" {
 		t.Errorf("nil failover: got %+v", o)
 	}
 }
@@ -424,7 +424,7 @@ func TestVDOutlierDefaults(t *testing.T) {
 // The golden files check the output; this checks that every object is of a
 // type and version the API server serves.
 func TestVirtualDestinationObjectKinds(t *testing.T) {
-	objs, err := Translate(vdValid(), vdTestRegistry())
+	objs, err := Translate(valid(), testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,9 +510,9 @@ func TestVirtualDestinationExplicitVIP(t *testing.T) {
 // Locality failover never produces the shape istiod 1.30 crash-loops on
 // (translate.CheckIstioVersionShapes), even when every cluster runs 1.30.
 func TestLocalityAvoidsIstio130Shape(t *testing.T) {
-	in := vdValid()
+	in := valid()
 	in.Failover = &Failover{Mode: FailoverModeLocality}
-	reg := vdTestRegistry()
+	reg := testRegistry()
 	var clusters []translate.Cluster
 	for _, name := range reg.Names() {
 		c := *reg.Cluster(name)
