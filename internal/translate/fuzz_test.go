@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	networkingapi "istio.io/api/networking/v1alpha3"
@@ -218,7 +219,7 @@ func (g *fuzzGen) virtualDestination(reg *translate.Registry) virtualdestination
 
 func (g *fuzzGen) trafficPolicy(reg *translate.Registry, name string) trafficpolicy.Intent {
 	names := reg.Names()
-	in := trafficpolicy.Intent{Name: name, Sources: trafficpolicy.Sources{Placement: g.placement(reg)}}
+	in := trafficpolicy.Intent{Name: g.mostly([]string{name}, "Bad_Name"), Sources: trafficpolicy.Sources{Placement: g.placement(reg)}}
 	if g.chance(0.4) {
 		in.Sources.Namespaces = []string{g.pick("accounts", "billing")}
 	}
@@ -254,7 +255,7 @@ func (g *fuzzGen) trafficPolicy(reg *translate.Registry, name string) trafficpol
 }
 
 func (g *fuzzGen) accessPolicy(reg *translate.Registry, vd virtualdestination.Intent) (accesspolicy.Intent, accesspolicy.Destination) {
-	in := accesspolicy.Intent{Name: g.pick("account-to-user", "x")}
+	in := accesspolicy.Intent{Name: g.mostly([]string{"account-to-user", "x"}, "Bad_Name", strings.Repeat("n", 61))}
 	for len(in.Sources) == 0 || g.chance(0.3) {
 		if len(in.Sources) >= 3 {
 			break
@@ -299,22 +300,36 @@ func TestCheckSchemaRejectsInvalidObjects(t *testing.T) {
 	}
 }
 
-// The generator must reach translation, not only validation errors, or the
-// fuzz target would prove nothing about the objects.
-func TestFuzzGeneratorProducesObjects(t *testing.T) {
+// sweepSeeds is how many random scenarios TestFuzzSweep checks on every
+// run: enough that each invalid value of the generator's pools turns up
+// alone (everything else valid) several times, so that a validation check
+// removed on purpose (make mutate) lets an invalid object through and the
+// sweep fails. The fuzz target's own seed corpus is too small for that.
+const sweepSeeds = 3000
+
+// TestFuzzSweep runs FuzzTranslate's property (no panic, deterministic,
+// errors that name an attribute, every object valid for an API server)
+// over sweepSeeds scenarios, and checks that the generator reaches
+// translation, not only validation errors, or the property would prove
+// nothing about the objects.
+func TestFuzzSweep(t *testing.T) {
+	kinds := []string{"kind: Gateway", "kind: ServiceEntry", "kind: VirtualService", "kind: DestinationRule", "kind: AuthorizationPolicy", "kind: PeerAuthentication"}
 	produced := map[string]int{}
-	for seed := uint64(0); seed < 300; seed++ {
+	for seed := uint64(0); seed < sweepSeeds; seed++ {
 		out := fuzzRun(t, seed)
-		for _, kind := range []string{"kind: Gateway", "kind: ServiceEntry", "kind: VirtualService", "kind: AuthorizationPolicy"} {
+		if again := fuzzRun(t, seed); !bytes.Equal(out, again) {
+			t.Fatalf("translation is not deterministic for seed %d", seed)
+		}
+		for _, kind := range kinds {
 			if bytes.Contains(out, []byte(kind)) {
 				produced[kind]++
 			}
 		}
 	}
-	for _, kind := range []string{"kind: Gateway", "kind: ServiceEntry", "kind: VirtualService", "kind: AuthorizationPolicy"} {
-		if produced[kind] < 15 {
-			t.Errorf("only %d of 300 random scenarios produced a %s; the generator mostly hits validation errors", produced[kind], kind)
+	for _, kind := range kinds {
+		if produced[kind] < sweepSeeds/20 {
+			t.Errorf("only %d of %d random scenarios produced a %s; the generator mostly hits validation errors", produced[kind], sweepSeeds, kind)
 		}
 	}
-	t.Logf("scenarios producing objects, of 300: %v", produced)
+	t.Logf("scenarios producing objects, of %d: %v", sweepSeeds, produced)
 }

@@ -85,7 +85,7 @@ func (g *Gateway) PassedHosts() []string {
 	return g.Hosts
 }
 
-// hostCovered reports whether host matches one of patterns, with Istio's
+// HostCovered reports whether host matches one of patterns, with Istio's
 // wildcard rule: "*" matches everything, "*.example" any name ending in
 // ".example", anything else only itself.
 func HostCovered(host string, patterns []string) bool {

@@ -12,7 +12,7 @@ import (
 // Checks shared by the policies' validators. Each returns nil for values
 // not known yet (Unknown placeholders).
 
-// checkIntentName checks an intent's name: a DNS-1123 label short enough
+// CheckIntentName checks an intent's name: a DNS-1123 label short enough
 // that prefix+name still is one. purpose says what the name is used for.
 func CheckIntentName(at Path, name, prefix, purpose string) error {
 	max := validation.DNS1123LabelMaxLength - len(prefix)
@@ -32,7 +32,7 @@ func CheckIntentName(at Path, name, prefix, purpose string) error {
 	return nil
 }
 
-// requiredKubeName checks a required Kubernetes name with one of the
+// RequiredKubeName checks a required Kubernetes name with one of the
 // apimachinery validators (validation.IsDNS1123Label, ...); what names it
 // in messages ("namespace", "service account").
 func RequiredKubeName(at Path, what, v string, valid func(string) []string) error {
@@ -42,7 +42,7 @@ func RequiredKubeName(at Path, what, v string, valid func(string) []string) erro
 	return OptionalKubeName(at, what, v, valid)
 }
 
-// optionalKubeName is requiredKubeName for a name that may be left empty.
+// OptionalKubeName is RequiredKubeName for a name that may be left empty.
 func OptionalKubeName(at Path, what, v string, valid func(string) []string) error {
 	if v == "" || IsUnknown(v) {
 		return nil
@@ -53,7 +53,7 @@ func OptionalKubeName(at Path, what, v string, valid func(string) []string) erro
 	return nil
 }
 
-// httpMethods are the methods requests are matched on (RFC 9110 and
+// HTTPMethods are the methods requests are matched on (RFC 9110 and
 // PATCH). Envoy compares the :method header exactly, so case matters.
 var HTTPMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
 
@@ -75,7 +75,7 @@ func CheckHTTPMethod(at Path, m string) error {
 	return Errorf(at, "Invalid method", "%q is not an HTTP method; use one of %s (gRPC calls are POST).", m, strings.Join(HTTPMethods, ", "))
 }
 
-// checkDestinationChoice checks a policy's destination: either a virtual
+// CheckDestinationChoice checks a policy's destination: either a virtual
 // destination (by hostname) or a Kubernetes service with its namespace.
 func CheckDestinationChoice(at Path, virtualDestination, service, namespace string) Errors {
 	var errs Errors

@@ -1,11 +1,13 @@
 package accesspolicy
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -51,12 +53,16 @@ func Validate(in Intent, dest Destination) translate.Errors {
 func validateDestination(dest Destination) translate.Errors {
 	at := translate.Root("destination")
 	errs := translate.CheckDestinationChoice(at, dest.VirtualDestination, dest.Service, dest.Namespace)
-	keys := make([]string, 0, len(dest.WorkloadLabels))
-	for k := range dest.WorkloadLabels {
-		keys = append(keys, k)
+	// A virtual destination's backends come from its own (validated)
+	// intent; checked again because their namespaces name our objects.
+	for i, b := range dest.Backends {
+		if msgs := validation.IsDNS1123Label(b.Namespace); len(msgs) > 0 && !translate.IsUnknown(b.Namespace) {
+			errs.Add(translate.Errorf(at.Attr("virtual_destination"), "Invalid backend namespace",
+				"Backend %d (cluster %q) of virtual destination %q has namespace %q, which is not a Kubernetes namespace name: %s.",
+				i, b.Cluster, dest.VirtualDestination, b.Namespace, strings.Join(msgs, "; ")))
+		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(dest.WorkloadLabels)) {
 		v := dest.WorkloadLabels[k]
 		kat := at.Attr("workload_labels").Key(k)
 		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 && !translate.IsUnknown(k) {

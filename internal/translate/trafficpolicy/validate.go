@@ -66,6 +66,9 @@ func validateDestination(dest Destination) translate.Errors {
 			dest.VirtualDestination))
 	}
 	errs.Add(translate.OptionalKubeName(at.Attr("virtual_destination"), "namespace", dest.VirtualDestinationNamespace, validation.IsDNS1123Label))
+	// The virtual destination's name names the DestinationRule its
+	// destination settings go to.
+	errs.Add(translate.OptionalKubeName(at.Attr("virtual_destination"), "virtual destination name", dest.VirtualDestinationName, validation.IsDNS1123Label))
 	return errs
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,8 +19,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
@@ -91,9 +95,15 @@ func loadIstioSchemas() (map[string]*crdSchema, error) {
 	return result, nil
 }
 
-// CheckSchema validates one rendered object; objects of kinds that are not
-// Istio's (records) are not checked here.
+// CheckSchema validates one object as an API server would: its metadata
+// (name, namespace, labels and annotations, for every kind), then, for
+// Istio's kinds, the CRD's structure, unknown fields and CEL rules.
+// Objects whose metadata still carries an Unknown placeholder (known only
+// after apply) skip the metadata check.
 func CheckSchema(t testing.TB, o translate.Object) error {
+	if err := checkMetadata(o); err != nil {
+		return err
+	}
 	rendered, err := o.Manifest()
 	if err != nil {
 		return err
@@ -123,6 +133,22 @@ func CheckSchema(t testing.TB, o translate.Object) error {
 		return fmt.Errorf("%s: %v", o.Key(), errs.ToAggregate())
 	}
 	if errs, _ := s.cel.Validate(context.Background(), nil, s.structural, m, nil, 1_000_000); len(errs) > 0 {
+		return fmt.Errorf("%s: %v", o.Key(), errs.ToAggregate())
+	}
+	return nil
+}
+
+// checkMetadata applies the API server's own ObjectMeta validation: a
+// DNS-1123 subdomain name, a namespace, qualified label keys and values,
+// annotation keys and their total size.
+func checkMetadata(o translate.Object) error {
+	m := o.Resource
+	for _, s := range append([]string{m.GetName(), m.GetNamespace()}, slices.Collect(maps.Values(m.GetLabels()))...) {
+		if translate.IsUnknown(s) {
+			return nil
+		}
+	}
+	if errs := apivalidation.ValidateObjectMetaAccessor(m, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata")); len(errs) > 0 {
 		return fmt.Errorf("%s: %v", o.Key(), errs.ToAggregate())
 	}
 	return nil
