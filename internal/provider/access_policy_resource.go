@@ -132,7 +132,7 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "Which requests are allowed; a request must match one rule. Omitted: any request.",
 				Optional:            true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"methods": schema.ListAttribute{MarkdownDescription: "HTTP methods, e.g. `GET`.", Optional: true, ElementType: types.StringType},
+					"methods": enumStrings("HTTP methods.", translate.HTTPMethods),
 					"paths":   schema.ListAttribute{MarkdownDescription: "Paths: exact, `/prefix*`, `*suffix` or `*`.", Optional: true, ElementType: types.StringType},
 					"ports": schema.ListAttribute{MarkdownDescription: "Ports the destination workloads receive on.", Optional: true, ElementType: types.Int64Type,
 						Validators: []validator.List{listvalidator.ValueInt64sAre(int64validator.Between(1, 65535))}},

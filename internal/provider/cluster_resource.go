@@ -85,7 +85,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Validators:          []validator.String{dnsLabelValidator{}},
 			},
 			"mtls_mode": schema.StringAttribute{
-				MarkdownDescription: "Mesh-wide mutual TLS mode: a PeerAuthentication named `default` in the root namespace. One of `STRICT`, `PERMISSIVE`, `DISABLE`. Unset: no PeerAuthentication is managed.",
+				MarkdownDescription: enumDescription("Mesh-wide mutual TLS mode: a PeerAuthentication named `default` in the root namespace; unset, none is managed.", cluster.MTLSModes),
 				Optional:            true,
 				Validators:          []validator.String{stringvalidator.OneOf(cluster.MTLSModes...)},
 			},

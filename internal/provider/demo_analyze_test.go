@@ -27,6 +27,7 @@ import (
 // is how a user's clusters look after `make demo`: any Error-level message
 // fails the test with Istio's text.
 func TestAccDemo_istioAnalyzeClean(t *testing.T) {
+	requireMesh(t)
 	analyzer := filepath.Join(os.Getenv(localmesh.EnvBinDir), "analyze-live")
 	if _, err := os.Stat(analyzer); err != nil {
 		t.Fatalf("%s is missing: run `make local-mesh-bin` (tools/build-binaries.sh), which builds it from tools/istio", analyzer)

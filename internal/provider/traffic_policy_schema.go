@@ -3,12 +3,14 @@ package provider
 import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // The attributes of mesh_traffic_policy mirror trafficpolicy.Intent
@@ -83,7 +85,7 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 				"uri_prefix": optString("Path prefix."),
 				"uri_exact":  optString("Exact path."),
 				"uri_regex":  optString("Path regular expression (RE2)."),
-				"method":     optString("HTTP method."),
+				"method":     enumString("HTTP method.", translate.HTTPMethods),
 				"headers":    optMap("Exact values of request headers."),
 			}},
 		},
@@ -91,7 +93,7 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 		"retries": optObject("Retries of failed requests.", map[string]schema.Attribute{
 			"attempts":        schema.Int64Attribute{MarkdownDescription: "Number of retries.", Required: true, Validators: []validator.Int64{int64validator.Between(0, 100)}},
 			"per_try_timeout": optString("Timeout of each try, e.g. `500ms`.", dur),
-			"retry_on":        optStrings("Conditions that cause a retry, e.g. `5xx`, `connect-failure`, `reset`."),
+			"retry_on":        optStrings("Conditions that cause a retry: an HTTP status code (e.g. `503`) or one of " + oneOf(trafficpolicy.RetryOn) + "."),
 		}),
 		"fault": optObject("Faults injected to test resilience.", map[string]schema.Attribute{
 			"delay": optObject("Delay some requests.", map[string]schema.Attribute{
@@ -120,7 +122,7 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 		}),
 		"cors": optObject("CORS policy.", map[string]schema.Attribute{
 			"allow_origins":     schema.ListAttribute{MarkdownDescription: "Allowed origins (exact).", Required: true, ElementType: types.StringType},
-			"allow_methods":     optStrings("Allowed methods."),
+			"allow_methods":     enumStrings("Allowed methods.", trafficpolicy.CORSMethods),
 			"allow_headers":     optStrings("Allowed request headers."),
 			"expose_headers":    optStrings("Response headers browsers may read."),
 			"max_age":           optString("How long preflight results may be cached, e.g. `24h`.", dur),
@@ -154,10 +156,10 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 			"max_ejection_percent":       optInt("Most hosts ejected at once, in percent.", int64validator.Between(0, 100)),
 			"min_health_percent":         optInt("Outlier detection stops below this share of healthy hosts.", int64validator.Between(0, 100)),
 		}),
-		"load_balancer": optString("Load-balancing algorithm: `ROUND_ROBIN`, `LEAST_REQUEST`, `RANDOM` or `PASSTHROUGH`.",
-			stringvalidator.OneOf("ROUND_ROBIN", "LEAST_REQUEST", "RANDOM", "PASSTHROUGH", "UNSPECIFIED")),
-		"tls_mode": optString("TLS towards the destination: `DISABLE`, `SIMPLE`, `MUTUAL` or `ISTIO_MUTUAL`.",
-			stringvalidator.OneOf("DISABLE", "SIMPLE", "MUTUAL", "ISTIO_MUTUAL")),
+		"load_balancer": enumString("Load-balancing algorithm. `PASSTHROUGH` applies to a service destination only (on a virtual destination it would send requests to the virtual IP itself).",
+			trafficpolicy.LoadBalancers),
+		"tls_mode": enumString("TLS from the callers' sidecars to a service destination. A virtual destination takes `ISTIO_MUTUAL` only: east-west gateways route Istio mutual TLS by its SNI.",
+			trafficpolicy.TLSModes),
 		"resolved_destination": schema.StringAttribute{
 			MarkdownDescription: "The destination as resolved at plan time (JSON): for a virtual destination its name, namespace and the backend clusters each client cluster can reach.",
 			Computed:            true,

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -147,7 +148,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"number":      schema.Int64Attribute{MarkdownDescription: "Port clients call.", Required: true, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
-					"protocol":    schema.StringAttribute{MarkdownDescription: "Protocol: `HTTP`, `HTTPS`, `HTTP2`, `GRPC`, `TCP`, `TLS`, ...", Required: true},
+					"protocol":    schema.StringAttribute{MarkdownDescription: enumDescription("Protocol, as Istio names it.", virtualdestination.PortProtocols), Required: true, Validators: []validator.String{stringvalidator.OneOf(virtualdestination.PortProtocols...)}},
 					"target_port": schema.Int64Attribute{MarkdownDescription: "Port of the backend services. Default: `number`.", Optional: true, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
 				}},
 			},
@@ -177,13 +178,15 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 				}},
 			},
 			"failover": schema.SingleNestedAttribute{
-				MarkdownDescription: "How clients fail over between backends. Default: by `priority`, with outlier detection of 5 consecutive 5xx errors, `10s` interval, `30s` ejection, 100% max ejection.",
-				Optional:            true,
+				MarkdownDescription: fmt.Sprintf("How clients fail over between backends. Default: by `%s`, with outlier detection of %d consecutive 5xx errors, `%s` interval, `%s` ejection, %d%% max ejection.",
+					virtualdestination.FailoverModes[0], *virtualdestination.DefaultOutlierDetection.Consecutive5xxErrors, virtualdestination.DefaultOutlierDetection.Interval,
+					virtualdestination.DefaultOutlierDetection.BaseEjectionTime, *virtualdestination.DefaultOutlierDetection.MaxEjectionPercent),
+				Optional: true,
 				Attributes: map[string]schema.Attribute{
 					"mode": schema.StringAttribute{
-						MarkdownDescription: "`priority` (backends' `priority` order) or `locality` (nearest region first).",
+						MarkdownDescription: enumDescription("`priority`: backends in `priority` order; `locality`: nearest region first. Default `"+virtualdestination.FailoverModes[0]+"`.", virtualdestination.FailoverModes),
 						Optional:            true,
-						Validators:          []validator.String{stringvalidator.OneOf(virtualdestination.FailoverModePriority, virtualdestination.FailoverModeLocality)},
+						Validators:          []validator.String{stringvalidator.OneOf(virtualdestination.FailoverModes...)},
 					},
 					"outlier_detection": outlierDetectionAttribute("When a backend counts as failed. Failover needs it; unset fields take the defaults."),
 				},

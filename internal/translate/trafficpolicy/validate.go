@@ -134,13 +134,12 @@ func validateMatch(at translate.Path, m Match) translate.Errors {
 	return errs
 }
 
-// retryOn are the retry_on policies Envoy (and Istio's validation)
-// accept; HTTP status codes are accepted too.
-var retryOn = map[string]bool{
-	"5xx": true, "gateway-error": true, "reset": true, "reset-before-request": true, "connect-failure": true,
-	"retriable-4xx": true, "refused-stream": true, "retriable-status-codes": true, "retriable-headers": true,
-	"envoy-ratelimited": true, "http3-post-connect-failure": true,
-	"cancelled": true, "deadline-exceeded": true, "internal": true, "resource-exhausted": true, "unavailable": true,
+// RetryOn are the retry_on conditions Envoy (and Istio's validation)
+// accept besides HTTP status codes.
+var RetryOn = []string{
+	"5xx", "cancelled", "connect-failure", "deadline-exceeded", "envoy-ratelimited", "gateway-error",
+	"http3-post-connect-failure", "internal", "refused-stream", "reset", "reset-before-request",
+	"resource-exhausted", "retriable-4xx", "retriable-headers", "retriable-status-codes", "unavailable",
 }
 
 func validateRetries(r *Retries) translate.Errors {
@@ -158,14 +157,14 @@ func validateRetries(r *Retries) translate.Errors {
 	}
 	errs.Add(translate.CheckDuration(at.Attr("per_try_timeout"), r.PerTryTimeout))
 	for i, p := range r.RetryOn {
-		if translate.IsUnknown(p) || retryOn[p] {
+		if translate.IsUnknown(p) || slices.Contains(RetryOn, p) {
 			continue
 		}
 		if code, err := strconv.Atoi(p); err == nil && http.StatusText(code) != "" {
 			continue
 		}
 		errs.Add(translate.Errorf(at.Attr("retry_on").Index(i), "Invalid retry condition",
-			"%q is not a retry condition Envoy knows: use an HTTP status code or one of %s.", p, strings.Join(slices.Sorted(maps.Keys(retryOn)), ", ")))
+			"%q is not a retry condition Envoy knows: use an HTTP status code or one of %s.", p, strings.Join(RetryOn, ", ")))
 	}
 	return errs
 }
@@ -322,8 +321,8 @@ func validateHeaders(h *Headers) translate.Errors {
 	return errs
 }
 
-// corsMethods are the methods Istio accepts in allow_methods.
-var corsMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "*"}
+// CORSMethods are the methods Istio accepts in cors.allow_methods.
+var CORSMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "*"}
 
 func validateCORS(c *CORS) translate.Errors {
 	if c == nil {
@@ -340,7 +339,7 @@ func validateCORS(c *CORS) translate.Errors {
 		}
 	}
 	for i, m := range c.AllowMethods {
-		errs.Add(enum(at.Attr("allow_methods").Index(i), "method", m, corsMethods))
+		errs.Add(enum(at.Attr("allow_methods").Index(i), "method", m, CORSMethods))
 	}
 	if c.AllowCredentials != nil && *c.AllowCredentials {
 		for i, o := range c.AllowOrigins {
@@ -428,12 +427,16 @@ func validateOutlierDetection(o *OutlierDetection) translate.Errors {
 	return errs
 }
 
+// LoadBalancers are the load_balancer values the translator accepts for
+// a service; a virtual destination takes all but PASSTHROUGH.
+var LoadBalancers = []string{"LEAST_REQUEST", "PASSTHROUGH", "RANDOM", "ROUND_ROBIN"}
+
 func loadBalancers(dest Destination) []string {
 	if dest.VirtualDestination != "" {
 		// PASSTHROUGH would send requests to the virtual IP itself.
-		return []string{"LEAST_REQUEST", "RANDOM", "ROUND_ROBIN"}
+		return slices.DeleteFunc(slices.Clone(LoadBalancers), func(s string) bool { return s == "PASSTHROUGH" })
 	}
-	return []string{"LEAST_REQUEST", "PASSTHROUGH", "RANDOM", "ROUND_ROBIN"}
+	return LoadBalancers
 }
 
 // validateCrossClusterTLS refuses a TLS mode other than Istio mutual TLS
@@ -456,13 +459,19 @@ func validateCrossClusterTLS(in Intent, dest Destination) error {
 		"tls_mode %q with traffic_shift or mirror to another cluster: east-west gateways route only Istio mutual TLS (by its SNI), so requests to another cluster would fail. Use tls_mode = \"ISTIO_MUTUAL\" (or leave it unset), or keep the traffic in its cluster.", in.TLSMode)
 }
 
+// TLSModes are the tls_mode values the translator accepts for a service;
+// a virtual destination takes ISTIO_MUTUAL only. MUTUAL (client
+// certificates of your own) is not offered: the policy has no attributes
+// for the certificates.
+var TLSModes = []string{"DISABLE", "ISTIO_MUTUAL", "SIMPLE"}
+
 func tlsModes(dest Destination) []string {
 	if dest.VirtualDestination != "" {
 		// Remote backends are reached through east-west gateways that route
 		// by the SNI of Istio mutual TLS (AUTO_PASSTHROUGH).
 		return []string{"ISTIO_MUTUAL"}
 	}
-	return []string{"DISABLE", "ISTIO_MUTUAL", "SIMPLE"}
+	return TLSModes
 }
 
 // destinationAttrs are the attributes that are written to a

@@ -109,6 +109,9 @@ const (
 	FailoverModeLocality = "locality"
 )
 
+// FailoverModes are the failover.mode values, the default first.
+var FailoverModes = []string{FailoverModePriority, FailoverModeLocality}
+
 // Labels set on ServiceEntry endpoints.
 const (
 	// EndpointClusterLabel carries SubsetName(<backend cluster>) on every
