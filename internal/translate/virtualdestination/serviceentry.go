@@ -37,18 +37,8 @@ func serviceEntries(p *plan, v *view) []translate.Object {
 // resolution, because a local backend is reached by its Service FQDN and a
 // remote one through an east-west gateway that may be a DNS name.
 func clientServiceEntry(p *plan, v *view) *networking.ServiceEntry {
-	se := &networking.ServiceEntry{
-		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "ServiceEntry"),
-		ObjectMeta: translate.ObjectMeta(p.namespace, ObjectName(p.in.Name)),
-		Spec: networkingapi.ServiceEntry{
-			Hosts:      []string{p.in.Hostname},
-			Addresses:  []string{p.vip},
-			Ports:      servicePorts(p.in.Ports),
-			Location:   networkingapi.ServiceEntry_MESH_INTERNAL,
-			Resolution: networkingapi.ServiceEntry_DNS,
-			ExportTo:   append([]string(nil), p.exportTo...),
-		},
-	}
+	se := hostnameServiceEntry(p, p.namespace, ObjectName(p.in.Name))
+	se.Spec.ExportTo = append([]string(nil), p.exportTo...)
 	for _, t := range v.targets {
 		se.Spec.Endpoints = append(se.Spec.Endpoints, endpoint(p, v, t))
 	}
@@ -192,20 +182,27 @@ func endpointLabels(cluster string) map[string]string {
 // lists remote backends too). Istio keeps one service per hostname and
 // namespace, hence two namespaces.
 func backendServiceEntry(p *plan, b *Backend) *networking.ServiceEntry {
+	se := hostnameServiceEntry(p, b.Namespace, BackendObjectName(p.in.Name))
+	se.Spec.Endpoints = []*networkingapi.WorkloadEntry{{
+		Address: serviceFQDN(b.Service, b.Namespace),
+		Labels:  endpointLabels(b.Cluster),
+	}}
+	se.Spec.ExportTo = []string{p.namespace}
+	return se
+}
+
+// hostnameServiceEntry is the part every ServiceEntry of the hostname
+// shares: its host and VIP, its ports, mesh-internal, DNS resolution.
+func hostnameServiceEntry(p *plan, namespace, name string) *networking.ServiceEntry {
 	return &networking.ServiceEntry{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "ServiceEntry"),
-		ObjectMeta: translate.ObjectMeta(b.Namespace, BackendObjectName(p.in.Name)),
+		ObjectMeta: translate.ObjectMeta(namespace, name),
 		Spec: networkingapi.ServiceEntry{
 			Hosts:      []string{p.in.Hostname},
 			Addresses:  []string{p.vip},
 			Ports:      servicePorts(p.in.Ports),
 			Location:   networkingapi.ServiceEntry_MESH_INTERNAL,
 			Resolution: networkingapi.ServiceEntry_DNS,
-			Endpoints: []*networkingapi.WorkloadEntry{{
-				Address: serviceFQDN(b.Service, b.Namespace),
-				Labels:  endpointLabels(b.Cluster),
-			}},
-			ExportTo: []string{p.namespace},
 		},
 	}
 }
