@@ -40,6 +40,15 @@ func (es Errors) Error() string {
 	return strings.Join(parts, "\n")
 }
 
+// Unwrap lets errors.Is and errors.As look into every failure.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
 // Err returns nil when there are no errors.
 func (es Errors) Err() error {
 	if len(es) == 0 {

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+)
+
+// Unit tests of the engine run against client-go's fake dynamic client:
+// one per cluster, its object tracker as the cluster's store. The fake
+// has no server-side apply of its own for objects that do not exist yet,
+// so applyReactor stands in for it: create or replace, with a UID and a
+// resourceVersion, and the API server's refusal of an apply that names an
+// object by another UID. Failures (a write refused, a connection cut off)
+// are injected with reactors that run before it.
+
+// fakeClusters is a ClientSource of fake clusters; a cluster not in the
+// map is unreachable.
+type fakeClusters map[string]*dynamicfake.FakeDynamicClient
+
+func (f fakeClusters) Get(cluster string) (*kubeclient.Clients, error) {
+	d, ok := f[cluster]
+	if !ok {
+		return nil, fmt.Errorf("dial tcp: cluster %s unreachable", cluster)
+	}
+	return &kubeclient.Clients{Dynamic: d}, nil
+}
+
+var fakeUIDs struct {
+	sync.Mutex
+	n int
+}
+
+func nextUID() types.UID {
+	fakeUIDs.Lock()
+	defer fakeUIDs.Unlock()
+	fakeUIDs.n++
+	return types.UID(fmt.Sprintf("uid-%d", fakeUIDs.n))
+}
+
+// newFakeEngine returns an engine over one fake cluster per name.
+func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
+	t.Helper()
+	listKinds := map[schema.GroupVersionResource]string{}
+	for gvk, r := range resources {
+		listKinds[gvk.GroupVersion().WithResource(r)] = gvk.Kind + "List"
+	}
+	fc := fakeClusters{}
+	for _, c := range clusters {
+		d := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
+		d.PrependReactor("patch", "*", applyReactor(d))
+		d.PrependReactor("create", "*", createReactor(d))
+		fc[c] = d
+	}
+	return &Engine{Clients: fc, FieldManager: "test"}, fc
+}
+
+// createReactor gives created objects a UID and a resourceVersion.
+func createReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
+	return func(a k8stesting.Action) (bool, runtime.Object, error) {
+		ca := a.(k8stesting.CreateActionImpl)
+		obj := ca.GetObject().(*unstructured.Unstructured).DeepCopy()
+		obj.SetUID(nextUID())
+		obj.SetResourceVersion("1")
+		if err := d.Tracker().Create(ca.GetResource(), obj, ca.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		return true, obj, nil
+	}
+}
+
+// applyReactor emulates server-side apply on the tracker: the object is
+// created or replaced by the applied configuration.
+func applyReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
+	return func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pa, ok := a.(k8stesting.PatchActionImpl)
+		if !ok || pa.GetPatchType() != types.ApplyPatchType {
+			return false, nil, nil
+		}
+		obj := &unstructured.Unstructured{}
+		if err := json.Unmarshal(pa.GetPatch(), &obj.Object); err != nil {
+			return true, nil, err
+		}
+		gvr, ns, name := pa.GetResource(), pa.GetNamespace(), pa.GetName()
+		live, err := d.Tracker().Get(gvr, ns, name)
+		switch {
+		case apierrors.IsNotFound(err):
+			if obj.GetUID() != "" {
+				return true, nil, apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("uid precondition: object was deleted"))
+			}
+			obj.SetUID(nextUID())
+			obj.SetResourceVersion("1")
+			return true, obj, d.Tracker().Create(gvr, obj, ns)
+		case err != nil:
+			return true, nil, err
+		}
+		l := live.(*unstructured.Unstructured)
+		if obj.GetUID() != "" && obj.GetUID() != l.GetUID() {
+			return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: gvr.Group, Kind: l.GetKind()}, name,
+				field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), obj.GetUID(), "field is immutable")})
+		}
+		if rv := obj.GetResourceVersion(); rv != "" && rv != l.GetResourceVersion() {
+			return true, nil, apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("the object has been modified"))
+		}
+		obj.SetUID(l.GetUID())
+		n, _ := strconv.Atoi(l.GetResourceVersion())
+		obj.SetResourceVersion(strconv.Itoa(n + 1))
+		return true, obj, d.Tracker().Update(gvr, obj, ns)
+	}
+}
+
+// seed stores an object in a fake cluster as someone (or we) left it.
+func seed(t *testing.T, d *dynamicfake.FakeDynamicClient, e Entry, labels map[string]string) {
+	t.Helper()
+	gvr, err := resourceFor(e.APIVersion, e.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": e.APIVersion, "kind": e.Kind,
+		"spec": map[string]any{"hosts": []any{"seeded.example"}}}}
+	obj.SetNamespace(e.Namespace)
+	obj.SetName(e.Name)
+	obj.SetLabels(labels)
+	obj.SetUID(nextUID())
+	obj.SetResourceVersion("1")
+	if err := d.Tracker().Create(gvr, obj, e.Namespace); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// live returns an object of a fake cluster, or nil.
+func live(t *testing.T, d *dynamicfake.FakeDynamicClient, e Entry) *unstructured.Unstructured {
+	t.Helper()
+	gvr, err := resourceFor(e.APIVersion, e.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := d.Tracker().Get(gvr, e.Namespace, e.Name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*unstructured.Unstructured)
+}
+
+// serviceEntry is a desired ServiceEntry of owner in cluster.
+func serviceEntry(owner Owner, cluster, name string) Desired {
+	m := map[string]any{
+		"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
+		"metadata": map[string]any{"name": name, "namespace": "istio-system"},
+		"spec":     map[string]any{"hosts": []any{name + ".global"}},
+	}
+	addLabels(m, owner.Labels())
+	return Desired{Entry: Entry{Cluster: cluster, APIVersion: "networking.istio.io/v1", Kind: "ServiceEntry",
+		Namespace: "istio-system", Name: name, Digest: "d-" + name}, Manifest: m}
+}
+
+// applies lists the server-side applies a fake cluster received.
+func applies(d *dynamicfake.FakeDynamicClient) []k8stesting.PatchActionImpl {
+	var out []k8stesting.PatchActionImpl
+	for _, a := range d.Actions() {
+		if pa, ok := a.(k8stesting.PatchActionImpl); ok && pa.GetPatchType() == types.ApplyPatchType {
+			out = append(out, pa)
+		}
+	}
+	return out
+}
+
+// applyManaged is the managedFields of an object last applied by manager.
+func applyManaged(manager string) []metav1.ManagedFieldsEntry {
+	return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "networking.istio.io/v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:hosts":{}}}`)}}}
+}
+
+// fieldConflict is the API server's answer to an apply that would change
+// a field another manager applied.
+func fieldConflict(manager, path string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: 409, Reason: metav1.StatusReasonConflict,
+		Message: fmt.Sprintf("Apply failed with 1 conflict: conflict with %q: %s", manager, path),
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
+			Type: metav1.CauseTypeFieldManagerConflict, Message: fmt.Sprintf("conflict with %q", manager), Field: path}}},
+	}}
+}
+
+func unstructuredSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
+	return unstructured.NestedSlice(obj, fields...)
+}
