@@ -76,7 +76,7 @@ func TestLiveDigestMatchesDesired(t *testing.T) {
 }
 
 func TestLiveDigestSeesOwnedFieldChange(t *testing.T) {
-	want, _ := desiredDigest(desiredGateway())
+	want := mustDigest(t, desiredGateway())
 	got, err := liveDigest(liveGateway(t, func(m map[string]any) {
 		m["spec"].(map[string]any)["selector"].(map[string]any)["istio"] = "ingressgateway"
 	}), manager)
@@ -89,18 +89,21 @@ func TestLiveDigestSeesOwnedFieldChange(t *testing.T) {
 }
 
 func TestLiveDigestIgnoresFieldsOfOthers(t *testing.T) {
-	want, _ := desiredDigest(desiredGateway())
-	got, _ := liveDigest(liveGateway(t, func(m map[string]any) {
+	want := mustDigest(t, desiredGateway())
+	got, err := liveDigest(liveGateway(t, func(m map[string]any) {
 		m["metadata"].(map[string]any)["annotations"] = map[string]any{"note": "x"}
 		m["status"] = map[string]any{"conditions": []any{}}
 	}), manager)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got != want {
 		t.Fatal("fields we do not own must not change the digest")
 	}
 }
 
 func TestLiveDigestWhenWeOwnNothing(t *testing.T) {
-	want, _ := desiredDigest(desiredGateway())
+	want := mustDigest(t, desiredGateway())
 	got, err := liveDigest(liveGateway(t, nil), "someone-else")
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +117,9 @@ func TestEmptySpecDigest(t *testing.T) {
 	// A deny-all policy sends spec: {}; the server records no field for it.
 	d := map[string]any{"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
 		"metadata": map[string]any{"name": "deny", "namespace": "istio-system"}, "spec": map[string]any{}}
-	a, _ := desiredDigest(d)
+	a := mustDigest(t, d)
 	delete(d, "spec")
-	b, _ := desiredDigest(d)
+	b := mustDigest(t, d)
 	if a != b {
 		t.Fatal("an empty spec must digest like no spec")
 	}
@@ -131,7 +134,7 @@ func TestLiveDigestListMapElementOfAnotherManager(t *testing.T) {
 		"spec": map[string]any{"hosts": []any{"user.global"},
 			"ports": []any{map[string]any{"name": "http-8080", "number": int64(8080), "protocol": "HTTP"}}},
 	}
-	want, _ := desiredDigest(desired)
+	want := mustDigest(t, desired)
 	live := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
 		"metadata": map[string]any{"name": "vd-user", "namespace": "istio-system", "uid": "1"},
@@ -156,7 +159,25 @@ func TestLiveDigestListMapElementOfAnotherManager(t *testing.T) {
 	}
 	// Our own element changing is drift.
 	live.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["number"] = int64(8081)
-	if changed, _ := liveDigest(live, manager); changed == want {
+	changed, err := liveDigest(live, manager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed == want {
 		t.Fatal("a change inside our list element must change the digest")
 	}
+}
+
+// mustDigest is desiredDigest, failing the test on error, so that a
+// digest function that always errs cannot pass as "" == "".
+func mustDigest(t *testing.T, manifest map[string]any) string {
+	t.Helper()
+	d, err := desiredDigest(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d == "" {
+		t.Fatal("empty digest")
+	}
+	return d
 }

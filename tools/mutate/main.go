@@ -1,0 +1,140 @@
+// Command mutate checks that the tests can fail: it applies each mutation
+// of mutations.go (a deliberate bug: one exact snippet of one file
+// replaced) and runs the tests of its package, which must fail. The tree
+// is never touched: the mutated file is handed to `go test -overlay`.
+//
+//	go run ./tools/mutate            every mutation
+//	go run ./tools/mutate -only id   the mutations whose ID contains id
+//
+// A mutation whose tests still pass SURVIVED, and the command fails; so
+// does one whose snippet is not found exactly once (the table must follow
+// the code) and one that does not compile (it would prove nothing).
+// `make mutate` runs it; docs/testing.md says how to add a mutation.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	only := flag.String("only", "", "run only the mutations whose ID contains this")
+	flag.Parse()
+	root, err := repoRoot()
+	if err != nil {
+		fail(err)
+	}
+	tmp, err := os.MkdirTemp("", "mutate-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(tmp)
+	var bad int
+	fmt.Printf("%-34s %-9s %6s  %s\n", "mutation", "result", "sec", "failing tests")
+	for i, m := range mutations {
+		if *only != "" && !strings.Contains(m.ID, *only) {
+			continue
+		}
+		start := time.Now()
+		result, detail := run(root, filepath.Join(tmp, fmt.Sprint(i)), m)
+		if result != "CAUGHT" {
+			bad++
+		}
+		fmt.Printf("%-34s %-9s %6.1f  %s\n", m.ID, result, time.Since(start).Seconds(), detail)
+	}
+	if bad > 0 {
+		fail(fmt.Errorf("%d mutation(s) not caught; see the table", bad))
+	}
+}
+
+// run applies one mutation and reports CAUGHT, SURVIVED, STALE (snippet
+// not found exactly once) or BROKEN (does not compile).
+func run(root, dir string, m mutation) (string, string) {
+	path := filepath.Join(root, m.File)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return "STALE", err.Error()
+	}
+	if n := bytes.Count(src, []byte(m.From)); n != 1 {
+		return "STALE", fmt.Sprintf("%s: snippet found %d times, want once: %q", m.File, n, m.From)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "BROKEN", err.Error()
+	}
+	mutated := filepath.Join(dir, filepath.Base(m.File))
+	if err := os.WriteFile(mutated, bytes.Replace(src, []byte(m.From), []byte(m.To), 1), 0o644); err != nil {
+		return "BROKEN", err.Error()
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{path: mutated}})
+	if err != nil {
+		return "BROKEN", err.Error()
+	}
+	overlayFile := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		return "BROKEN", err.Error()
+	}
+	args := []string{"test", "-count=1", "-overlay", overlayFile, m.Package}
+	if m.Run != "" {
+		args = append(args, "-run", m.Run)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), m.Env...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return "SURVIVED", "tests pass with the mutation"
+	}
+	if bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")) {
+		return "BROKEN", "does not compile:\n" + string(out)
+	}
+	failed := failingTests(out)
+	if len(failed) == 0 {
+		return "BROKEN", "go test failed without a failing test:\n" + string(out)
+	}
+	return "CAUGHT", strings.Join(failed, " ")
+}
+
+var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+
+func failingTests(out []byte) []string {
+	seen := map[string]bool{}
+	for _, m := range failLine.FindAllSubmatch(out, -1) {
+		name := string(m[1])
+		if i := strings.IndexByte(name, '/'); i > 0 {
+			name = name[:i]
+		}
+		seen[name] = true
+	}
+	var names []string
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run from inside the provider's module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "mutate:", err)
+	os.Exit(1)
+}

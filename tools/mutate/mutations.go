@@ -1,0 +1,90 @@
+package main
+
+// mutation is one deliberate bug: From, found exactly once in File,
+// becomes To. The tests of Package (only those matching Run, when set)
+// must then fail. Keep From short but unique, and name in Why which claim
+// of the code the bug breaks.
+type mutation struct {
+	ID      string
+	Why     string
+	File    string
+	From    string
+	To      string
+	Package string
+	Run     string
+	Env     []string
+}
+
+var mutations = []mutation{
+	// The engine (issue 19, item 6), caught by its unit tests on client-go's
+	// fake dynamic client.
+	{
+		ID: "engine/skip-prune", Why: "apply never prunes what is no longer desired",
+		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 {\n\t\t// Prune nothing", To: "\tif true {\n\t\t// Prune nothing",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/prune-after-failed-write", Why: "apply prunes although a write failed",
+		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 {\n\t\t// Prune nothing", To: "\tif false {\n\t\t// Prune nothing",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
+		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn nil // ours", To: "\tif true {\n\t\treturn nil // ours",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/always-force", Why: "conflicts are forced without force_conflicts",
+		File: "internal/engine/apply.go", From: "\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})",
+		To:      "\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/unconfirmed-forgotten", Why: "a create cut off before the answer is not listed",
+		File: "internal/engine/apply.go", From: "} else if unconfirmed(err) {", To: "} else if false {",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/read-forgets-unreachable", Why: "refresh drops the entries of a cluster it cannot reach",
+		File: "internal/engine/read.go", From: "return byCluster(prior, cluster), []*Error{err}", To: "return nil, []*Error{err}",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/owner-ignores-id", Why: "another Terraform state's object of the same name counts as ours",
+		File: "internal/engine/inventory.go", From: `(o.ID == "" || labels[LabelOwnerID] == o.ID)`, To: "true",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/digest-errs", Why: "the digest function always fails",
+		File: "internal/engine/digest.go", From: "\tbody := withoutIdentity(manifest)\n\treturn digestOf(body)", To: "\treturn \"\", fmt.Errorf(\"mutated\")",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/compose-no-retry", Why: "a composed write that lost a race is not retried",
+		File: "internal/engine/compose.go", From: "for attempt := 0; attempt < composedRetries; attempt++ {", To: "for attempt := 0; attempt < 1; attempt++ {",
+		Package: "./internal/engine",
+	},
+	// The translator's property test (FuzzTranslate's sweep).
+	{
+		ID: "translate/policy-name-unchecked", Why: "policy names that are no Kubernetes names reach object metadata",
+		File: "internal/translate/validate.go", From: "\tmax := validation.DNS1123LabelMaxLength - len(prefix)\n",
+		To:      "\tif true {\n\t\treturn nil\n\t}\n\tmax := validation.DNS1123LabelMaxLength - len(prefix)\n",
+		Package: "./internal/translate", Run: "TestFuzzSweep",
+	},
+	{
+		ID: "translate/vd-name-unchecked", Why: "a virtual destination named vd-Bad_Name passes",
+		File: "internal/translate/virtualdestination/validate.go", From: "\tif !translate.ValidDNSLabel(in.Name) {", To: "\tif false {",
+		Package: "./internal/translate", Run: "TestFuzzSweep",
+	},
+	{
+		ID: "translate/port-zero", Why: "port 0 is accepted",
+		File: "internal/translate/validate.go", From: "return n >= 1 && n <= 65535", To: "return n >= 0 && n <= 65535",
+		Package: "./internal/translate", Run: "TestFuzzSweep",
+	},
+	// Schema and translator agree (provider unit tests).
+	{
+		ID: "provider/enum-drift", Why: "the schema offers a TLS mode the translator refuses",
+		File: "internal/provider/traffic_policy_schema.go", From: "\t\t\ttrafficpolicy.TLSModes),", To: "\t\t\tappend(trafficpolicy.TLSModes, \"MUTUAL\")),",
+		Package: "./internal/provider", Run: "TestEnumsAgreeWithTranslator",
+	},
+}
