@@ -56,6 +56,9 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 	if len(errs) > 0 {
 		// Prune nothing after a failed write: what would be pruned may be
 		// what traffic still relies on. The next apply prunes it.
+		for _, s := range stale {
+			logEntry(ctx, "kept, not pruned: a write failed in this apply", owner, s)
+		}
 		entries = append(entries, stale...)
 	} else {
 		left, pruneErrs := perCluster(ctx, clustersOf(stale), func(ctx context.Context, cluster string) ([]Entry, []*Error) {
@@ -90,6 +93,7 @@ func (e *Engine) upsertCluster(ctx context.Context, owner Owner, cluster string,
 	}
 	c, err := e.Clients.Get(cluster)
 	if err != nil {
+		logCluster(ctx, "cluster unreachable: nothing written there, prior entries kept", owner, cluster, "kept", len(kept), "error", err.Error())
 		return kept, []*Error{clusterError(cluster, "Connecting", err)}
 	}
 	had := map[string]Entry{}
@@ -106,14 +110,19 @@ func (e *Engine) upsertCluster(ctx context.Context, owner Owner, cluster string,
 		if err := e.upsert(ctx, c.Dynamic, owner, d, existed && prev.Digest != DigestUnconfirmed); err != nil {
 			errs[i] = err
 			if existed && !errors.Is(err, errNotOurs) && !errors.Is(err, errNotRecreated) {
+				logEntry(ctx, "write failed, prior entry kept", owner, d.Entry, "error", err.Summary)
 				results[i] = &prev // still there, as it was
 			} else if unconfirmed(err) {
+				logEntry(ctx, "write cut off before the cluster answered: listed as unconfirmed", owner, d.Entry, "error", err.Summary)
 				maybe := d.Entry // it may have been created: never forget it
 				maybe.Digest = DigestUnconfirmed
 				results[i] = &maybe
+			} else {
+				logEntry(ctx, "write failed, not listed", owner, d.Entry, "error", err.Summary)
 			}
 			return
 		}
+		logEntry(ctx, "applied", owner, d.Entry, "existed", existed, "digest", d.Digest)
 		entry := d.Entry
 		results[i] = &entry
 	})
@@ -136,7 +145,10 @@ func (e *Engine) pruneCluster(ctx context.Context, owner Owner, cluster string, 
 			if unconfirmed(err) {
 				kept[i].Digest = DigestUnconfirmed // it may be gone
 			}
+			logEntry(ctx, "prune failed, entry kept", owner, stale[i], "error", err.Summary, "unconfirmed", unconfirmed(err))
+			return
 		}
+		logEntry(ctx, "pruned", owner, stale[i])
 	})
 	return collect(kept, errs)
 }
@@ -222,6 +234,7 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 		}
 	}
 	if err := checkUnowned(ctx, ri, owner, d.Entry); err != nil {
+		logEntry(ctx, "refused: the object exists and is not ours", owner, d.Entry)
 		return err
 	}
 	_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
@@ -236,13 +249,16 @@ func (e *Engine) afterApply(ctx context.Context, ri dynamic.ResourceInterface, o
 	if err != nil && apierrors.IsConflict(err) {
 		managers, fields := conflictManagers(err)
 		if !e.onlyEdits(ctx, ri, d.Name, managers) {
+			logEntry(ctx, "conflict with other field managers: not forced", owner, d.Entry, "managers", managers, "fields", fields)
 			return conflictError(d.Entry, managers, fields, err)
 		}
+		logEntry(ctx, "drift from plain edits: restoring the declared fields", owner, d.Entry, "managers", managers, "fields", fields)
 		// Only kubectl-edit-style updates changed our fields: that is
 		// drift, and restoring the declared values is the point of apply.
 		_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
 	}
 	if err != nil && immutableRefused(err) {
+		logEntry(ctx, "change refused as immutable: replacing the object", owner, d.Entry)
 		return e.replace(ctx, ri, owner, d, manager, err)
 	}
 	if err != nil {
@@ -418,6 +434,7 @@ func (e *Engine) prune(ctx context.Context, dyn dynamic.Interface, owner Owner, 
 		return objectError(entry, "Deleting", err)
 	}
 	if !owner.owns(live.GetLabels()) {
+		logEntry(ctx, "not pruned: the object is someone else's now", owner, entry)
 		return nil // someone else's now: never delete it
 	}
 	uid := live.GetUID()

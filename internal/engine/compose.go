@@ -64,6 +64,7 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 			return objectError(entry, doing, err)
 		}
+		logEntry(ctx, "composed object changed by another writer: reading it again", owner, entry, "attempt", attempt+1)
 		lastErr = err // someone else wrote in between: read again
 	}
 	return objectError(entry, doing, fmt.Errorf("the object kept changing under concurrent writers: %w", lastErr))

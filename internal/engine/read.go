@@ -31,8 +31,10 @@ func (e *Engine) Read(ctx context.Context, owner Owner, kinds []schema.GroupVers
 	return perCluster(ctx, names, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
 		got, err := e.readCluster(ctx, owner, kinds, cluster)
 		if err != nil {
+			logCluster(ctx, "refresh could not read the cluster: prior entries kept", owner, cluster, "error", err.Summary)
 			return byCluster(prior, cluster), []*Error{err}
 		}
+		logCluster(ctx, "refreshed", owner, cluster, "objects", len(got))
 		return got, nil
 	})
 }

@@ -194,13 +194,31 @@ func unknownVirtualDestination(at path.Path, hostname string, err error) diag.Di
 	return diags
 }
 
-// spec is where mesh_access_policy's attributes become translator fields.
+// spec is what the engine needs of mesh_access_policy.
 func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	spec := intentSpec{
 		Owner: engine.Owner{Kind: "access-policy", Name: m.Name, ID: ownerIDOf(m.ID)},
 		Kinds: []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
 	}
+	in, dest := m.intent()
+	known := m.DestinationBackends
+	m.DestinationBackends = types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes})
+	if dest.VirtualDestination != "" {
+		dest.Backends, m.DestinationBackends, diags = resolveBackends(data, dest.VirtualDestination, known, planning, path.Root("destination").AtName("virtual_destination"))
+	}
+	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
+		if m.DestinationBackends.IsUnknown() {
+			return nil, translate.ErrUnknownPlacement
+		}
+		return accesspolicy.Translate(in, dest, reg)
+	}
+	return spec, diags
+}
+
+// intent is where mesh_access_policy's attributes become translator
+// fields; the destination's backends are resolved by spec.
+func (m *accessPolicyModel) intent() (accesspolicy.Intent, accesspolicy.Destination) {
 	in := accesspolicy.Intent{Name: m.Name}
 	for _, s := range m.Sources {
 		in.Sources = append(in.Sources, accesspolicy.Source{
@@ -225,18 +243,7 @@ func (m *accessPolicyModel) spec(data *providerData, planning bool) (intentSpec,
 		Placement:          translate.Placement{Clusters: d.Clusters, ClusterSelector: d.ClusterSelector},
 		WorkloadLabels:     d.WorkloadLabels,
 	}
-	known := m.DestinationBackends
-	m.DestinationBackends = types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes})
-	if dest.VirtualDestination != "" {
-		dest.Backends, m.DestinationBackends, diags = resolveBackends(data, dest.VirtualDestination, known, planning, path.Root("destination").AtName("virtual_destination"))
-	}
-	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
-		if m.DestinationBackends.IsUnknown() {
-			return nil, translate.ErrUnknownPlacement
-		}
-		return accesspolicy.Translate(in, dest, reg)
-	}
-	return spec, diags
+	return in, dest
 }
 
 func (m *accessPolicyModel) inventory() types.List     { return m.Objects }

@@ -163,8 +163,22 @@ func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureReq
 	}
 }
 
-// spec is where mesh_cluster's attributes become translator intent.
+// spec is what the engine needs of mesh_cluster: owner, kinds, translation.
 func (m *clusterResourceModel) spec() intentSpec {
+	in := m.intent()
+	return intentSpec{
+		Owner: engine.Owner{Kind: "cluster", Name: in.Name, ID: ownerIDOf(m.ID)},
+		Kinds: []k8sGVK{
+			gvk(translate.NetworkingV1, "Gateway"),
+			gvk(translate.SecurityV1, "PeerAuthentication"),
+			gvk(translate.SecurityV1, "AuthorizationPolicy"),
+		},
+		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return cluster.Translate(in, reg) },
+	}
+}
+
+// intent is where mesh_cluster's attributes become translator fields.
+func (m *clusterResourceModel) intent() cluster.Intent {
 	hosts, _ := stringList(m.EastWestHosts)
 	selector, _ := stringMap(m.EastWestSelector)
 	exempt := []map[string]string{}
@@ -184,15 +198,7 @@ func (m *clusterResourceModel) spec() intentSpec {
 		EastWestHosts:     hosts,
 		EastWestSelector:  selector,
 	}
-	return intentSpec{
-		Owner: engine.Owner{Kind: "cluster", Name: in.Name, ID: ownerIDOf(m.ID)},
-		Kinds: []k8sGVK{
-			gvk(translate.NetworkingV1, "Gateway"),
-			gvk(translate.SecurityV1, "PeerAuthentication"),
-			gvk(translate.SecurityV1, "AuthorizationPolicy"),
-		},
-		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return cluster.Translate(in, reg) },
-	}
+	return in
 }
 
 func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {

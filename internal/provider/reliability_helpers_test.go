@@ -72,8 +72,10 @@ type relTF struct {
 	t   *testing.T
 	dir string
 	env []string
-	// logPath, when set, receives Terraform's and the provider's logs.
-	logPath string
+	// logPath, when set, receives Terraform's and the provider's logs, at
+	// logLevel (TRACE when empty).
+	logPath  string
+	logLevel string
 }
 
 // relForeign holds, per top-level test, the objects with our managed-by
@@ -180,7 +182,11 @@ func (w *relTF) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.
 	cmd.Dir = w.dir
 	cmd.Env = append([]string(nil), w.env...)
 	if w.logPath != "" {
-		cmd.Env = append(cmd.Env, "TF_LOG=TRACE", "TF_LOG_PROVIDER=TRACE", "TF_LOG_PATH="+w.logPath)
+		level := w.logLevel
+		if level == "" {
+			level = "TRACE"
+		}
+		cmd.Env = append(cmd.Env, "TF_LOG="+level, "TF_LOG_PROVIDER="+level, "TF_LOG_PATH="+w.logPath)
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

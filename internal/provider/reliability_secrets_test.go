@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -193,18 +194,39 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	}
 	stateAfterError := string(state)
 
+	logs, err := os.ReadFile(w.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TF_LOG=DEBUG shows the engine's decisions per cluster and object:
+	// the first apply wrote every cluster's objects.
+	for _, c := range testClusters {
+		if !relLogHas(logs, "engine: applied:", "cluster="+c, "object=", "owner=") {
+			t.Errorf("the logs show no engine decision for an object applied in %s", c)
+		}
+	}
+
+	// Destroy at DEBUG, the level a user asks for to see the decisions.
 	w.env = base
 	setVars(eastToken)
 	w.write(relSecretsConfig("STRICT"))
+	w.logPath, w.logLevel = filepath.Join(t.TempDir(), "destroy.log"), "DEBUG"
 	out, code = w.run("destroy", "-auto-approve")
 	outputs.WriteString(out)
 	if code != 0 {
 		t.Fatalf("destroy failed:\n%s", out)
 	}
-
-	logs, err := os.ReadFile(w.logPath)
+	debugLogs, err := os.ReadFile(w.logPath)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if bytes.Contains(debugLogs, []byte("[TRACE]")) {
+		t.Error("the DEBUG log holds TRACE lines: not the level this step means to check")
+	}
+	for _, c := range testClusters {
+		if !relLogHas(debugLogs, "engine: pruned:", "cluster="+c, `object="PeerAuthentication istio-system/default"`) {
+			t.Errorf("TF_LOG=DEBUG destroy does not show the PeerAuthentication of %s pruned", c)
+		}
 	}
 	// The logs are the real thing: Terraform's and the provider's, at
 	// trace level, covering the calls that carry the configuration.
@@ -235,6 +257,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	_, finalState := w.stateFile()
 	places := map[string]string{
 		"the trace log":                    string(logs),
+		"the debug log of destroy":         string(debugLogs),
 		"Terraform's output":               outputs.String(),
 		"the state after the failed apply": stateAfterError,
 		"the state after destroy":          string(finalState),
@@ -242,13 +265,28 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 	if backup, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate.backup")); err == nil {
 		places["the state backup"] = string(backup)
 	}
-	for what, secret := range secrets {
-		for where, text := range places {
-			if i := strings.Index(text, secret); i >= 0 {
-				from, to := max(0, i-200), min(len(text), i+len(secret)+50)
-				t.Errorf("%s appears in %s:\n...%s...", what, where, text[from:to])
-			}
-		}
+	for _, leak := range relLeaks(secrets, places) {
+		t.Error(leak)
+	}
+
+	// The control: an exec plugin that prints its secret marker to stderr
+	// (which Terraform logs) leaks it, and the same scan must say so, or it
+	// is blind and proves nothing above.
+	leaky := filepath.Join(t.TempDir(), "leaky-credential")
+	if err := os.WriteFile(leaky, []byte("#!/bin/sh\necho \"debug: $MESH_EXEC_MARKER\" >&2\n"+strings.SplitN(script, "\n", 2)[1]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.env = append(w.env, "TF_VAR_exec_plugin="+leaky)
+	w.logPath, w.logLevel = filepath.Join(t.TempDir(), "control.log"), ""
+	if out, code := w.run("plan"); code != 0 {
+		t.Fatalf("control plan failed:\n%s", out)
+	}
+	control, err := os.ReadFile(w.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leaks := relLeaks(map[string]string{"the exec environment's marker": execMarker}, map[string]string{"the control log": string(control)}); len(leaks) == 0 {
+		t.Error("control: the exec plugin printed its marker to stderr, and the scan did not find it in the logs")
 	}
 	// The CA is public; note whether it shows up anyway.
 	for where, text := range places {
@@ -259,4 +297,36 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 			}
 		}
 	}
+}
+
+// relLeaks reports every secret (by what it is) found in any place.
+func relLeaks(secrets, places map[string]string) []string {
+	var out []string
+	for what, secret := range secrets {
+		for where, text := range places {
+			if i := strings.Index(text, secret); i >= 0 {
+				from, to := max(0, i-200), min(len(text), i+len(secret)+50)
+				out = append(out, fmt.Sprintf("%s appears in %s:\n...%s...", what, where, text[from:to]))
+			}
+		}
+	}
+	return out
+}
+
+// relLogHas reports whether a line of logs holds msg and every one of
+// fields (log fields come in no fixed order).
+func relLogHas(logs []byte, msg string, fields ...string) bool {
+	for _, line := range strings.Split(string(logs), "\n") {
+		if !strings.Contains(line, msg) {
+			continue
+		}
+		all := true
+		for _, f := range fields {
+			all = all && strings.Contains(line, f)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -31,27 +30,6 @@ type trafficPolicyResource struct {
 	intentLifecycle[trafficPolicyModel, *trafficPolicyModel]
 }
 
-type trafficPolicyModel struct {
-	ID                  types.String `tfsdk:"id"`
-	Name                types.String `tfsdk:"name"`
-	Destination         types.Object `tfsdk:"destination"`
-	Sources             types.Object `tfsdk:"sources"`
-	Match               types.List   `tfsdk:"match"`
-	Timeout             types.String `tfsdk:"timeout"`
-	Retries             types.Object `tfsdk:"retries"`
-	Fault               types.Object `tfsdk:"fault"`
-	TrafficShift        types.List   `tfsdk:"traffic_shift"`
-	Mirror              types.Object `tfsdk:"mirror"`
-	Headers             types.Object `tfsdk:"headers"`
-	CORS                types.Object `tfsdk:"cors"`
-	ConnectionPool      types.Object `tfsdk:"connection_pool"`
-	OutlierDetection    types.Object `tfsdk:"outlier_detection"`
-	LoadBalancer        types.String `tfsdk:"load_balancer"`
-	TLSMode             types.String `tfsdk:"tls_mode"`
-	ResolvedDestination types.String `tfsdk:"resolved_destination"`
-	Objects             types.List   `tfsdk:"objects"`
-}
-
 func (r *trafficPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_traffic_policy"
 }
@@ -66,37 +44,17 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 	}
 }
 
-// intent is where mesh_traffic_policy's attributes become translator
-// fields: the attribute tree mirrors trafficpolicy.Intent.
-func (m *trafficPolicyModel) intent(ctx context.Context) (trafficpolicy.Intent, error) {
-	var in trafficpolicy.Intent
-	err := intentJSON(ctx, map[string]attr.Value{
-		"name": m.Name, "sources": m.Sources, "match": m.Match, "timeout": m.Timeout, "retries": m.Retries,
-		"fault": m.Fault, "traffic_shift": m.TrafficShift, "mirror": m.Mirror, "headers": m.Headers, "cors": m.CORS,
-		"connection_pool": m.ConnectionPool, "outlier_detection": m.OutlierDetection, "load_balancer": m.LoadBalancer, "tls_mode": m.TLSMode,
-	}, &in)
-	return in, err
-}
-
 // destination resolves where the policy points. A virtual destination is
 // looked up among those planned in this run while planning, and otherwise
 // taken from state (Terraform re-plans only changed resources on apply).
 func (m *trafficPolicyModel) destination(data *providerData, planning bool) (trafficpolicy.Destination, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	var d struct {
-		VirtualDestination *string `tfsdk:"virtual_destination"`
-		Service            *string `tfsdk:"service"`
-		Namespace          *string `tfsdk:"namespace"`
-	}
-	diags.Append(m.Destination.As(context.Background(), &d, objectAsOptions)...)
-	if diags.HasError() {
-		return trafficpolicy.Destination{}, diags
-	}
-	if d.VirtualDestination == nil {
+	plain := m.Destination.plain()
+	if plain.VirtualDestination == "" {
 		m.ResolvedDestination = types.StringNull()
-		return trafficpolicy.Destination{Service: deref(d.Service), Namespace: deref(d.Namespace)}, diags
+		return plain, diags
 	}
-	host := *d.VirtualDestination
+	host := plain.VirtualDestination
 	var known trafficpolicy.Destination
 	s := m.ResolvedDestination
 	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
@@ -133,14 +91,10 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 
 func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	name := m.Name.ValueString()
+	name := m.Name
 	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
 	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: &engine.Composition{}}
-	in, err := m.intent(context.Background())
-	if err != nil {
-		diags.AddError("Reading mesh_traffic_policy "+name, err.Error())
-		return spec, diags
-	}
+	in := m.intent()
 	dest, d := m.destination(data, planning)
 	diags.Append(d...)
 	if diags.HasError() {

@@ -81,6 +81,22 @@ var mutations = []mutation{
 		File: "internal/translate/validate.go", From: "return n >= 1 && n <= 65535", To: "return n >= 0 && n <= 65535",
 		Package: "./internal/translate", Run: "TestFuzzSweep",
 	},
+	// Every attribute reaches the translator (provider unit tests).
+	{
+		ID: "provider/attribute-dropped", Why: "the decoder forgets one attribute (timeout)",
+		File: "internal/provider/traffic_policy_model.go", From: "\t\tTimeout:      deref(m.Timeout),\n", To: "",
+		Package: "./internal/provider", Run: "TestEveryAttributeReachesTheIntent",
+	},
+	{
+		ID: "provider/tag-mistyped", Why: "a model field's tfsdk tag does not match its attribute",
+		File: "internal/provider/traffic_policy_model.go", From: "`tfsdk:\"per_try_timeout\"`", To: "`tfsdk:\"per_try_timeot\"`",
+		Package: "./internal/provider", Run: "TestEveryAttributeReachesTheIntent",
+	},
+	{
+		ID: "provider/vd-field-dropped", Why: "a virtual destination backend's weight is not copied",
+		File: "internal/provider/virtual_destination_resource.go", From: "Weight: b.Weight, ", To: "",
+		Package: "./internal/provider", Run: "TestEveryAttributeReachesTheIntent",
+	},
 	// Schema and translator agree (provider unit tests).
 	{
 		ID: "provider/enum-drift", Why: "the schema offers a TLS mode the translator refuses",
