@@ -135,10 +135,16 @@ func TestAccBadInputFailsAtPlan(t *testing.T) {
 				ProtoV6ProviderFactories: protoV6ProviderFactories,
 				CheckDestroy:             checkNothingOwned(t),
 				Steps: []resource.TestStep{{
+					// PlanOnly: the error must come from plan; an apply
+					// never starts.
 					Config:      provider + c.config,
+					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(`Attribute\s+` + c.path),
 				}},
 			})
+			if left := liveOwned(t, "", ""); len(left) > 0 {
+				t.Fatalf("the failed plan left objects in the clusters: %v", left)
+			}
 		})
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -354,8 +356,10 @@ resource "mesh_cluster" "fresh" {
 	})
 }
 
-// A cluster that is down during apply: the error names it, state lists
-// exactly what exists, and the next apply converges.
+// A cluster that is down during apply: the error names it, the state that
+// failed apply wrote lists exactly what exists (read from the state file,
+// without a refresh, which would hide an object the apply dropped), and
+// the next apply converges.
 func TestAccMeshCluster_clusterDownDuringApply(t *testing.T) {
 	two := meshClusterConfig("east", `  expose_east_west = true`) + meshClusterConfig("onprem", `  expose_east_west = true`)
 	twoStrict := meshClusterConfig("east", `  expose_east_west = true
@@ -366,56 +370,45 @@ func TestAccMeshCluster_clusterDownDuringApply(t *testing.T) {
 			t.Fatalf("restarting onprem: %v", err)
 		}
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		CheckDestroy:             checkNothingOwned(t),
-		Steps: []resource.TestStep{
-			{Config: providerConfig(t, "") + two},
-			{
-				PreConfig: func() {
-					if err := testMesh.StopCluster("onprem"); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config:      providerConfig(t, `request_timeout = "5s"`) + twoStrict,
-				ExpectError: regexp.MustCompile(`in cluster onprem[\s\S]*(unreachable|did not answer)`),
-			},
-			{
-				// Right after the failure, with onprem still down: east's
-				// new object is recorded, onprem keeps what it had.
-				RefreshState:       true,
-				ExpectNonEmptyPlan: true, // onprem still lacks its PeerAuthentication
-				Check: resource.ComposeAggregateTestCheckFunc(
-					func(s *terraform.State) error {
-						want, _ := stateObjects(s, "mesh_cluster.east")
-						if got := liveOwnedIn(t, []string{"east"}, "cluster", "east"); fmt.Sprint(got) != fmt.Sprint(want) {
-							return fmt.Errorf("east: state %v, cluster %v", want, got)
-						}
-						return nil
-					},
-					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "2"),
-					func(s *terraform.State) error {
-						got, _ := stateObjects(s, "mesh_cluster.onprem")
-						if len(got) != 1 {
-							return fmt.Errorf("onprem state objects: %v", got)
-						}
-						return nil
-					},
-					resource.TestCheckResourceAttr("mesh_cluster.onprem", "objects.0.kind", "Gateway"),
-				),
-			},
-			{
-				PreConfig: restart,
-				Config:    providerConfig(t, "") + twoStrict,
-				Check: resource.ComposeAggregateTestCheckFunc(
-					checkPeerAuth(t, "east", "STRICT"),
-					checkPeerAuth(t, "onprem", "STRICT"),
-					checkInventoryMatches(t, "mesh_cluster.east", "cluster", "east"),
-					checkInventoryMatches(t, "mesh_cluster.onprem", "cluster", "onprem"),
-				),
-			},
-		},
-	})
+	w := newRelTF(t)
+	relCleanup(t, w, restart, engine.Owner{Kind: "cluster", Name: "east"}, engine.Owner{Kind: "cluster", Name: "onprem"})
+	w.write(providerConfig(t, "") + two)
+	w.apply()
+	before := w.inventory("mesh_cluster.onprem").entries
+
+	if err := testMesh.StopCluster("onprem"); err != nil {
+		t.Fatal(err)
+	}
+	w.write(providerConfig(t, `request_timeout = "5s"`) + twoStrict)
+	out := strings.Join(strings.Fields(w.applyFails()), " ")
+	if !regexp.MustCompile(`in cluster onprem.*(unreachable|did not answer)`).MatchString(out) {
+		t.Fatalf("the failure does not name onprem as unreachable:\n%s", out)
+	}
+	// Right after the failure, as the failed apply left the state: east's
+	// new PeerAuthentication is listed and exists; onprem keeps exactly
+	// what it had (its Gateway), nothing dropped, nothing added.
+	east := w.inventory("mesh_cluster.east")
+	if !east.present || len(east.entries) != 2 {
+		t.Fatalf("mesh_cluster.east in state: %+v, want its Gateway and PeerAuthentication", east)
+	}
+	if got, live := relKeys(east.entries), liveOwnedIn(t, []string{"east"}, "cluster", "east"); strings.Join(got, ",") != strings.Join(live, ",") {
+		t.Fatalf("east: state %v, cluster %v", got, live)
+	}
+	onprem := w.inventory("mesh_cluster.onprem")
+	if !onprem.present || fmt.Sprint(onprem.entries) != fmt.Sprint(before) || len(before) != 1 || !strings.Contains(before[0].Key, "/Gateway/") {
+		t.Fatalf("mesh_cluster.onprem in state after the failure: %+v, before it: %v (want its Gateway, unchanged)", onprem, before)
+	}
+
+	restart()
+	w.write(providerConfig(t, "") + twoStrict)
+	w.apply()
+	for _, c := range []string{"east", "onprem"} {
+		if err := checkPeerAuth(t, c, "STRICT")(nil); err != nil {
+			t.Fatal(err)
+		}
+		w.requireExact("mesh_cluster."+c, "cluster", c)
+	}
+	w.planIsEmpty()
 }
 
 // logStateSize reports the bytes of state per owned object.

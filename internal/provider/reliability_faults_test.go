@@ -102,7 +102,7 @@ func TestAccReliability_clusterGoesAwayMidApply(t *testing.T) {
 	}
 	relRequireClusterError(t, out, "onprem", `is unreachable`)
 	requireStateCoversLive(t, w, addr, owner, "onprem")
-	if _, tainted := w.inventory(addr); !tainted {
+	if !w.inventory(addr).tainted {
 		t.Error("a virtual destination whose create failed must be tainted, so the next apply replaces it")
 	}
 

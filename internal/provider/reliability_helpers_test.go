@@ -308,10 +308,17 @@ func (w *relTF) stateFile() (relStateFile, []byte) {
 	return s, raw
 }
 
+// relInState is what the state file says of one managed resource.
+type relInState struct {
+	entries []relEntry // its objects attribute
+	present bool       // the resource is in state
+	tainted bool
+}
+
 // inventory returns the objects attribute of a managed resource (type.name)
-// in the state file, and whether the resource is tainted. A resource not
-// in state has no objects.
-func (w *relTF) inventory(addr string) ([]relEntry, bool) {
+// in the state file, whether it is in state at all, and whether it is
+// tainted. A resource not in state has no objects.
+func (w *relTF) inventory(addr string) relInState {
 	w.t.Helper()
 	s, _ := w.stateFile()
 	typ, name, _ := strings.Cut(addr, ".")
@@ -334,9 +341,9 @@ func (w *relTF) inventory(addr string) ([]relEntry, bool) {
 			}
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-		return out, tainted
+		return relInState{entries: out, present: true, tainted: tainted}
 	}
-	return nil, false
+	return relInState{}
 }
 
 // allInventories lists the keys of every inventory in the state file.
@@ -357,8 +364,7 @@ func (w *relTF) allInventories() []string {
 }
 
 func (w *relTF) mustInventory(addr string) []relEntry {
-	es, _ := w.inventory(addr)
-	return es
+	return w.inventory(addr).entries
 }
 
 func relKeys(es []relEntry) []string {

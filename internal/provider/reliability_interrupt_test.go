@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,8 +148,16 @@ func relInterrupted(t *testing.T, interrupts int) {
 		for _, p := range proxies {
 			p.SetLatency(0)
 		}
-		if out := w.applyFails(); !strings.Contains(out, "instance") {
-			t.Fatalf("the apply after a lost state must name the objects of the lost instance:\n%s", out)
+		out := strings.Join(strings.Fields(w.applyFails()), " ")
+		if !regexp.MustCompile(`(owned by another|Another) [a-z-]+ named "[^"]+" \(instance [0-9a-f-]+\), from another Terraform state or a replaced resource`).MatchString(out) {
+			t.Fatalf("the apply after a lost state must refuse the objects of the lost instance, naming it:\n%s", out)
+		}
+		named := false
+		for _, k := range unlisted {
+			named = named || strings.Contains(out, k[strings.LastIndexByte(k, '/')+1:])
+		}
+		if !named {
+			t.Fatalf("the refusal names none of the objects no state lists (%v):\n%s", unlisted, out)
 		}
 		// The documented recovery (docs/reliability.md): delete what no
 		// state lists, then apply.

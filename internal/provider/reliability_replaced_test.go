@@ -317,8 +317,12 @@ func TestAccReliability_replacementHeldByFinalizer(t *testing.T) {
 	release()
 	w.apply()
 	live := getObject(t, "east", gvrConfigMap, "istio-system", "vd-rel-held")
-	if intent, _, _ := unstructured.NestedString(live.Object, "data", "intent"); live == nil || !strings.Contains(intent, "9090") {
-		t.Fatalf("the record was not written again: %v", live)
+	if live == nil {
+		t.Fatal("the record was not written again")
+	}
+	intent, _, err := unstructured.NestedString(live.Object, "data", "intent")
+	if err != nil || !strings.Contains(intent, "9090") {
+		t.Fatalf("the record was written without the new port (%v): %v", err, live)
 	}
 	w.requireExact("mesh_virtual_destination.this", "virtual-destination", "rel-held")
 	w.planIsEmpty()

@@ -72,7 +72,7 @@ resource "mesh_cluster" "west" {
 			t.Fatalf("state still lists %s", key)
 		}
 	}
-	if _, ok := w.inventory("mesh_cluster.west"); ok {
+	if w.inventory("mesh_cluster.west").present {
 		t.Fatal("mesh_cluster.west is still in state")
 	}
 	// In the clusters still registered, state lists exactly what exists.

@@ -176,10 +176,24 @@ func TestAccTrafficPolicy_composition(t *testing.T) {
 				// The same setting with another value on the same requests
 				// fails at plan, naming both policies; nothing changes.
 				Config:      providerConfig(t, "") + trafficVD + shiftPolicy("3s") + canaryPolicy + conflictingPolicy,
+				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`Conflicting traffic policies[\s\S]*"shift"[\s\S]*"slow"|Conflicting traffic policies[\s\S]*"slow"[\s\S]*"shift"`),
 			},
 			{
 				// Removing a policy takes its part out and keeps the rest.
+				// Before it: the failed plan changed nothing in the
+				// clusters (the same routes; no contribution of "slow").
+				PreConfig: func() {
+					if err := checkRoutes(t, "east", "canary-fault+shift@3s", "shift@3s")(nil); err != nil {
+						t.Fatalf("after the failed plan: %v", err)
+					}
+					for _, c := range testClusters {
+						vs := getObject(t, c, gvrVS, "istio-system", "tp-user.global")
+						if vs != nil && vs.GetAnnotations()["traffic-policy.mesh-intent.io/slow"] != "" {
+							t.Fatalf("the failed plan wrote the contribution of \"slow\" in %s", c)
+						}
+					}
+				},
 				Config: providerConfig(t, "") + trafficVD + canaryPolicy,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkRoutes(t, "east", "canary-fault@", "default@"),

@@ -174,9 +174,13 @@ func TestAccVirtualDestination_planErrors(t *testing.T) {
 				CheckDestroy:             checkNothingOwned(t),
 				Steps: []resource.TestStep{{
 					Config:      providerConfig(t, "") + vdConfig(c.backends, `{ clusters = ["east"] }`),
+					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(c.want),
 				}},
 			})
+			if left := liveOwned(t, "", ""); len(left) > 0 {
+				t.Fatalf("the failed plan left objects in the clusters: %v", left)
+			}
 		})
 	}
 }
