@@ -3,33 +3,35 @@ package provider
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// durationValidator accepts Go durations ("500ms", "2s", "1m30s").
+// durationValidator accepts Go durations ("500ms", "2s", "1m30s") as Istio
+// takes them: at least 1ms, whole milliseconds. It is the translator's own
+// check (translate.CheckDuration), run by terraform validate.
 type durationValidator struct{}
 
 func (durationValidator) Description(context.Context) string {
-	return "must be a duration such as 500ms, 2s or 1m"
+	return "must be a duration such as 500ms, 2s or 1m, at least 1ms, in whole milliseconds"
 }
 func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	d, err := time.ParseDuration(req.ConfigValue.ValueString())
-	if err != nil || d <= 0 {
-		addAttrError(&resp.Diagnostics, req.Path, "Invalid duration",
-			fmt.Sprintf("%q is not a positive duration. Use a number with a unit, such as 500ms, 2s or 1m.", req.ConfigValue.ValueString()))
+	var terr *translate.Error
+	if err := translate.CheckDuration(nil, req.ConfigValue.ValueString()); errors.As(err, &terr) {
+		addAttrError(&resp.Diagnostics, req.Path, terr.Summary, terr.Detail)
 	}
 }
 

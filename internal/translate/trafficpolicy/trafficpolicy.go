@@ -1,6 +1,7 @@
 package trafficpolicy
 
 import (
+	"errors"
 	"maps"
 	"slices"
 
@@ -422,7 +423,7 @@ func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, err
 		}
 		got, err := plan(p.Policy, p.Destination, reg)
 		switch {
-		case err == translate.ErrUnknownPlacement:
+		case errors.Is(err, translate.ErrUnknownPlacement):
 			unknown = true
 		case err != nil:
 			errs = append(errs, inPolicy(p.Policy.Name, err)...)
@@ -449,7 +450,7 @@ func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, err
 func CheckConflicts(a, b Named, reg *translate.Registry) error {
 	for _, p := range []Named{a, b} {
 		if _, err := plan(p.Policy, p.Destination, reg); err != nil {
-			if err == translate.ErrUnknownPlacement {
+			if errors.Is(err, translate.ErrUnknownPlacement) {
 				return err
 			}
 			return nil
@@ -464,7 +465,7 @@ func CheckConflicts(a, b Named, reg *translate.Registry) error {
 func plan(in Intent, dest Destination, reg *translate.Registry) ([]part, error) {
 	errs := Validate(in, dest)
 	clusters, err := reg.Select(in.Sources.Placement, translate.Root("sources"))
-	if err == translate.ErrUnknownPlacement {
+	if errors.Is(err, translate.ErrUnknownPlacement) {
 		if len(errs) > 0 {
 			return nil, errs
 		}

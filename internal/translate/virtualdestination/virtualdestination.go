@@ -1,6 +1,7 @@
 package virtualdestination
 
 import (
+	"errors"
 	"maps"
 	"slices"
 
@@ -226,7 +227,7 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*plan, error) {
 	unknown := false
 	resolve := func(pl translate.Placement, at translate.Path) []string {
 		names, err := reg.Select(pl, at)
-		if err == translate.ErrUnknownPlacement {
+		if errors.Is(err, translate.ErrUnknownPlacement) {
 			unknown = true
 			return nil
 		}
