@@ -45,6 +45,11 @@ var mutations = []mutation{
 		Package: "./internal/engine",
 	},
 	{
+		ID: "engine/apply-forgets-unreachable", Why: "an apply that cannot reach a cluster drops what it had there from state",
+		File: "internal/engine/apply.go", From: "\t\treturn kept, []*Error{clusterError(cluster, \"Connecting\", err)}", To: "\t\treturn nil, []*Error{clusterError(cluster, \"Connecting\", err)}",
+		Package: "./internal/engine",
+	},
+	{
 		ID: "engine/read-forgets-unreachable", Why: "refresh drops the entries of a cluster it cannot reach",
 		File: "internal/engine/read.go", From: "return byCluster(prior, cluster), []*Error{err}", To: "return nil, []*Error{err}",
 		Package: "./internal/engine",
