@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
@@ -78,7 +79,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Validators:          []validator.String{dnsLabelValidator{}},
 			},
 			"istio_namespace": schema.StringAttribute{
-				MarkdownDescription: "Istio root namespace of the cluster, where mesh-wide objects live. Default `istio-system`.",
+				MarkdownDescription: "Istio root namespace of the cluster, where mesh-wide objects live. Default `" + translate.DefaultIstioNS + "`.",
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString(translate.DefaultIstioNS),
@@ -106,20 +107,20 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Validators:  []validator.List{listvalidator.ValueMapsAre(mapvalidator.SizeAtLeast(1), labelsValidator{})},
 			},
 			"expose_east_west": schema.BoolAttribute{
-				MarkdownDescription: "Expose the cluster's services to other networks: a Gateway on the east-west gateway, port from the provider's `east_west_gateway.port` (default 15443), TLS `AUTO_PASSTHROUGH`. Default `false`.",
+				MarkdownDescription: "Expose the cluster's services to other networks: a Gateway on the east-west gateway, port from the provider's `east_west_gateway.port` (default " + fmt.Sprint(translate.DefaultEastWestPort) + "), TLS `AUTO_PASSTHROUGH`. Default `false`.",
 				Optional:            true,
 				Computed:            true,
 				Default:             booldefault.StaticBool(false),
 			},
 			"east_west_hosts": schema.ListAttribute{
-				MarkdownDescription: "Hosts the east-west Gateway passes through. Default `[\"*.global\"]`, the global mesh hostnames. Cluster-local services (`*.local`) are passed through by the `cross-network-gateway` Gateway that Istio's multi-network install creates on the same port; Istio drops one of two Gateways on one port that share a host, so list `*.local` here only in a cluster without that Gateway.",
+				MarkdownDescription: "Hosts the east-west Gateway passes through. Default `" + hclList(translate.DefaultEastWestHosts) + "`, the global mesh hostnames. Cluster-local services (`*.local`) are passed through by the `cross-network-gateway` Gateway that Istio's multi-network install creates on the same port; Istio drops one of two Gateways on one port that share a host, so list `*.local` here only in a cluster without that Gateway.",
 				Optional:            true,
 				Computed:            true,
 				ElementType:         types.StringType,
 				Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, hosts)),
 			},
 			"east_west_selector": schema.MapAttribute{
-				MarkdownDescription: "Labels of the east-west gateway pods. Default `{ istio = \"eastwestgateway\" }`, as Istio's multi-network install deploys it.",
+				MarkdownDescription: "Labels of the east-west gateway pods. Default `" + hclMap(cluster.DefaultEastWestSelector) + "`, as Istio's multi-network install deploys it.",
 				Optional:            true,
 				Computed:            true,
 				ElementType:         types.StringType,

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -52,4 +54,22 @@ func enumStrings(desc string, values []string) schema.ListAttribute {
 		ElementType:         types.StringType,
 		Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.OneOf(values...))},
 	}
+}
+
+// hclList renders a list of strings as HCL: ["a", "b"].
+func hclList(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = fmt.Sprintf("%q", v)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// hclMap renders a map of strings as HCL: { a = "b" }.
+func hclMap(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s = %q", k, m[k]))
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
 }

@@ -5,6 +5,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ func clusterAttributes() map[string]schema.Attribute {
 			Optional:            true,
 		},
 		"trust_domain": schema.StringAttribute{
-			MarkdownDescription: "SPIFFE trust domain of the cluster's workloads. Access policies build principals `<trust_domain>/ns/<namespace>/sa/<service_account>` from it. Default `cluster.local`.",
+			MarkdownDescription: "SPIFFE trust domain of the cluster's workloads. Access policies build principals `<trust_domain>/ns/<namespace>/sa/<service_account>` from it. Default `" + translate.DefaultTrustDomain + "`.",
 			Optional:            true,
 			Validators:          []validator.String{trustDomainValidator{}},
 		},
@@ -152,7 +153,7 @@ func clusterAttributes() map[string]schema.Attribute {
 					Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 				},
 				"port": schema.Int64Attribute{
-					MarkdownDescription: "mTLS port of the gateway. Default `15443`.",
+					MarkdownDescription: "mTLS port of the gateway. Default `" + fmt.Sprint(translate.DefaultEastWestPort) + "`.",
 					Optional:            true,
 					Validators:          []validator.Int64{int64validator.Between(1, 65535)},
 				},
@@ -162,7 +163,7 @@ func clusterAttributes() map[string]schema.Attribute {
 					Validators:          []validator.Int64{int64validator.Between(1, 65535)},
 				},
 				"hosts": schema.ListAttribute{
-					MarkdownDescription: "Hosts the gateway passes through to this cluster (its `AUTO_PASSTHROUGH` Gateway's hosts, as `mesh_cluster`'s `east_west_hosts` writes them). Default `[\"*.global\"]`. " +
+					MarkdownDescription: "Hosts the gateway passes through to this cluster (its `AUTO_PASSTHROUGH` Gateway's hosts, as `mesh_cluster`'s `east_west_hosts` writes them). Default `" + hclList(translate.DefaultEastWestHosts) + "`. " +
 						"A virtual destination whose hostname none of them covers cannot be reached here from another network, so plan refuses it; `mesh_cluster` refuses `east_west_hosts` that leave one of them out.",
 					Optional:    true,
 					ElementType: types.StringType,

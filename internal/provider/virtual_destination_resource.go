@@ -137,7 +137,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 				Required:            true,
 			},
 			"namespace": schema.StringAttribute{
-				MarkdownDescription: "Namespace of the client-side objects in every client cluster: the namespace of the east-west gateway (mesh_cluster's `istio_namespace`). Default `istio-system`.",
+				MarkdownDescription: "Namespace of the client-side objects in every client cluster: the namespace of the east-west gateway (mesh_cluster's `istio_namespace`). Default `" + translate.DefaultIstioNS + "`.",
 				Optional:            true,
 				Computed:            true,
 				Default:             stringdefault.StaticString(translate.DefaultIstioNS),
