@@ -34,7 +34,10 @@ type Connection struct {
 	Insecure             bool
 	TLSServerName        string
 	ProxyURL             string
-	Exec                 *Exec
+	// InCluster connects with the service account of the pod the provider
+	// runs in; only when asked for, never as a fallback.
+	InCluster bool
+	Exec      *Exec
 	// Unknown is set when some connection value is not known yet (a
 	// cluster created in the same apply); clients then fail with a clear
 	// error instead of connecting to the wrong place.
@@ -63,6 +66,16 @@ const (
 func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 	if c.Unknown {
 		return nil, errors.New("the connection settings are not known yet (they depend on a resource created in this apply)")
+	}
+	if c.InCluster {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in_cluster is set, but this is not a pod with a service account: %w", err)
+		}
+		return finish(cfg, timeout), nil
+	}
+	if c.Host == "" && c.ConfigPath == "" {
+		return nil, errNoServer
 	}
 	rules := &clientcmd.ClientConfigLoadingRules{}
 	if c.ConfigPath != "" {
@@ -100,10 +113,27 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 	if c.Exec != nil {
 		overrides.AuthInfo.Exec = execConfig(c.Exec)
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	// Not the deferred loader: it falls back to in-cluster credentials when
+	// the settings are empty, which would send the runner's own token to
+	// whatever API server that resolves to.
+	raw, err := rules.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, overrides.CurrentContext, overrides, rules).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("building the client configuration: %w", err)
 	}
+	if cfg.Host == "" {
+		return nil, errNoServer
+	}
+	return finish(cfg, timeout), nil
+}
+
+var errNoServer = errors.New("the connection settings name no API server: set host or config_path (or in_cluster = true to use the pod's service account)")
+
+// finish applies the provider's client settings to a REST config.
+func finish(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	cfg.QPS = DefaultQPS
 	cfg.Burst = DefaultBurst
 	if timeout <= 0 {
@@ -111,7 +141,7 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 	}
 	cfg.Timeout = timeout
 	cfg.UserAgent = "terraform-provider-mesh"
-	return cfg, nil
+	return cfg
 }
 
 func execConfig(e *Exec) *clientcmdapi.ExecConfig {

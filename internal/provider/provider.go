@@ -185,9 +185,13 @@ func kubernetesAttributes() map[string]schema.Attribute {
 		"cluster_ca_certificate": str("PEM-encoded CA bundle that signs the API server's certificate.", false, pemValidator{}),
 		"client_certificate":     str("PEM-encoded client certificate.", false, pemValidator{}),
 		"client_key":             str("PEM-encoded client key.", true, pemValidator{}),
-		"insecure":               schema.BoolAttribute{MarkdownDescription: "Skip verification of the API server's certificate. Only for tests.", Optional: true},
+		"insecure":               schema.BoolAttribute{MarkdownDescription: "Skip verification of the API server's certificate, and allow a `token` over plain `http://`. Only for tests.", Optional: true},
+		"in_cluster": schema.BoolAttribute{
+			MarkdownDescription: "Connect with the service account of the pod Terraform runs in (its token and the cluster's in-cluster address). Default `false`: the provider never falls back to in-cluster credentials on its own, so a cluster whose settings are empty is an error rather than a connection to wherever the runner happens to be. Cannot be combined with `config_path` or `host`.",
+			Optional:            true,
+		},
 		"tls_server_name":        str("Server name to verify the API server's certificate against.", false),
-		"proxy_url":              str("URL of a proxy to reach the API server through (http, https or socks5).", false, urlValidator{schemes: []string{"http", "https", "socks5"}}),
+		"proxy_url":              str("URL of a proxy to reach the API server through (http, https or socks5). Sensitive: it may carry the proxy's credentials.", true, urlValidator{schemes: []string{"http", "https", "socks5"}}),
 		"exec": schema.SingleNestedAttribute{
 			MarkdownDescription: "Exec credential plugin (as in a kubeconfig user), e.g. `aws eks get-token` or `gke-gcloud-auth-plugin`. Runs on every apply; its output is never stored.",
 			Optional:            true,
@@ -198,8 +202,8 @@ func kubernetesAttributes() map[string]schema.Attribute {
 					Validators:          []validator.String{stringvalidator.OneOf("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")},
 				},
 				"command": schema.StringAttribute{MarkdownDescription: "Command to run.", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
-				"args":    schema.ListAttribute{MarkdownDescription: "Arguments.", Optional: true, ElementType: types.StringType},
-				"env":     schema.MapAttribute{MarkdownDescription: "Environment variables to set for the command.", Optional: true, ElementType: types.StringType, Sensitive: true},
+				"args":    schema.ListAttribute{MarkdownDescription: "Arguments. Sensitive: plugins take secrets (a role, a key file) on their command line.", Optional: true, ElementType: types.StringType, Sensitive: true},
+				"env":     schema.MapAttribute{MarkdownDescription: "Environment variables to set for the command. Sensitive.", Optional: true, ElementType: types.StringType, Sensitive: true},
 			},
 		},
 	}

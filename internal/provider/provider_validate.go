@@ -57,15 +57,26 @@ func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags
 	}
 	var k kubernetesModel
 	diags.Append(c.Kubernetes.As(ctx, &k, basetypes.ObjectAsOptions{})...)
+	// An empty string is as good as unset: config_path = "" must not
+	// fall through to whatever the environment offers.
 	set := func(v interface {
 		IsNull() bool
 		IsUnknown() bool
 	}) bool {
+		if s, ok := v.(types.String); ok && !s.IsUnknown() {
+			return s.ValueString() != ""
+		}
 		return !v.IsNull()
 	}
-	if !set(k.ConfigPath) && !set(k.Host) {
+	inCluster := k.InCluster.ValueBool()
+	if inCluster && (set(k.ConfigPath) || set(k.Host)) {
+		addAttrError(diags, at.AtName("in_cluster"), "Contradictory connection settings",
+			"in_cluster = true connects with the pod's own service account and address; remove config_path and host, or in_cluster.")
+	}
+	if !set(k.ConfigPath) && !set(k.Host) && !inCluster && !k.InCluster.IsUnknown() {
 		addAttrError(diags, at, "No way to connect",
-			"Set config_path (a kubeconfig file, optionally with config_context), or host with credentials (token, client_certificate and client_key, or exec).")
+			"Set config_path (a kubeconfig file, optionally with config_context), or host with credentials (token, client_certificate and client_key, or exec). "+
+				"The provider never falls back to the credentials of the machine it runs on; set in_cluster = true to use the service account of the pod Terraform runs in.")
 	}
 	if set(k.ConfigContext) && !set(k.ConfigPath) {
 		addAttrError(diags, at.AtName("config_context"), "Context without kubeconfig",
@@ -86,6 +97,10 @@ func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags
 	if k.Insecure.ValueBool() && set(k.ClusterCACertificate) {
 		addAttrError(diags, at.AtName("insecure"), "Contradictory TLS settings",
 			"insecure = true skips verifying the server, so cluster_ca_certificate would be ignored. Remove one of them (prefer keeping the CA).")
+	}
+	if set(k.Token) && !k.Insecure.ValueBool() && !k.Host.IsUnknown() && strings.HasPrefix(strings.ToLower(k.Host.ValueString()), "http://") {
+		addAttrError(diags, at.AtName("host"), "Token over plain HTTP",
+			"host is an http:// URL and a token is set: the token would cross the network in clear text. Use https://, or set insecure = true if this is a test cluster on a trusted network.")
 	}
 	if set(k.Host) && !set(k.ConfigPath) && !set(k.Token) && !set(k.Exec) && !set(k.ClientCertificate) {
 		addAttrError(diags, at.AtName("host"), "No credentials",

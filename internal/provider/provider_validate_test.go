@@ -1,10 +1,15 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
@@ -66,6 +71,13 @@ func TestProviderConfigValidation(t *testing.T) {
         host = "https://127.0.0.1:1"
         exec = { api_version = "v1", command = "aws" }
       }`, "", `clusters\["east"\]\.kubernetes\.exec\.api_version[\s\S]*client\.authentication\.k8s\.io/v1`},
+		{"token over plain http", `kubernetes = {
+        host  = "http://127.0.0.1:1"
+        token = "t"
+      }`, "", `Token over plain HTTP[\s\S]*clusters\["east"\]\.kubernetes\.host`},
+		{"empty config_path", `kubernetes = {
+        config_path = ""
+      }`, "", `No way to connect[\s\S]*clusters\["east"\]\.kubernetes`},
 		{"host without credentials", `kubernetes = {
         host = "https://127.0.0.1:1"
       }`, "", `No credentials[\s\S]*clusters\["east"\]\.kubernetes\.host`},
@@ -117,4 +129,20 @@ data "mesh_clusters" "all" {}
 			ExpectError: regexp.MustCompile(`Invalid cluster name[\s\S]*clusters\["East_1"\]`),
 		}},
 	})
+}
+
+// A URL validator never echoes the value: a proxy URL may carry a password.
+func TestURLValidatorDoesNotEchoTheValue(t *testing.T) {
+	const secret = "s3cret-proxy-password"
+	req := validator.StringRequest{Path: path.Root("proxy_url"), ConfigValue: types.StringValue("ftp://user:" + secret + "@proxy.example:3128")}
+	var resp validator.StringResponse
+	urlValidator{schemes: []string{"http", "https", "socks5"}}.ValidateString(context.Background(), req, &resp)
+	if !resp.Diagnostics.HasError() {
+		t.Fatal("an ftp:// proxy URL was accepted")
+	}
+	for _, d := range resp.Diagnostics {
+		if strings.Contains(d.Summary()+d.Detail(), secret) {
+			t.Fatalf("the diagnostic echoes the value: %s: %s", d.Summary(), d.Detail())
+		}
+	}
 }

@@ -35,6 +35,7 @@ type kubernetesModel struct {
 	Insecure             types.Bool   `tfsdk:"insecure"`
 	TLSServerName        types.String `tfsdk:"tls_server_name"`
 	ProxyURL             types.String `tfsdk:"proxy_url"`
+	InCluster            types.Bool   `tfsdk:"in_cluster"`
 	Exec                 types.Object `tfsdk:"exec"`
 }
 
@@ -187,7 +188,7 @@ func connectionOf(ctx context.Context, o types.Object, diags *diag.Diagnostics) 
 	var k kubernetesModel
 	diags.Append(o.As(ctx, &k, basetypes.ObjectAsOptions{})...)
 	if anyUnknown(k.ConfigPath, k.ConfigContext, k.Host, k.Token, k.ClusterCACertificate, k.ClientCertificate,
-		k.ClientKey, k.Insecure, k.TLSServerName, k.ProxyURL, k.Exec) {
+		k.ClientKey, k.Insecure, k.TLSServerName, k.ProxyURL, k.InCluster, k.Exec) {
 		return kubeclient.Connection{Unknown: true}
 	}
 	conn := kubeclient.Connection{
@@ -201,6 +202,7 @@ func connectionOf(ctx context.Context, o types.Object, diags *diag.Diagnostics) 
 		Insecure:             k.Insecure.ValueBool(),
 		TLSServerName:        k.TLSServerName.ValueString(),
 		ProxyURL:             k.ProxyURL.ValueString(),
+		InCluster:            k.InCluster.ValueBool(),
 	}
 	if !k.Exec.IsNull() {
 		var e execModel

@@ -54,8 +54,10 @@ func (v urlValidator) ValidateString(_ context.Context, req validator.StringRequ
 			}
 		}
 	}
+	// The value is not echoed: a URL may carry credentials (a proxy's
+	// user:password@).
 	addAttrError(&resp.Diagnostics, req.Path, "Invalid URL",
-		fmt.Sprintf("%q is not an absolute URL with scheme %s, e.g. %s://example.com:6443.", req.ConfigValue.ValueString(), strings.Join(v.schemes, " or "), v.schemes[0]))
+		fmt.Sprintf("The value is not an absolute URL with scheme %s, e.g. %s://example.com:6443.", strings.Join(v.schemes, " or "), v.schemes[0]))
 }
 
 // pemValidator accepts PEM data; the value is never echoed back, since it
