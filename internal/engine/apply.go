@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -109,7 +110,19 @@ func (e *Engine) upsertCluster(ctx context.Context, owner Owner, cluster string,
 		// so its name is checked for someone else's object first.
 		if err := e.upsert(ctx, c.Dynamic, owner, d, existed && prev.Digest != DigestUnconfirmed); err != nil {
 			errs[i] = err
-			if existed && !errors.Is(err, errNotOurs) && !errors.Is(err, errNotRecreated) {
+			if serverError(err) && !errors.Is(err, errNotOurs) {
+				// The cluster answered 5xx: the write may have happened. Read
+				// before deciding: gone means it did not; there (ours), or
+				// unreadable, means its content is unknown.
+				if e.absent(ctx, c.Dynamic, d.Entry) {
+					logEntry(ctx, "write answered 5xx and the object is not there: not listed", owner, d.Entry, "error", err.Summary)
+					return
+				}
+				logEntry(ctx, "write answered 5xx: listed as unconfirmed", owner, d.Entry, "error", err.Summary)
+				maybe := d.Entry
+				maybe.Digest = DigestUnconfirmed
+				results[i] = &maybe
+			} else if existed && !errors.Is(err, errNotOurs) && !errors.Is(err, errNotRecreated) {
 				logEntry(ctx, "write failed, prior entry kept", owner, d.Entry, "error", err.Summary)
 				results[i] = &prev // still there, as it was
 			} else if unconfirmed(err) {
@@ -177,6 +190,24 @@ func collect(entries []*Entry, errs []*Error) ([]Entry, []*Error) {
 // produces this digest, a plan never takes the object for up to date.
 const DigestUnconfirmed = "unconfirmed"
 
+// serverError reports whether the cluster answered a write with a 5xx
+// status: it may or may not have committed it.
+func serverError(e *Error) bool {
+	var status apierrors.APIStatus
+	return e != nil && errors.As(e.Err, &status) && status.Status().Code >= 500
+}
+
+// absent reads an object after an uncertain write: true only when the
+// cluster says it is not there.
+func (e *Engine) absent(ctx context.Context, dyn dynamic.Interface, en Entry) bool {
+	gvr, err := resourceFor(en.APIVersion, en.Kind)
+	if err != nil {
+		return false
+	}
+	_, err = dyn.Resource(gvr).Namespace(en.Namespace).Get(ctx, en.Name, metav1.GetOptions{})
+	return apierrors.IsNotFound(err) && !isMissingResource(err)
+}
+
 // unconfirmed reports whether a failed request may still have taken effect:
 // the cluster never answered (transport error, timeout, cancellation), as
 // opposed to answering with an error status, or the request never leaving
@@ -233,11 +264,20 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 			}
 		}
 	}
-	if err := checkUnowned(ctx, ri, owner, d.Entry); err != nil {
+	uid, cerr := checkUnowned(ctx, ri, owner, d.Entry)
+	if cerr != nil {
 		logEntry(ctx, "refused: the object exists and is not ours", owner, d.Entry)
-		return err
+		return cerr
+	}
+	if uid != "" {
+		// Ours when read: the apply names it by that UID, so an object
+		// that replaced it in between is refused by the API server.
+		obj = withUID(d.Manifest, uid)
 	}
 	_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
+	if uidRefused(err) || (uid != "" && apierrors.IsConflict(err) && len(conflictFields(err)) == 0) {
+		return objectError(d.Entry, "Applying", fmt.Errorf("%w: the object was replaced while it was being written; apply again", errNotOurs))
+	}
 	return e.afterApply(ctx, ri, owner, d, obj, manager, err)
 }
 
@@ -306,7 +346,11 @@ func immutableRefused(err error) bool {
 		return false
 	}
 	for _, c := range status.Status().Details.Causes {
-		if c.Field == "metadata.uid" || !strings.Contains(c.Message, "immutable") {
+		// Only field-level causes the API server's validation gives for a
+		// field that cannot change (field.Invalid / field.Forbidden with
+		// "immutable"), never the UID an apply names its object by.
+		fieldCause := c.Type == metav1.CauseTypeFieldValueInvalid || c.Type == metav1.CauseType(field.ErrorTypeForbidden)
+		if !fieldCause || c.Field == "" || c.Field == "metadata.uid" || !strings.Contains(c.Message, "immutable") {
 			return false
 		}
 	}
@@ -371,17 +415,19 @@ func (e *Engine) onlyEdits(ctx context.Context, ri dynamic.ResourceInterface, na
 	return true
 }
 
-func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) *Error {
+// checkUnowned reads the object an apply is about to write: nothing
+// there, or ours (its UID returned), or an error saying whose it is.
+func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) (types.UID, *Error) {
 	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) && !isMissingResource(err) {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return objectError(entry, "Applying", err)
+		return "", objectError(entry, "Applying", err)
 	}
 	labels := live.GetLabels()
 	if owner.owns(labels) {
-		return nil // ours, left over from an interrupted apply
+		return live.GetUID(), nil // ours, left over from an interrupted apply
 	}
 	detail := fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
 		"Delete or rename it, or adopt it by adding the labels %s=%s, %s=%s and %s=%s, then apply again.",
@@ -395,7 +441,7 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 				"delete the object or relabel it %s=%s.", entry, owner.Kind, owner.Name, labels[LabelOwnerID], LabelOwnerID, owner.ID)
 		}
 	}
-	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail, Err: errNotOurs}
+	return "", &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail, Err: errNotOurs}
 }
 
 // errNotOurs marks the refusal to write an object someone else owns. Such

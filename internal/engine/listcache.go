@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -194,7 +195,14 @@ func (e *Engine) fill(ctx context.Context, dyn dynamic.Interface, cluster string
 			opts.Continue, opts.Limit = "", 0
 			continue
 		case apierrors.IsNotFound(err):
-			return nil // the kind is not installed, so nothing of it is ours
+			// Nothing of a kind that is not installed is ours. But a 404
+			// can also come from a misrouted proxy or an aggregated API's
+			// hiccup, and taking it for "not installed" would empty every
+			// inventory of the kind: discovery has the last word.
+			if absent, derr := e.kindAbsent(cluster, gvr); !absent {
+				return clusterError(cluster, "Reading owned objects", fmt.Errorf("listing %s answered 404, but discovery %s: %w", gvr.Resource, derr, err))
+			}
+			return nil
 		case err != nil:
 			return clusterError(cluster, "Reading owned objects", err)
 		}
@@ -276,4 +284,30 @@ func (e *Engine) wroteEntries(entries ...[]Entry) {
 			}
 		}
 	}
+}
+
+// kindAbsent asks the cluster's discovery whether it serves gvr: absent
+// only when discovery says so (the group version is not served, or does
+// not list the resource). Otherwise it says what discovery said.
+func (e *Engine) kindAbsent(cluster string, gvr schema.GroupVersionResource) (bool, string) {
+	c, err := e.Clients.Get(cluster)
+	if err != nil {
+		return false, fmt.Sprintf("could not be asked (%v)", err)
+	}
+	if c.Discovery == nil {
+		return false, "is not available"
+	}
+	list, err := c.Discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, ""
+	case err != nil:
+		return false, fmt.Sprintf("failed (%v)", err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return false, "lists the resource as served"
+		}
+	}
+	return true, ""
 }

@@ -7,6 +7,7 @@ package kubeclient
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -192,6 +193,7 @@ type Set struct {
 
 	mu      sync.Mutex
 	clients map[string]*lazy
+	silence silence
 }
 
 type lazy struct {
@@ -226,15 +228,23 @@ func (s *Set) Get(cluster string) (*Clients, error) {
 		s.clients[cluster] = l
 	}
 	s.mu.Unlock()
-	l.once.Do(func() { l.c, l.err = build(conn, s.timeout) })
+	l.once.Do(func() { l.c, l.err = build(cluster, conn, s.timeout, &s.silence) })
+	if l.err == nil {
+		if err := s.silence.check(cluster); err != nil {
+			return nil, err
+		}
+	}
 	return l.c, l.err
 }
 
-func build(conn Connection, timeout time.Duration) (*Clients, error) {
+func build(cluster string, conn Connection, timeout time.Duration, s *silence) (*Clients, error) {
 	cfg, err := RESTConfig(conn, timeout)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &silentTransport{cluster: cluster, s: s, next: rt}
+	})
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating the dynamic client: %w", err)

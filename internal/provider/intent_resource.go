@@ -22,7 +22,7 @@ type intentModel[M any] interface {
 	// that follow from the configuration (id, vip, resolved backends).
 	// planning is set in ModifyPlan, where facts about other intents are
 	// looked up afresh rather than taken from state.
-	spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics)
+	spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics)
 	inventory() types.List
 	setInventory(types.List)
 	// ownerID is the instance ID (the id attribute), set at create.
@@ -66,7 +66,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	proposed := m
-	spec, diags := P(&m).spec(l.data, true)
+	spec, diags := P(&m).spec(ctx, l.data, true)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -148,7 +148,7 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 // starts from the prior state, not the plan, so it always writes.)
 func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, op func(intentSpec) (types.List, diag.Diagnostics), state *tfsdk.State, refreshing bool) diag.Diagnostics {
 	before := *m
-	spec, diags := P(m).spec(l.data, false)
+	spec, diags := P(m).spec(ctx, l.data, false)
 	if diags.HasError() {
 		return diags
 	}
@@ -170,7 +170,7 @@ func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteR
 	}
 	// Deleting needs only the owner and the inventory, never a
 	// translation: an intent that no longer translates can still go.
-	spec, _ := P(&m).spec(l.data, false)
+	spec, _ := P(&m).spec(ctx, l.data, false)
 	left, diags := deleteObjects(ctx, l.data, spec, entriesOf(P(&m).inventory()))
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {

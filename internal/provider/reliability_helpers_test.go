@@ -387,6 +387,23 @@ func (w *relTF) requireExact(addr, kind, name string) {
 	}
 }
 
+// requireExactIn is requireExact limited to some clusters.
+func (w *relTF) requireExactIn(addr, kind, name string, clusters ...string) {
+	w.t.Helper()
+	var want []string
+	for _, k := range relKeys(w.mustInventory(addr)) {
+		for _, c := range clusters {
+			if strings.HasPrefix(k, c+"/") {
+				want = append(want, k)
+			}
+		}
+	}
+	got := liveOwnedIn(w.t, clusters, kind, name)
+	if strings.Join(want, "\n") != strings.Join(got, "\n") {
+		w.t.Fatalf("state and clusters %v disagree for %s\nstate:    %v\nclusters: %v", clusters, addr, want, got)
+	}
+}
+
 // requireNoOrphans fails the test unless every object carrying our
 // managed-by label in any cluster is listed in the state of one of the
 // working directories.

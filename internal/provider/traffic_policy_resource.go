@@ -47,7 +47,7 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 // destination resolves where the policy points. A virtual destination is
 // looked up among those planned in this run while planning, and otherwise
 // taken from state (Terraform re-plans only changed resources on apply).
-func (m *trafficPolicyModel) destination(data *providerData, planning bool) (trafficpolicy.Destination, diag.Diagnostics) {
+func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData, planning bool) (trafficpolicy.Destination, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	plain := m.Destination.plain()
 	if plain.VirtualDestination == "" {
@@ -60,7 +60,7 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
 	var lookupErr error
 	if planning || !haveKnown {
-		vd, ok, err := lookupVirtualDestination(context.Background(), data, host)
+		vd, ok, err := lookupVirtualDestination(ctx, data, host)
 		if errors.Is(err, errPendingDestination) {
 			m.ResolvedDestination = types.StringUnknown()
 			return trafficpolicy.Destination{VirtualDestination: host}, diags
@@ -89,13 +89,13 @@ func (m *trafficPolicyModel) destination(data *providerData, planning bool) (tra
 	return trafficpolicy.Destination{VirtualDestination: host}, diags
 }
 
-func (m *trafficPolicyModel) spec(data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	name := m.Name
 	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
 	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: &engine.Composition{}}
 	in := m.intent()
-	dest, d := m.destination(data, planning)
+	dest, d := m.destination(ctx, data, planning)
 	diags.Append(d...)
 	if diags.HasError() {
 		return spec, diags

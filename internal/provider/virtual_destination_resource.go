@@ -263,7 +263,7 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func (m *virtualDestinationModel) spec(data *providerData, _ bool) (intentSpec, diag.Diagnostics) {
+func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, _ bool) (intentSpec, diag.Diagnostics) {
 	if m.VIP.IsNull() || m.VIP.IsUnknown() {
 		m.VIP = types.StringValue(virtualdestination.VIP(m.Hostname))
 	}

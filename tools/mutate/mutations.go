@@ -30,7 +30,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
-		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn nil // ours", To: "\tif true {\n\t\treturn nil // ours",
+		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn live.GetUID(), nil // ours", To: "\tif true {\n\t\treturn live.GetUID(), nil // ours",
 		Package: "./internal/engine",
 	},
 	{
@@ -67,6 +67,26 @@ var mutations = []mutation{
 	{
 		ID: "engine/compose-no-retry", Why: "a composed write that lost a race is not retried",
 		File: "internal/engine/compose.go", From: "for attempt := 0; attempt < composedRetries; attempt++ {", To: "for attempt := 0; attempt < 1; attempt++ {",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",
+		File: "internal/engine/apply.go", From: "if serverError(err) && !errors.Is(err, errNotOurs) {", To: "if false {",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/apply-not-uid-pinned", Why: "an object replaced between the ownership check and the write is overwritten",
+		File: "internal/engine/apply.go", From: "\tif uid != \"\" {\n\t\t// Ours when read", To: "\tif false {\n\t\t// Ours when read",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/immutable-by-text", Why: "any Invalid error mentioning immutable replaces the object",
+		File: "internal/engine/apply.go", From: "if !fieldCause || c.Field == \"\" || c.Field == \"metadata.uid\"", To: "if _ = fieldCause; c.Field == \"metadata.uid\"",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/404-list-as-absent", Why: "a LIST answered 404 empties the inventories although discovery serves the kind",
+		File: "internal/engine/listcache.go", From: "if absent, derr := e.kindAbsent(cluster, gvr); !absent {", To: "if absent, derr := true, \"\"; !absent {",
 		Package: "./internal/engine",
 	},
 	// The translator's property test (FuzzTranslate's sweep).

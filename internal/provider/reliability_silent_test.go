@@ -1,0 +1,110 @@
+package provider
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A cluster that accepts connections and never answers (an API server
+// black-holed behind its load balancer): 50 virtual destinations have
+// clients there. The apply and the next plan each wait about one
+// request_timeout for it, not one per resource (the first timeout marks
+// the cluster silent for the rest of the run), and name the cluster. The
+// bound checked is the issue's: one timeout plus a constant for Terraform's
+// own work over 50 resources; waiting per resource would take at least
+// five timeouts (Terraform runs ten resources at a time).
+func TestAccReliability_silentCluster(t *testing.T) {
+	ensureNamespace(t, "east", "users")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // accepted, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+
+	const timeout = 10 * time.Second
+	const constant = 30 * time.Second
+	silent := fmt.Sprintf("    silent = {\n      kubernetes = {\n        host     = \"https://%s\"\n        token    = \"t\"\n        insecure = true\n      }\n    }\n", ln.Addr())
+	provider := strings.Replace(providerConfigOf(t, []string{"east"}, fmt.Sprintf("request_timeout = %q", timeout), kubeconfigConnection),
+		"  clusters = {\n", "  clusters = {\n"+silent, 1)
+	destinations := func(clients string) string {
+		var b strings.Builder
+		for i := range 50 {
+			fmt.Fprintf(&b, `
+resource "mesh_virtual_destination" "s%[1]d" {
+  name     = "silent-%[1]d"
+  hostname = "silent-%[1]d.global"
+  ports    = [{ number = 8080, protocol = "HTTP" }]
+  backends = [{ cluster = "east", namespace = "users", service = "user" }]
+  clients  = { clusters = %[2]s }
+}
+`, i, clients)
+		}
+		return b.String()
+	}
+	w := newRelTF(t)
+	// Before the cleanup's destroy: retire the silent cluster, which drops
+	// what state lists there without contacting it.
+	relCleanup(t, w, func() {
+		w.write(providerConfigOf(t, []string{"east"}, `retired_clusters = ["silent"]`, kubeconfigConnection) + destinations(`["east"]`))
+		if out, code := w.run("apply", "-auto-approve"); code != 0 {
+			t.Errorf("cleanup: retiring the silent cluster failed:\n%s", out)
+		}
+	})
+
+	w.write(provider + destinations(`["east", "silent"]`))
+	start := time.Now()
+	out := w.applyFails()
+	took := time.Since(start)
+	t.Logf("apply of 50 resources with a silent cluster: %s (request_timeout %s)", took.Round(time.Second), timeout)
+	flat := strings.Join(strings.Fields(out), " ")
+	if !regexp.MustCompile(`cluster silent.*did not answer`).MatchString(flat) {
+		t.Fatalf("the apply does not name the silent cluster:\n%s", out)
+	}
+	if took > timeout+constant {
+		t.Errorf("the apply took %s: more than one request_timeout (%s) plus %s, so resources waited for the silent cluster one after another", took.Round(time.Second), timeout, constant)
+	}
+	// Nothing the silent cluster never answered is lost: east's objects
+	// are all listed, and exist.
+	for i := range 50 {
+		w.requireExactIn(fmt.Sprintf("mesh_virtual_destination.s%d", i), "virtual-destination", fmt.Sprintf("silent-%d", i), "east")
+	}
+
+	start = time.Now()
+	out, code := w.run("plan")
+	took = time.Since(start)
+	t.Logf("plan (refresh) of 50 resources with a silent cluster: %s", took.Round(time.Second))
+	if code != 0 && !strings.Contains(out, "silent") {
+		t.Fatalf("plan failed without naming the silent cluster:\n%s", out)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "cluster silent") {
+		t.Errorf("the plan does not warn about the silent cluster:\n%s", out)
+	}
+	if took > timeout+constant {
+		t.Errorf("the plan took %s: more than one request_timeout (%s) plus %s", took.Round(time.Second), timeout, constant)
+	}
+}
