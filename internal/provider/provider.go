@@ -190,8 +190,8 @@ func kubernetesAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Connect with the service account of the pod Terraform runs in (its token and the cluster's in-cluster address). Default `false`: the provider never falls back to in-cluster credentials on its own, so a cluster whose settings are empty is an error rather than a connection to wherever the runner happens to be. Cannot be combined with `config_path` or `host`.",
 			Optional:            true,
 		},
-		"tls_server_name":        str("Server name to verify the API server's certificate against.", false),
-		"proxy_url":              str("URL of a proxy to reach the API server through (http, https or socks5). Sensitive: it may carry the proxy's credentials.", true, urlValidator{schemes: []string{"http", "https", "socks5"}}),
+		"tls_server_name": str("Server name to verify the API server's certificate against.", false),
+		"proxy_url":       str("URL of a proxy to reach the API server through (http, https or socks5). Sensitive: it may carry the proxy's credentials.", true, urlValidator{schemes: []string{"http", "https", "socks5"}}),
 		"exec": schema.SingleNestedAttribute{
 			MarkdownDescription: "Exec credential plugin (as in a kubeconfig user), e.g. `aws eks get-token` or `gke-gcloud-auth-plugin`. Runs on every apply; its output is never stored.",
 			Optional:            true,
