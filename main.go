@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/provider"
 )
 
@@ -19,6 +20,13 @@ import (
 var version = "dev"
 
 func main() {
+	// Exec credential plugins run through this binary, under a deadline.
+	if code, ok := kubeclient.RunExecWrapper(os.Args); ok {
+		os.Exit(code)
+	}
+	if self, err := os.Executable(); err == nil {
+		kubeclient.ExecWrapper = self
+	}
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "start the provider with support for debuggers like delve")
 	flag.Parse()

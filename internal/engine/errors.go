@@ -98,6 +98,8 @@ func describe(cluster string, err error) string {
 		return fmt.Sprintf("Cluster %s is no longer in the provider's clusters, but this intent still has objects there (see objects in state), "+
 			"which can be neither updated nor deleted. Add the cluster back to the provider block to let apply or destroy remove them. "+
 			"If the cluster itself is gone for good, add %q to the provider's retired_clusters: those objects are then dropped from state, with a warning, without contacting it.", cluster, cluster)
+	case strings.Contains(err.Error(), "getting credentials: exec"):
+		return fmt.Sprintf("The exec credential plugin of cluster %s failed, or did not finish within the provider's request_timeout and was stopped (%v). Run the plugin by hand where Terraform runs to see why; a plugin that waits for an interactive login cannot run under Terraform.", cluster, err)
 	case errors.Is(err, kubeclient.ErrSilent):
 		return fmt.Sprintf("Cluster %s did not answer in time earlier in this run, so the provider does not wait for it again (%v). Check that its API server is reachable from where Terraform runs, or raise the provider's request_timeout.", cluster, err)
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):

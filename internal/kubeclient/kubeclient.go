@@ -112,7 +112,10 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 		overrides.AuthInfo.ClientKeyData = []byte(c.ClientKey)
 	}
 	if c.Exec != nil {
-		overrides.AuthInfo.Exec = execConfig(c.Exec)
+		if timeout <= 0 {
+			timeout = DefaultTimeout
+		}
+		overrides.AuthInfo.Exec = execConfig(c.Exec, timeout)
 	}
 	// Not the deferred loader: it falls back to in-cluster credentials when
 	// the settings are empty, which would send the runner's own token to
@@ -145,11 +148,12 @@ func finish(cfg *rest.Config, timeout time.Duration) *rest.Config {
 	return cfg
 }
 
-func execConfig(e *Exec) *clientcmdapi.ExecConfig {
+func execConfig(e *Exec, timeout time.Duration) *clientcmdapi.ExecConfig {
+	command, args := wrapExec(e.Command, e.Args, timeout)
 	out := &clientcmdapi.ExecConfig{
 		APIVersion:      e.APIVersion,
-		Command:         e.Command,
-		Args:            append([]string(nil), e.Args...),
+		Command:         command,
+		Args:            append([]string(nil), args...),
 		InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
 	}
 	names := make([]string, 0, len(e.Env))

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/localmesh"
 )
 
@@ -32,6 +33,7 @@ var protoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, erro
 }
 
 func TestMain(m *testing.M) {
+	wrapExecPlugins()
 	if os.Getenv("TF_ACC") == "" {
 		os.Exit(m.Run())
 	}
@@ -87,4 +89,18 @@ func runAcceptance(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// wrapExecPlugins does for the test binary what main does for the
+// provider's: the provider runs in this binary (in process, or re-executed
+// to serve Terraform), so exec credential plugins run through it, under a
+// deadline. Called first in TestMain and in the init functions that serve
+// the provider, since a wrapped plugin inherits their environment.
+func wrapExecPlugins() {
+	if code, ok := kubeclient.RunExecWrapper(os.Args); ok {
+		os.Exit(code)
+	}
+	if self, err := os.Executable(); err == nil {
+		kubeclient.ExecWrapper = self
+	}
 }

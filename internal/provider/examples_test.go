@@ -23,6 +23,7 @@ func init() {
 	if os.Getenv(serveProviderEnv) != "1" {
 		return
 	}
+	wrapExecPlugins()
 	err := providerserver.Serve(context.Background(), New("test"), providerserver.ServeOpts{
 		Address: "registry.terraform.io/mesh-intent/mesh",
 	})

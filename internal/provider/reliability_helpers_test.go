@@ -45,6 +45,7 @@ func init() {
 	if os.Getenv(relServeEnv) != "1" {
 		return
 	}
+	wrapExecPlugins()
 	err := providerserver.Serve(context.Background(), New("reliability-test"), providerserver.ServeOpts{
 		Address: "registry.terraform.io/mesh-intent/mesh",
 	})

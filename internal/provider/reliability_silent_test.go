@@ -3,6 +3,8 @@ package provider
 import (
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -106,5 +108,32 @@ resource "mesh_virtual_destination" "s%[1]d" {
 	}
 	if took > timeout+constant {
 		t.Errorf("the plan took %s: more than one request_timeout (%s) plus %s", took.Round(time.Second), timeout, constant)
+	}
+}
+
+// An exec credential plugin that never returns (waiting for a login that
+// never comes) does not hang the run: it is stopped at request_timeout and
+// the error names the plugin and the cluster.
+func TestAccReliability_hangingExecPlugin(t *testing.T) {
+	plugin := filepath.Join(t.TempDir(), "hanging-credential")
+	if err := os.WriteFile(plugin, []byte("#!/bin/sh\nexec sleep 600\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conn := func(t *testing.T, c string) string {
+		if c != "onprem" {
+			return kubeconfigConnection(t, c)
+		}
+		return fmt.Sprintf("host = %q\n        cluster_ca_certificate = %q\n        exec = { api_version = \"client.authentication.k8s.io/v1\", command = %q }",
+			testMesh.Server("onprem"), testMesh.CA("onprem"), plugin)
+	}
+	w := newRelTF(t)
+	relCleanup(t, w, func() { w.write(providerConfig(t, "")) })
+	w.write(providerConfigWith(t, `request_timeout = "3s"`, conn) + meshClusterConfig("onprem", `  mtls_mode = "STRICT"`))
+	out := strings.Join(strings.Fields(w.applyFails()), " ")
+	if !strings.Contains(out, "The exec credential plugin of cluster onprem failed, or did not finish within the provider's request_timeout and was stopped") {
+		t.Fatalf("the failure does not say the exec plugin of onprem was stopped:\n%s", out)
+	}
+	if left := liveOwnedIn(t, []string{"onprem"}, "cluster", "onprem"); len(left) > 0 {
+		t.Fatalf("objects written without credentials? %v", left)
 	}
 }
