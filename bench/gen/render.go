@@ -101,7 +101,7 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 	for _, vd := range s.Destinations {
 		objs, err := virtualdestination.Translate(vd, reg)
 		if err == nil {
-			objs, err = virtualdestination.WithRecords(vd, objs)
+			objs, err = virtualdestination.WithRecords(vd, objs, "")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("mesh_virtual_destination %s: %w", vd.Name, err)

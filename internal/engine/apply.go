@@ -239,6 +239,64 @@ func unconfirmed(e *Error) bool {
 // Otherwise it is read first, like a new one. Large applies therefore read
 // one listing per cluster and kind instead of every object.
 func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner, d Desired, known bool) *Error {
+	rec := &recordingApplies{}
+	if err := e.upsertOnce(ctx, dyn, owner, d, known, rec); err != nil || rec.last == nil {
+		return err
+	}
+	return e.releaseFormerManagers(ctx, rec, owner, d)
+}
+
+// recordingApplies keeps the object the last successful apply returned.
+type recordingApplies struct {
+	dynamic.ResourceInterface
+	last *unstructured.Unstructured
+}
+
+func (r *recordingApplies) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	u, err := r.ResourceInterface.Apply(ctx, name, obj, opts, sub...)
+	if err == nil {
+		r.last = u
+	}
+	return u, err
+}
+
+// formerManagersOf reports whether every manager is a former field
+// manager of owner's own intent (field_manager changed since): its fields
+// are ours to take over.
+func formerManagersOf(owner Owner, managers []string) bool {
+	suffix := "/" + owner.Kind + "." + owner.Name
+	for _, m := range managers {
+		if !strings.HasSuffix(m, suffix) {
+			return false
+		}
+	}
+	return len(managers) > 0
+}
+
+// releaseFormerManagers migrates ownership after the provider's
+// field_manager changed: an intent's earlier manager (another base, the
+// same <kind>.<name>) still owns the fields it applied, which would then
+// never be removed. Applying an empty configuration as that manager makes
+// the API server drop the fields only it owned and its managedFields
+// entry; the current manager, which just applied, keeps the rest.
+func (e *Engine) releaseFormerManagers(ctx context.Context, ri *recordingApplies, owner Owner, d Desired) *Error {
+	manager := owner.FieldManager(e.FieldManager)
+	suffix := "/" + owner.Kind + "." + owner.Name
+	for _, mf := range ri.last.GetManagedFields() {
+		if mf.Operation != metav1.ManagedFieldsOperationApply || mf.Manager == manager || !strings.HasSuffix(mf.Manager, suffix) {
+			continue
+		}
+		empty := withUID(map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
+			"metadata": map[string]any{"name": d.Name, "namespace": d.Namespace}}, ri.last.GetUID())
+		if _, err := ri.ResourceInterface.Apply(ctx, d.Name, empty, metav1.ApplyOptions{FieldManager: mf.Manager}); err != nil {
+			return objectError(d.Entry, "Releasing the fields of former field manager "+mf.Manager+" on", err)
+		}
+		logEntry(ctx, "released the fields of a former field manager", owner, d.Entry, "former_manager", mf.Manager)
+	}
+	return nil
+}
+
+func (e *Engine) upsertOnce(ctx context.Context, dyn dynamic.Interface, owner Owner, d Desired, known bool, rec *recordingApplies) *Error {
 	if d.Manifest == nil {
 		return objectError(d.Entry, "Applying", fmt.Errorf("its content is still unknown at apply time"))
 	}
@@ -246,9 +304,13 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 	if err != nil {
 		return objectError(d.Entry, "Applying", err)
 	}
-	ri := dyn.Resource(gvr).Namespace(d.Namespace)
+	rec.ResourceInterface = dyn.Resource(gvr).Namespace(d.Namespace)
+	var ri dynamic.ResourceInterface = rec
 	if owner.Composition != nil {
-		return e.compose(ctx, ri, owner, d.Entry, false)
+		rec.last = nil
+		err := e.compose(ctx, ri, owner, d.Entry, false)
+		rec.last = nil // composed objects have one shared manager
+		return err
 	}
 	obj := &unstructured.Unstructured{Object: d.Manifest}
 	manager := owner.FieldManager(e.FieldManager)
@@ -288,7 +350,7 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 func (e *Engine) afterApply(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, d Desired, obj *unstructured.Unstructured, manager string, err error) *Error {
 	if err != nil && apierrors.IsConflict(err) {
 		managers, fields := conflictManagers(err)
-		if !e.onlyEdits(ctx, ri, d.Name, managers) {
+		if !e.onlyEdits(ctx, ri, d.Name, managers) && !formerManagersOf(owner, managers) {
 			logEntry(ctx, "conflict with other field managers: not forced", owner, d.Entry, "managers", managers, "fields", fields)
 			return conflictError(d.Entry, managers, fields, err)
 		}

@@ -22,6 +22,9 @@ type Engine struct {
 	ForceConflicts bool
 	// Concurrency bounds the requests in flight per cluster.
 	Concurrency int
+	// RecordsNamespace is the only namespace whose ConfigMaps (records)
+	// the engine lists: the provider needs no ConfigMap access elsewhere.
+	RecordsNamespace string
 
 	// lists holds this process's listings (listcache.go).
 	lists listings

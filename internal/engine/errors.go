@@ -120,6 +120,11 @@ func describeObject(e Entry, err error) string {
 	if apierrors.IsNotFound(err) && isMissingResource(err) {
 		return fmt.Sprintf("Cluster %s does not serve %s %s: Istio's CRDs are not installed there. Install Istio (istioctl install, or the istio/base Helm chart) in cluster %s, then apply again.", e.Cluster, e.APIVersion, e.Kind, e.Cluster)
 	}
+	var status apierrors.APIStatus
+	if apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Kind == "namespaces" {
+		return fmt.Sprintf("Namespace %s does not exist in cluster %s. Create it (kubectl create namespace %s)%s, then apply again.",
+			status.Status().Details.Name, e.Cluster, status.Status().Details.Name, recordsHint(e))
+	}
 	if apierrors.IsInvalid(err) {
 		return fmt.Sprintf("The API server of cluster %s rejected the object: %v. This is a bug in the provider's translation; please report it with your configuration.", e.Cluster, err)
 	}
@@ -196,4 +201,12 @@ func quoteAll(ss []string) string {
 func conflictFields(err error) []string {
 	_, fields := conflictManagers(err)
 	return fields
+}
+
+// recordsHint explains the records namespace when the object is a record.
+func recordsHint(e Entry) string {
+	if e.Kind != "ConfigMap" {
+		return ""
+	}
+	return ": virtual destination records live there (the provider's records_namespace), and the provider's ConfigMap access is granted there alone (examples/rbac)"
 }

@@ -9,6 +9,10 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
+// DefaultRecordsNamespace is the namespace of virtual destination records
+// when none is configured (virtualdestination.DefaultRecordsNamespace).
+const DefaultRecordsNamespace = "mesh-intent-records"
+
 // Labels every object we write carries. The owner labels name the intent;
 // an object without them (or with another intent's) is never touched.
 const (

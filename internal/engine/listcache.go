@@ -185,8 +185,17 @@ func (e *Engine) fill(ctx context.Context, dyn dynamic.Interface, cluster string
 	l.owners = map[ownerKey]*ownerEntries{}
 	l.objects = map[string]listedObject{}
 	opts := metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByValue, Limit: listPageSize}
+	var lister dynamic.ResourceInterface = dyn.Resource(gvr)
+	if gvk.Kind == "ConfigMap" && gvk.Group == "" {
+		// Records only: ConfigMaps are listed in their namespace alone.
+		ns := e.RecordsNamespace
+		if ns == "" {
+			ns = DefaultRecordsNamespace
+		}
+		lister = dyn.Resource(gvr).Namespace(ns)
+	}
 	for {
-		list, err := dyn.Resource(gvr).List(ctx, opts)
+		list, err := lister.List(ctx, opts)
 		switch {
 		case apierrors.IsResourceExpired(err) && opts.Continue != "":
 			// The continuation expired between pages: start over, in one

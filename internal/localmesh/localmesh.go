@@ -44,6 +44,9 @@ const (
 	CRDFile = "istio-crds.yaml"
 	// IstioNamespace is created in every cluster.
 	IstioNamespace = "istio-system"
+	// RecordsNamespace, the provider's default records_namespace, is
+	// created in every cluster too, as an administrator would.
+	RecordsNamespace = "mesh-intent-records"
 
 	startTimeout = 2 * time.Minute
 	stopTimeout  = 30 * time.Second
@@ -220,8 +223,10 @@ func (c *cluster) start(ctx context.Context, dir, binDir string, w *webhook) err
 	if err != nil {
 		return err
 	}
-	if err := ensureNamespace(ctx, cs, IstioNamespace); err != nil {
-		return fmt.Errorf("localmesh: cluster %s: %w", c.name, err)
+	for _, ns := range []string{IstioNamespace, RecordsNamespace} {
+		if err := ensureNamespace(ctx, cs, ns); err != nil {
+			return fmt.Errorf("localmesh: cluster %s: %w", c.name, err)
+		}
 	}
 	if err := w.register(ctx, c.admin); err != nil {
 		return fmt.Errorf("localmesh: cluster %s: %w", c.name, err)

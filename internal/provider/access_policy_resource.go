@@ -151,7 +151,8 @@ func resolveBackends(ctx context.Context, data *providerData, hostname string, k
 	var diags diag.Diagnostics
 	haveKnown := !known.IsNull() && !known.IsUnknown()
 	if planning || !haveKnown {
-		vd, ok, err := lookupVirtualDestination(ctx, data, hostname)
+		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, hostname)
+		warnIgnoredRecords(&diags, at, hostname, data.recordsNamespace(), ignored)
 		if errors.Is(err, errPendingDestination) {
 			return nil, types.ListUnknown(types.ObjectType{AttrTypes: backendAttrTypes}), diags
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 var (
@@ -45,6 +46,7 @@ type providerModel struct {
 	ForceConflicts types.Bool   `tfsdk:"force_conflicts"`
 	RequestTimeout types.String `tfsdk:"request_timeout"`
 	Retired        types.Set    `tfsdk:"retired_clusters"`
+	RecordsNS      types.String `tfsdk:"records_namespace"`
 }
 
 // providerData is what Configure hands to every resource and data source.
@@ -63,6 +65,17 @@ type providerData struct {
 	// Retired are clusters gone for good: objects listed there are
 	// forgotten, never contacted (see forgetRetired).
 	Retired map[string]bool
+	// RecordsNamespace is the namespace of virtual destination records.
+	RecordsNamespace string
+}
+
+// recordsNamespace is where virtual destination records are written and
+// read.
+func (d *providerData) recordsNamespace() string {
+	if d == nil || d.RecordsNamespace == "" {
+		return virtualdestination.DefaultRecordsNamespace
+	}
+	return d.RecordsNamespace
 }
 
 func (p *meshProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -94,6 +107,12 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				MarkdownDescription: "Timeout of each request to a cluster, as a Go duration (`30s`, `2m`). Default `30s`.",
 				Optional:            true,
 				Validators:          []validator.String{durationValidator{}},
+			},
+			"records_namespace": schema.StringAttribute{
+				MarkdownDescription: "Namespace, in every cluster, of the records virtual destinations leave for the policies planned later or in another state (ConfigMaps). Records are read from this namespace only; anything elsewhere is ignored. " +
+					"It must exist in every cluster, and is the only place the provider needs ConfigMap access (a Role, see examples/rbac). Default `" + virtualdestination.DefaultRecordsNamespace + "`.",
+				Optional:   true,
+				Validators: []validator.String{dnsLabelValidator{}},
 			},
 			"retired_clusters": schema.SetAttribute{
 				MarkdownDescription: "Clusters that are gone for good (decommissioned, deleted together with their objects), by the names they had in `clusters`. " +
@@ -226,15 +245,17 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 	clients := kubeclient.NewSet(conns, timeout)
 	data := &providerData{
-		Registry:        reg,
-		RegistryUnknown: unknown,
-		Clients:         clients,
-		Destinations:    &destinationIndex{},
-		TrafficPolicies: &trafficPolicyIndex{},
+		Registry:         reg,
+		RegistryUnknown:  unknown,
+		Clients:          clients,
+		Destinations:     &destinationIndex{},
+		TrafficPolicies:  &trafficPolicyIndex{},
+		RecordsNamespace: m.RecordsNS.ValueString(),
 		Engine: &engine.Engine{
-			Clients:        clients,
-			FieldManager:   m.FieldManager.ValueString(),
-			ForceConflicts: m.ForceConflicts.ValueBool(),
+			RecordsNamespace: m.RecordsNS.ValueString(),
+			Clients:          clients,
+			FieldManager:     m.FieldManager.ValueString(),
+			ForceConflicts:   m.ForceConflicts.ValueBool(),
 		},
 	}
 	if !m.Retired.IsNull() && !m.Retired.IsUnknown() {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,35 +14,70 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/localmesh"
 )
 
-// relExampleRole reads the ClusterRole of examples/rbac/clusterrole.yaml.
+// relExampleRole reads the ClusterRole of examples/rbac/clusterrole.yaml,
+// with the Rules of its Role in the records namespace appended as the
+// Role (relRecordsRole).
 func relExampleRole(t *testing.T) *rbacv1.ClusterRole {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "rbac", "clusterrole.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cluster *rbacv1.ClusterRole
+	var records *rbacv1.Role
 	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(raw), -1) {
 		var role rbacv1.ClusterRole
-		if err := yaml.UnmarshalStrict([]byte(doc), &role); err != nil || role.Kind != "ClusterRole" {
-			continue
+		if err := yaml.Unmarshal([]byte(doc), &role); err != nil {
+			t.Fatal(err)
 		}
-		return &role
+		switch role.Kind {
+		case "ClusterRole":
+			cluster = &role
+		case "Role":
+			var r rbacv1.Role
+			if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
+				t.Fatal(err)
+			}
+			records = &r
+		}
 	}
-	t.Fatal("examples/rbac/clusterrole.yaml has no ClusterRole")
-	return nil
+	if cluster == nil || records == nil || records.Namespace != localmesh.RecordsNamespace || records.Name != cluster.Name {
+		t.Fatalf("examples/rbac/clusterrole.yaml needs a ClusterRole and a Role of the same name in %s", localmesh.RecordsNamespace)
+	}
+	relRecordsRoles[cluster.Name] = records.Rules
+	return cluster
 }
 
-// relInstallRole creates or replaces a ClusterRole in every local cluster.
+// relRecordsRoles holds, by name, the rules of the Role in the records
+// namespace that goes with a ClusterRole of that name.
+var relRecordsRoles = map[string][]rbacv1.PolicyRule{}
+
+// relInstallRole creates or replaces a ClusterRole in every local cluster,
+// and the Role of the same name in the records namespace that goes with it.
 func relInstallRole(t *testing.T, role *rbacv1.ClusterRole) {
 	t.Helper()
 	for _, c := range testClusters {
 		cs := kubernetes.NewForConfigOrDie(testMesh.RESTConfig(c))
+		if rules, ok := relRecordsRoles[role.Name]; ok {
+			r := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: localmesh.RecordsNamespace, Name: role.Name}, Rules: rules}
+			_, err := cs.RbacV1().Roles(r.Namespace).Create(context.Background(), r, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				_, err = cs.RbacV1().Roles(r.Namespace).Update(context.Background(), r, metav1.UpdateOptions{})
+			}
+			if err != nil {
+				t.Fatalf("installing Role %s in %s: %v", role.Name, c, err)
+			}
+		}
 		r := role.DeepCopy()
 		r.ResourceVersion = ""
 		_, err := cs.RbacV1().ClusterRoles().Create(context.Background(), r, metav1.CreateOptions{})
@@ -77,12 +113,22 @@ func relTokenConnection(t *testing.T, account, clusterRole string) func(*testing
 	}
 }
 
-// relWithoutVerb is role without one verb, under another name.
+// relWithoutVerb is role (and its records Role) without one verb, under
+// another name.
 func relWithoutVerb(role *rbacv1.ClusterRole, verb string) *rbacv1.ClusterRole {
 	r := role.DeepCopy()
 	r.Name = role.Name + "-without-" + verb
 	for i := range r.Rules {
 		r.Rules[i].Verbs = slices.DeleteFunc(r.Rules[i].Verbs, func(v string) bool { return v == verb })
+	}
+	if rules, ok := relRecordsRoles[role.Name]; ok {
+		var out []rbacv1.PolicyRule
+		for _, rule := range rules {
+			rule = *rule.DeepCopy()
+			rule.Verbs = slices.DeleteFunc(rule.Verbs, func(v string) bool { return v == verb })
+			out = append(out, rule)
+		}
+		relRecordsRoles[r.Name] = out
 	}
 	return r
 }
@@ -114,8 +160,9 @@ func TestAccReliability_leastPrivilegeSuffices(t *testing.T) {
 	for _, c := range testClusters {
 		w.requireExact("mesh_cluster."+c, "cluster", c)
 	}
-	// Every resource the role grants was written.
-	for _, rule := range role.Rules {
+	// Every resource the roles grant was written (ConfigMaps: the records,
+	// in the records namespace).
+	for _, rule := range append(append([]rbacv1.PolicyRule(nil), role.Rules...), relRecordsRoles[role.Name]...) {
 		for _, group := range rule.APIGroups {
 			for _, res := range rule.Resources {
 				gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: res}
@@ -135,6 +182,19 @@ func TestAccReliability_leastPrivilegeSuffices(t *testing.T) {
 	}
 	w.refreshOnly()
 	w.planIsEmpty()
+
+	// A record planted outside the records namespace (by anyone who may
+	// create a ConfigMap in "users") that claims rel-int.global has its
+	// backends elsewhere changes nothing: a change of the access policy
+	// alone re-plans it from the records, and it keeps the real backends.
+	planted := relPlantRecord(t, "users", "rel-int.global")
+	w.write(provider + strings.Replace(relRBACConfig, `rules       = [{ methods = ["GET"] }]`, `rules       = [{ methods = ["GET", "POST"] }]`, 1))
+	w.apply()
+	if backends := relStateAttribute(t, w, "mesh_access_policy.int", "destination_backends"); strings.Contains(backends, "planted") || !strings.Contains(backends, "users") {
+		t.Fatalf("the access policy's backends come from the planted record: %s", backends)
+	}
+	w.requireExact("mesh_access_policy.int", "access-policy", "rel-int")
+	relForceDelete(t, planted)
 
 	// Drift: a kubectl-edit-style change of a field we own is restored.
 	patchAs(t, "east", "mesh-cross-network", "kubectl-edit", types.MergePatchType,
@@ -183,7 +243,7 @@ func TestAccReliability_leastPrivilegeEveryVerbIsNeeded(t *testing.T) {
 	relInstallRole(t, role)
 	full := relTokenConnection(t, "provider", role.Name)
 	var verbs []string
-	for _, r := range role.Rules {
+	for _, r := range append(append([]rbacv1.PolicyRule(nil), role.Rules...), relRecordsRoles[role.Name]...) {
 		for _, v := range r.Verbs {
 			if !slices.Contains(verbs, v) {
 				verbs = append(verbs, v)
@@ -320,4 +380,45 @@ func relForbiddenErrors(out, account string) []relForbidden {
 		}
 	}
 	return errs
+}
+
+// relPlantRecord creates, in namespace of every cluster, a ConfigMap that
+// looks like the record of the virtual destination hostname but sends it
+// to backends in namespace "planted". It returns the keys to delete.
+func relPlantRecord(t *testing.T, namespace, hostname string) []string {
+	t.Helper()
+	intent := fmt.Sprintf(`{"name":"planted","hostname":%q,"ports":[{"number":8080,"protocol":"HTTP"}],"backends":[{"cluster":"west","namespace":"planted","service":"evil","priority":0}]}`, hostname)
+	var keys []string
+	for _, c := range testClusters {
+		cm := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "vd-planted", "namespace": namespace, "labels": map[string]any{
+				engine.LabelManagedBy: engine.ManagedByValue, engine.LabelOwnerKind: "virtual-destination", engine.LabelOwnerName: "planted"}},
+			"data": map[string]any{"hostname": hostname, "intent": intent},
+		}}
+		if _, err := dyn(t, c).Resource(gvrConfigMap).Namespace(namespace).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("planting a record in %s: %v", c, err)
+		}
+		keys = append(keys, fmt.Sprintf("%s/ConfigMap/%s/vd-planted", c, namespace))
+	}
+	return keys
+}
+
+// relStateAttribute returns an attribute of a managed resource in the
+// state file, as JSON.
+func relStateAttribute(t *testing.T, w *relTF, addr, attr string) string {
+	t.Helper()
+	s, _ := w.stateFile()
+	typ, name, _ := strings.Cut(addr, ".")
+	for _, r := range s.Resources {
+		if r.Mode == "managed" && r.Type == typ && r.Name == name && len(r.Instances) > 0 {
+			raw, err := json.Marshal(r.Instances[0].Attributes[attr])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(raw)
+		}
+	}
+	t.Fatalf("%s is not in state", addr)
+	return ""
 }

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/localmesh"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -293,7 +295,7 @@ func TestAccReliability_replacementHeldByFinalizer(t *testing.T) {
 	w.write(config(8080))
 	w.apply()
 	ctx := context.Background()
-	cms := dyn(t, "east").Resource(gvrConfigMap).Namespace("istio-system")
+	cms := dyn(t, "east").Resource(gvrConfigMap).Namespace(localmesh.RecordsNamespace)
 	patch := `{"immutable":true,"metadata":{"finalizers":["example.com/hold"]}}`
 	if _, err := cms.Patch(ctx, "vd-rel-held", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
 		t.Fatal(err)
@@ -309,14 +311,14 @@ func TestAccReliability_replacementHeldByFinalizer(t *testing.T) {
 		t.Fatalf("the failure does not say the record could not be replaced:\n%s", out)
 	}
 	for _, e := range w.mustInventory("mesh_virtual_destination.this") {
-		if e.Key == "east/ConfigMap/istio-system/vd-rel-held" {
+		if e.Key == "east/ConfigMap/mesh-intent-records/vd-rel-held" {
 			t.Fatal("the inventory still lists the record that is being deleted")
 		}
 	}
 
 	release()
 	w.apply()
-	live := getObject(t, "east", gvrConfigMap, "istio-system", "vd-rel-held")
+	live := getObject(t, "east", gvrConfigMap, localmesh.RecordsNamespace, "vd-rel-held")
 	if live == nil {
 		t.Fatal("the record was not written again")
 	}
@@ -325,5 +327,39 @@ func TestAccReliability_replacementHeldByFinalizer(t *testing.T) {
 		t.Fatalf("the record was written without the new port (%v): %v", err, live)
 	}
 	w.requireExact("mesh_virtual_destination.this", "virtual-destination", "rel-held")
+	w.planIsEmpty()
+}
+
+// Changing field_manager migrates ownership: the intent's former manager
+// is released (no managedFields entry left), and a value the intent
+// dropped in the same change is gone, not kept alive by the former manager.
+func TestAccReliability_fieldManagerChangeMigrates(t *testing.T) {
+	w := newRelTF(t)
+	relCleanup(t, w, nil, engine.Owner{Kind: "cluster", Name: "east"})
+	config := func(manager, hosts string) string {
+		return providerConfig(t, fmt.Sprintf("field_manager = %q", manager)) +
+			meshClusterConfig("east", "  expose_east_west = true\n  east_west_hosts  = "+hosts)
+	}
+	w.write(config("team-a", `["*.global", "*.mesh"]`))
+	w.apply()
+	if err := checkGateway(t, "east", "*.global", "*.mesh")(nil); err != nil {
+		t.Fatal(err)
+	}
+	w.write(config("team-b", `["*.global"]`))
+	w.apply()
+	if err := checkGateway(t, "east", "*.global")(nil); err != nil {
+		t.Fatalf("after the change of field manager: %v", err)
+	}
+	gw := getObject(t, "east", gvrGateway, "istio-system", "mesh-cross-network")
+	var managers []string
+	for _, mf := range gw.GetManagedFields() {
+		managers = append(managers, mf.Manager)
+		if strings.HasPrefix(mf.Manager, "team-a/") {
+			t.Errorf("the former field manager %s still owns fields", mf.Manager)
+		}
+	}
+	if !slices.Contains(managers, "team-b/cluster.east") {
+		t.Fatalf("the new field manager owns nothing: %v", managers)
+	}
 	w.planIsEmpty()
 }

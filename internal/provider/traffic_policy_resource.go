@@ -60,7 +60,8 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
 	var lookupErr error
 	if planning || !haveKnown {
-		vd, ok, err := lookupVirtualDestination(ctx, data, host)
+		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, host)
+		warnIgnoredRecords(&diags, path.Root("destination").AtName("virtual_destination"), host, data.recordsNamespace(), ignored)
 		if errors.Is(err, errPendingDestination) {
 			m.ResolvedDestination = types.StringUnknown()
 			return trafficpolicy.Destination{VirtualDestination: host}, diags

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
@@ -25,21 +28,25 @@ import (
 
 // lookupVirtualDestination finds the virtual destination with a hostname:
 // first among those planned in this run, then in the records in the
-// clusters.
+// clusters' records namespace, and nowhere else: a ConfigMap with record
+// labels elsewhere is anyone's, and could redirect a policy. Such records,
+// where the provider may see them, are returned in ignored, for a warning.
 //
 // errPendingDestination means the virtual destination is planned in this
 // run but its configuration is known only after apply.
-func lookupVirtualDestination(ctx context.Context, data *providerData, hostname string) (virtualdestination.Intent, bool, error) {
+func lookupVirtualDestination(ctx context.Context, data *providerData, hostname string) (in virtualdestination.Intent, found bool, ignored []string, err error) {
 	if data == nil {
-		return virtualdestination.Intent{}, false, nil
+		return virtualdestination.Intent{}, false, nil, nil
 	}
 	if in, pending, ok := data.Destinations.lookup(hostname); ok {
 		if pending {
-			return in, false, errPendingDestination
+			return in, false, nil, errPendingDestination
 		}
-		return in, true, nil
+		return in, true, nil, nil
 	}
 	sel := engine.Owner{Kind: "virtual-destination"}.KindSelector()
+	recordsNS := data.recordsNamespace()
+	configmaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	var errs []string
 	for _, cluster := range data.Registry.Names() {
 		c, err := data.Clients.Get(cluster)
@@ -47,8 +54,17 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 			errs = append(errs, fmt.Sprintf("%s: %v", cluster, err))
 			continue
 		}
-		list, err := c.Dynamic.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).
-			List(ctx, metav1.ListOptions{LabelSelector: sel})
+		// Records planted elsewhere, if this identity may see them (a
+		// least-privileged one may not, and that is fine).
+		if all, err := c.Dynamic.Resource(configmaps).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
+			for _, item := range all.Items {
+				d, _, _ := unstructuredStringMap(item.Object, "data")
+				if item.GetNamespace() != recordsNS && d[virtualdestination.RecordHostnameKey] == hostname {
+					ignored = append(ignored, fmt.Sprintf("%s/%s in cluster %s", item.GetNamespace(), item.GetName(), cluster))
+				}
+			}
+		}
+		list, err := c.Dynamic.Resource(configmaps).Namespace(recordsNS).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", cluster, err))
 			continue
@@ -60,16 +76,29 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 			}
 			var in virtualdestination.Intent
 			if err := json.Unmarshal([]byte(d[virtualdestination.RecordIntentKey]), &in); err != nil {
-				return in, false, fmt.Errorf("the record of %s in cluster %s cannot be read: %v", hostname, cluster, err)
+				return in, false, ignored, fmt.Errorf("the record of %s in cluster %s cannot be read: %v", hostname, cluster, err)
 			}
-			return in, true, nil
+			return in, true, ignored, nil
 		}
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)
-		return virtualdestination.Intent{}, false, fmt.Errorf("some clusters could not be searched: %v", errs)
+		return virtualdestination.Intent{}, false, ignored, fmt.Errorf("some clusters could not be searched: %v", errs)
 	}
-	return virtualdestination.Intent{}, false, nil
+	return virtualdestination.Intent{}, false, ignored, nil
+}
+
+// warnIgnoredRecords warns about records of hostname found outside the
+// records namespace.
+func warnIgnoredRecords(diags *diag.Diagnostics, at path.Path, hostname, recordsNS string, ignored []string) {
+	if len(ignored) == 0 {
+		return
+	}
+	sort.Strings(ignored)
+	diags.AddAttributeWarning(at, "Record outside the records namespace ignored",
+		fmt.Sprintf("ConfigMaps that look like the record of virtual destination %q were found outside the records namespace %q and were ignored: %s. "+
+			"Records are read only from %q; whoever created these may have meant to redirect this policy. Delete them, or find out who wrote them.",
+			hostname, recordsNS, strings.Join(ignored, ", "), recordsNS))
 }
 
 var errPendingDestination = errors.New("the virtual destination's configuration is known only after apply")

@@ -283,7 +283,7 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, _ 
 			if err != nil {
 				return nil, err
 			}
-			return virtualdestination.WithRecords(in, objs)
+			return virtualdestination.WithRecords(in, objs, data.recordsNamespace())
 		},
 	}, diags
 }

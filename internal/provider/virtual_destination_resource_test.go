@@ -118,7 +118,7 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 							"west/DestinationRule/istio-system/vd-user.onprem",
 							"east/ServiceEntry/users/vd-user-backend", "east/DestinationRule/users/vd-user-backend",
 							"east/ServiceEntry/users/vd-user-backend.clusters",
-							"east/ConfigMap/istio-system/vd-user", "west/ConfigMap/istio-system/vd-user", "onprem/ConfigMap/istio-system/vd-user")(s)
+							"east/ConfigMap/mesh-intent-records/vd-user", "west/ConfigMap/mesh-intent-records/vd-user", "onprem/ConfigMap/mesh-intent-records/vd-user")(s)
 					},
 					checkInventoryMatches(t, "mesh_virtual_destination.user", "virtual-destination", "user"),
 				),
@@ -140,7 +140,7 @@ func TestAccVirtualDestination_placementAndUpdates(t *testing.T) {
 							"east/DestinationRule/istio-system/vd-user.onprem", "east/DestinationRule/istio-system/vd-user.west",
 							"west/ServiceEntry/users/vd-user-backend", "west/DestinationRule/users/vd-user-backend",
 							"west/ServiceEntry/users/vd-user-backend.clusters", "onprem/ServiceEntry/users/vd-user-backend.clusters",
-							"east/ConfigMap/istio-system/vd-user", "west/ConfigMap/istio-system/vd-user", "onprem/ConfigMap/istio-system/vd-user")(s)
+							"east/ConfigMap/mesh-intent-records/vd-user", "west/ConfigMap/mesh-intent-records/vd-user", "onprem/ConfigMap/mesh-intent-records/vd-user")(s)
 					},
 					checkServiceEntryEndpoints(t, "east", "user.users.svc.cluster.local", "ew.onprem.example.com", "203.0.113.20"),
 				),

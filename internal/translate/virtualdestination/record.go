@@ -15,19 +15,25 @@ const (
 	RecordIntentKey   = "intent"
 )
 
-// WithVirtualDestinationRecords adds to a virtual destination's objects its
-// record: a ConfigMap, named like its other objects, in every cluster where
-// it has objects, holding the intent. Traffic and access policies planned
-// when the virtual destination is not (Terraform re-plans only changed
-// resources during apply, and another state may own it) read it there.
-func WithRecords(in Intent, objs []translate.Object) ([]translate.Object, error) {
+// DefaultRecordsNamespace is where records live unless the provider's
+// records_namespace says otherwise: a namespace of their own, so that the
+// provider needs ConfigMap access there only.
+const DefaultRecordsNamespace = "mesh-intent-records"
+
+// WithRecords adds to a virtual destination's objects its record: a
+// ConfigMap named like its other objects, in the records namespace of every
+// cluster where it has objects, holding the intent. Traffic and access
+// policies planned when the virtual destination is not (Terraform re-plans
+// only changed resources during apply, and another state may own it) read
+// it there, and only there.
+func WithRecords(in Intent, objs []translate.Object, recordsNamespace string) ([]translate.Object, error) {
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return nil, err
 	}
-	ns := in.Namespace
+	ns := recordsNamespace
 	if ns == "" {
-		ns = translate.DefaultIstioNS
+		ns = DefaultRecordsNamespace
 	}
 	seen := map[string]bool{}
 	out := append([]translate.Object(nil), objs...)
