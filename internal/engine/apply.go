@@ -243,7 +243,10 @@ func (e *Engine) upsert(ctx context.Context, dyn dynamic.Interface, owner Owner,
 	if err := e.upsertOnce(ctx, dyn, owner, d, known, rec); err != nil || rec.last == nil {
 		return err
 	}
-	return e.releaseFormerManagers(ctx, rec, owner, d)
+	if err := e.releaseFormerManagers(ctx, rec, owner, d); err != nil {
+		return err
+	}
+	return e.restoreSpec(ctx, rec, owner, d, owner.FieldManager(e.FieldManager))
 }
 
 // recordingApplies keeps the object the last successful apply returned.

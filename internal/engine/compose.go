@@ -156,7 +156,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	meta["resourceVersion"] = live.GetResourceVersion()
 	obj := &unstructured.Unstructured{Object: manifest}
 	manager := owner.composerManager(e.FieldManager)
-	_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: forceOurs})
+	res, err := ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: forceOurs})
 	if managers, fields := conflictManagers(err); len(managers) > 0 {
 		// Our own intents (a virtual destination's fields in its
 		// DestinationRule) and plain edits may be taken over; another
@@ -164,6 +164,19 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		if !e.oursOrEdits(live, managers) {
 			return conflictError(entry, managers, fields, err)
 		}
+		res, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	}
+	if err != nil || res == nil {
+		return err
+	}
+	// Fields other managers set in the composed spec are drift: the spec
+	// is set back to exactly the composition (drift.go).
+	if fs, ferr := e.foreignComposedFields(res, manager); ferr == nil && len(fs) > 0 {
+		logEntry(ctx, "restoring the composed spec: fields set by other managers are removed", owner, entry, "foreign", describeForeign(fs))
+		if err := removeFields(ctx, ri, res, fs, manager); err != nil {
+			return err
+		}
+		obj.SetResourceVersion("")
 		_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
 	}
 	return err
@@ -214,6 +227,8 @@ type composedState struct {
 	// the composition any more.
 	have               string
 	unreadable, unheld bool
+	// foreign are spec fields managers outside the provider set.
+	foreign []foreignField
 }
 
 func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
@@ -224,6 +239,7 @@ func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) c
 			st.contributions[strings.TrimPrefix(k, prefix)] = v
 		}
 	}
+	st.foreign, _ = e.foreignComposedFields(live, Owner{Kind: kind}.composerManager(e.FieldManager))
 	owned, err := ownedFields(live, Owner{Kind: kind}.composerManager(e.FieldManager))
 	switch {
 	case err != nil:

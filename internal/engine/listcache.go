@@ -62,7 +62,8 @@ func ownerKeyOf(o Owner) ownerKey {
 
 type ownerEntries struct {
 	entries []Entry
-	err     *Error // digesting one of its objects failed
+	err     *Error   // digesting one of its objects failed
+	drift   []*Error // objects with fields other managers set (drift.go)
 }
 
 // listedObject is what prune needs of an object, and for a composed one
@@ -255,8 +256,25 @@ func (e *Engine) index(l *listing, cluster string, gvk schema.GroupVersionKind, 
 		}
 	}
 	if kind, name := labels[LabelOwnerKind], labels[LabelOwnerName]; kind != "" && name != "" {
-		digest, err := liveDigest(item, Owner{Kind: kind, Name: name}.FieldManager(e.FieldManager))
-		addBoth(ownerKey{kind: kind, name: name, id: labels[LabelOwnerID]}, digest, err)
+		owner := Owner{Kind: kind, Name: name}
+		manager := owner.FieldManager(e.FieldManager)
+		digest, err := liveDigest(item, manager)
+		var note *Error
+		if err == nil {
+			var fs []foreignField
+			if fs, err = e.foreignSpecFields(item, owner, manager); err == nil && len(fs) > 0 {
+				digest, note = digestDrifted, driftNote(entry, fs)
+			}
+		}
+		k := ownerKey{kind: kind, name: name, id: labels[LabelOwnerID]}
+		addBoth(k, digest, err)
+		if note != nil {
+			l.owners[k].drift = append(l.owners[k].drift, note)
+			if k.id != "" {
+				k.id = ""
+				l.owners[k].drift = append(l.owners[k].drift, note)
+			}
+		}
 	}
 	var composed map[string]composedState
 	for k, v := range labels {

@@ -29,43 +29,51 @@ func (e *Engine) Read(ctx context.Context, owner Owner, kinds []schema.GroupVers
 		names = append(names, c)
 	}
 	return perCluster(ctx, names, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
-		got, err := e.readCluster(ctx, owner, kinds, cluster)
+		got, notes, err := e.readCluster(ctx, owner, kinds, cluster)
 		if err != nil {
 			logCluster(ctx, "refresh could not read the cluster: prior entries kept", owner, cluster, "error", err.Summary)
 			return byCluster(prior, cluster), []*Error{err}
 		}
-		logCluster(ctx, "refreshed", owner, cluster, "objects", len(got))
-		return got, nil
+		logCluster(ctx, "refreshed", owner, cluster, "objects", len(got), "drifted", len(notes))
+		return got, notes
 	})
 }
 
-func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.GroupVersionKind, cluster string) ([]Entry, *Error) {
+func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.GroupVersionKind, cluster string) ([]Entry, []*Error, *Error) {
 	c, err := e.Clients.Get(cluster)
 	if err != nil {
-		return nil, clusterError(cluster, "Reading owned objects", err)
+		return nil, nil, clusterError(cluster, "Reading owned objects", err)
 	}
 	var out []Entry
+	var notes []*Error
 	for _, gvk := range kinds {
 		l, lerr := e.listed(ctx, c.Dynamic, cluster, gvk)
 		if lerr != nil {
-			return nil, lerr
+			return nil, nil, lerr
 		}
 		oe := l.owners[ownerKeyOf(owner)]
 		if oe == nil {
 			continue
 		}
 		if oe.err != nil {
-			return nil, oe.err
+			return nil, nil, oe.err
 		}
+		notes = append(notes, oe.drift...)
 		for _, en := range oe.entries {
 			// A composed object's composition is checked against the
 			// listing's snapshot of it, as its digest is.
-			if owner.Composition != nil && owner.Composition.Compose != nil &&
-				e.composedDriftedFrom(owner, en, l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]) {
-				en.Digest = digestDrifted
+			if owner.Composition != nil && owner.Composition.Compose != nil {
+				st := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
+				if e.composedDriftedFrom(owner, en, st) {
+					en.Digest = digestDrifted
+				}
+				if len(st.foreign) > 0 {
+					en.Digest = digestDrifted
+					notes = append(notes, driftNote(en, st.foreign))
+				}
 			}
 			out = append(out, en)
 		}
 	}
-	return out, nil
+	return out, notes, nil
 }

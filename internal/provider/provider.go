@@ -104,7 +104,7 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				Optional:            true,
 			},
 			"request_timeout": schema.StringAttribute{
-				MarkdownDescription: "Timeout of each request to a cluster, as a Go duration (`30s`, `2m`). Default `30s`.",
+				MarkdownDescription: "Timeout of each request to a cluster, as a Go duration (`30s`, `2m`). Default `30s`. It bounds the whole run: a cluster that does not answer within it once is not asked again until the next Terraform command (every later request to it fails at once, naming it), and an exec credential plugin that has not finished within it is stopped.",
 				Optional:            true,
 				Validators:          []validator.String{durationValidator{}},
 			},

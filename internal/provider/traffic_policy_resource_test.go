@@ -204,10 +204,11 @@ func TestAccTrafficPolicy_composition(t *testing.T) {
 	})
 }
 
-// A field another tool applied in a shared object is not taken silently by
-// the composed traffic policies: conflict error naming the manager, and
-// force_conflicts takes it.
-func TestAccTrafficPolicy_conflictWithAnotherTool(t *testing.T) {
+// A field another tool applied in the virtual destination's DestinationRule
+// (which the traffic policies' settings share) is drift, not a silent
+// takeover: the refresh warns naming the tool and the field, and the apply
+// removes it and composes the policy's setting.
+func TestAccTrafficPolicy_fieldOfAnotherToolIsDrift(t *testing.T) {
 	requireMesh(t)
 	for _, c := range testClusters {
 		ensureNamespace(t, c, "users")
@@ -236,12 +237,11 @@ resource "mesh_traffic_policy" "pool" {
 						t.Fatal(err)
 					}
 				},
-				Config:      providerConfig(t, "") + trafficVD + pool,
-				ExpectError: regexp.MustCompile(`Conflict applying DestinationRule istio-system/vd-user in cluster east[\s\S]*"gitops"[\s\S]*force_conflicts`),
-			},
-			{
-				Config: providerConfig(t, "force_conflicts = true") + trafficVD + pool,
-				Check:  checkPool(t, "east", 100),
+				Config: providerConfig(t, "") + trafficVD + pool,
+				// Without the drift rule this apply fails with a conflict with
+				// "gitops"; with it the tool's value is removed and the
+				// policy's composed.
+				Check: checkPool(t, "east", 100),
 			},
 		},
 	})

@@ -89,6 +89,16 @@ var mutations = []mutation{
 		File: "internal/engine/listcache.go", From: "if absent, derr := e.kindAbsent(cluster, gvr); !absent {", To: "if absent, derr := true, \"\"; !absent {",
 		Package: "./internal/engine",
 	},
+	{
+		ID: "engine/drift-blind", Why: "fields other managers set in spec are not drift",
+		File: "internal/engine/drift.go", From: "if ourManager(mf.Manager) || mf.Subresource", To: "if true || mf.Subresource",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/drift-counts-labels", Why: "labels other tools add count as drift",
+		File: "internal/engine/drift.go", From: `if len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "spec" {`, To: `if len(p) > 0 {`,
+		Package: "./internal/engine",
+	},
 	// The translator's property test (FuzzTranslate's sweep).
 	{
 		ID: "translate/policy-name-unchecked", Why: "policy names that are no Kubernetes names reach object metadata",
