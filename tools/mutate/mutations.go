@@ -96,7 +96,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/drift-counts-labels", Why: "labels other tools add count as drift",
-		File: "internal/engine/drift.go", From: `if len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "spec" {`, To: `if len(p) > 0 {`,
+		File: "internal/engine/drift.go", From: `if len(p) < 2 || p[0].FieldName == nil || *p[0].FieldName != "spec" || hasOwnedAncestor(set, p) {`, To: `if len(p) < 2 || hasOwnedAncestor(set, p) {`,
 		Package: "./internal/engine",
 	},
 	// The translator's property test (FuzzTranslate's sweep).
