@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -111,9 +112,12 @@ func describeForeign(fs []foreignField) string {
 	return strings.Join(parts, "; ")
 }
 
+// ErrDrift marks the warnings refresh gives for drifted objects.
+var ErrDrift = errors.New("changed outside Terraform")
+
 // driftNote is the warning refresh gives for an object with foreign fields.
 func driftNote(entry Entry, fs []foreignField) *Error {
-	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Drift in " + entry.String(),
+	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Drift in " + entry.String(), Err: ErrDrift,
 		Detail: fmt.Sprintf("%s was changed outside Terraform: %s. The next apply restores the object as declared, removing these fields.", entry, describeForeign(fs))}
 }
 

@@ -58,13 +58,19 @@ resource "mesh_access_policy" "p" {
 
 // Bad input across every resource and the provider: each fails at plan
 // with a diagnostic naming the attribute, and nothing reaches any cluster.
-func TestAccBadInputFailsAtPlan(t *testing.T) {
-	requireMesh(t)
+// badInputCase is one configuration that must fail, and the attribute the
+// error names.
+type badInputCase struct {
+	name, provider, config, path string
+}
+
+// badInputCases is the bad-input table, shared by the plan and validate
+// tests.
+func badInputCases(t *testing.T) []badInputCase {
+	t.Helper()
 	noWestGateway := strings.Replace(providerConfig(t, ""), `east_west_gateway = { address = "203.0.113.20" }`, "", 1)
 	sharedTrust := strings.Replace(providerConfig(t, ""), `trust_domain = "west.mesh"`, `trust_domain = "east.mesh"`, 1)
-	cases := []struct {
-		name, provider, config, path string
-	}{
+	return []badInputCase{
 		// mesh_cluster
 		{"cluster name not a DNS label", "", `resource "mesh_cluster" "c" { name = "East_1" }`, `name`},
 		{"cluster not registered", "", `resource "mesh_cluster" "c" { name = "wine" }`, `name`},
@@ -102,7 +108,8 @@ func TestAccBadInputFailsAtPlan(t *testing.T) {
 		{"tp load balancer", "", tpWith(`  load_balancer = "FASTEST"`), `load_balancer`},
 		{"tp outlier detection on a virtual destination", "", tpWith(`  outlier_detection = { consecutive_5xx_errors = 3 }`), `outlier_detection`},
 		{"tp per-try timeout", "", tpWith(`  retries = { attempts = 2, per_try_timeout = "500" }`), `retries\.per_try_timeout`},
-		{"tp unknown source cluster", "", tpWith(`  sources = { clusters = ["wine"] }`), `sources\.clusters\[0\]`},
+		{"tp unknown source cluster", "", tpWith(`  sources = { clusters = ["wine"] }
+  timeout = "2s"`), `sources\.clusters\[0\]`},
 		// mesh_access_policy
 		{"ap no sources", "", apWith(`  sources = []`), `sources`},
 		{"ap unknown source cluster", "", apWith(`  sources = [{ clusters = ["wine"], namespace = "accounts", service_account = "account" }]`), `sources\[0\]\.clusters\[0\]`},
@@ -122,6 +129,11 @@ func TestAccBadInputFailsAtPlan(t *testing.T) {
 		{"provider label key", strings.Replace(providerConfig(t, ""), `labels = { cloud = "aws", env = "prod" }`, `labels = { "cloud provider" = "aws" }`, 1),
 			`resource "mesh_cluster" "c" { name = "east" }`, `clusters\["east"\]\.labels\["cloud provider"\]`},
 	}
+}
+
+func TestAccBadInputFailsAtPlan(t *testing.T) {
+	requireMesh(t)
+	cases := badInputCases(t)
 	if len(cases) < 30 {
 		t.Fatalf("the table must hold at least 30 cases, has %d", len(cases))
 	}
@@ -146,5 +158,61 @@ func TestAccBadInputFailsAtPlan(t *testing.T) {
 				t.Fatalf("the failed plan left objects in the clusters: %v", left)
 			}
 		})
+	}
+}
+
+// badInputNeedsPlan are the cases terraform validate cannot catch: they
+// depend on the provider's cluster registry (clusters, gateways, trust
+// domains) or on another resource's values, which exist only at plan.
+var badInputNeedsPlan = map[string]string{
+	"cluster not registered":                   "registry",
+	"vd unknown backend cluster":               "registry",
+	"vd unknown client cluster":                "registry",
+	"vd exclusion of unknown cluster":          "registry",
+	"vd remote backend without gateway":        "registry (east_west_gateway)",
+	"tp shift to a cluster that is no backend": "the virtual destination's backends",
+	"tp unknown source cluster":                "registry",
+	"ap unknown source cluster":                "registry",
+	"ap trust domains collide":                 "registry (trust domains)",
+}
+
+// terraform validate catches every other case of the bad-input table,
+// naming the attribute: the resources run the translator's own rules in
+// ValidateResourceConfig, and the provider its in ValidateProviderConfig.
+func TestAccBadInputFailsAtValidate(t *testing.T) {
+	cases := badInputCases(t)
+	checked := 0
+	for _, c := range cases {
+		if _, plan := badInputNeedsPlan[c.name]; plan {
+			continue
+		}
+		checked++
+		t.Run(c.name, func(t *testing.T) {
+			provider := c.provider
+			if provider == "" {
+				provider = providerConfig(t, "")
+			}
+			w := newRelTF(t)
+			w.write(provider + c.config)
+			out, code := w.run("validate", "-no-color")
+			if code == 0 {
+				t.Fatalf("terraform validate passed:\n%s", out)
+			}
+			if !regexp.MustCompile(c.path).MatchString(out) {
+				t.Fatalf("terraform validate failed without naming %s:\n%s", c.path, out)
+			}
+		})
+	}
+	for name := range badInputNeedsPlan {
+		found := false
+		for _, c := range cases {
+			found = found || c.name == name
+		}
+		if !found {
+			t.Errorf("badInputNeedsPlan lists %q, which is not in the table", name)
+		}
+	}
+	if checked < 25 {
+		t.Fatalf("only %d cases checked at validate", checked)
 	}
 }

@@ -271,7 +271,9 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 		list = engine.Errors{{Summary: "Mesh operation failed", Detail: err.Error()}}
 	}
 	for _, e := range list {
-		if severity == diag.SeverityWarning {
+		if severity == diag.SeverityWarning && errors.Is(e.Err, engine.ErrDrift) {
+			diags.AddWarning(e.Summary, e.Detail)
+		} else if severity == diag.SeverityWarning {
 			diags.AddWarning(e.Summary, e.Detail+" The previous inventory of this cluster is kept.")
 		} else {
 			diags.AddError(e.Summary, e.Detail)
