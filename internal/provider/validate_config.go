@@ -87,7 +87,14 @@ func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource
 	if !knownConfig(ctx, req.Config, &m) {
 		return
 	}
-	resp.Diagnostics.Append(validationDiagnostics(trafficpolicy.Validate(m.intent(), m.Destination.plain()))...)
+	dest := m.Destination.plain()
+	if dest.VirtualDestination != "" {
+		// What plan resolves from the virtual destination is not known
+		// here: rules that need it are left to plan.
+		dest.VirtualDestinationName = translate.Unknown("the virtual destination's name")
+		dest.VirtualDestinationNamespace = translate.Unknown("the virtual destination's namespace")
+	}
+	resp.Diagnostics.Append(validationDiagnostics(trafficpolicy.Validate(m.intent(), dest))...)
 }
 
 func (r *accessPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
