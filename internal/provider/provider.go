@@ -282,6 +282,7 @@ func (p *meshProvider) Resources(_ context.Context) []func() resource.Resource {
 func (p *meshProvider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewClustersDataSource,
+		NewVirtualDestinationDataSource,
 	}
 }
 
