@@ -329,7 +329,7 @@ func (e *Engine) upsertOnce(ctx context.Context, dyn dynamic.Interface, owner Ow
 			}
 		}
 	}
-	uid, cerr := checkUnowned(ctx, ri, owner, d.Entry)
+	uid, adopting, cerr := checkUnowned(ctx, ri, owner, d.Entry)
 	if cerr != nil {
 		logEntry(ctx, "refused: the object exists and is not ours", owner, d.Entry)
 		return cerr
@@ -339,7 +339,10 @@ func (e *Engine) upsertOnce(ctx context.Context, dyn dynamic.Interface, owner Ow
 		// that replaced it in between is refused by the API server.
 		obj = withUID(d.Manifest, uid)
 	}
-	_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})
+	if adopting {
+		logEntry(ctx, "adopting an object this provider did not write", owner, d.Entry)
+	}
+	_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts || adopting})
 	if uidRefused(err) || (uid != "" && apierrors.IsConflict(err) && len(conflictFields(err)) == 0) {
 		return objectError(d.Entry, "Applying", fmt.Errorf("%w: the object was replaced while it was being written; apply again", errNotOurs))
 	}
@@ -481,22 +484,32 @@ func (e *Engine) onlyEdits(ctx context.Context, ri dynamic.ResourceInterface, na
 }
 
 // checkUnowned reads the object an apply is about to write: nothing
-// there, or ours (its UID returned), or an error saying whose it is.
-func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) (types.UID, *Error) {
+// there, or ours (its UID returned), or one this provider did not write
+// that the owner adopts (its UID returned, adopting set), or an error
+// saying whose it is.
+func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) (uid types.UID, adopting bool, _ *Error) {
 	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) && !isMissingResource(err) {
-		return "", nil
+		return "", false, nil
 	}
 	if err != nil {
-		return "", objectError(entry, "Applying", err)
+		return "", false, objectError(entry, "Applying", err)
 	}
 	labels := live.GetLabels()
 	if owner.owns(labels) {
-		return live.GetUID(), nil // ours, left over from an interrupted apply
+		return live.GetUID(), false, nil // ours, left over from an interrupted apply
+	}
+	if owner.Adopt && labels[LabelManagedBy] != ManagedByValue {
+		return live.GetUID(), true, nil
 	}
 	detail := fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
-		"Delete or rename it, or adopt it by adding the labels %s=%s, %s=%s and %s=%s, then apply again.",
-		entry, LabelManagedBy, ManagedByValue, LabelOwnerKind, owner.Kind, LabelOwnerName, owner.Name)
+		"Delete or rename it, or take it over by setting adopt_existing = true on the resource (the object is then rewritten to the intent, keeping its identity).",
+		entry)
+	if owner.Kind == "cluster" {
+		detail = fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
+			"Delete or rename it, or adopt it by adding the labels %s=%s, %s=%s and %s=%s, then apply again.",
+			entry, LabelManagedBy, ManagedByValue, LabelOwnerKind, owner.Kind, LabelOwnerName, owner.Name)
+	}
 	if labels[LabelManagedBy] == ManagedByValue {
 		detail = fmt.Sprintf("%s is already owned by %s %q. Two intents produce the same object; rename one of them.",
 			entry, labels[LabelOwnerKind], labels[LabelOwnerName])
@@ -506,7 +519,7 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 				"delete the object or relabel it %s=%s.", entry, owner.Kind, owner.Name, labels[LabelOwnerID], LabelOwnerID, owner.ID)
 		}
 	}
-	return "", &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail, Err: errNotOurs}
+	return "", false, &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: fmt.Sprintf("Applying %s", entry), Detail: detail, Err: errNotOurs}
 }
 
 // errNotOurs marks the refusal to write an object someone else owns. Such

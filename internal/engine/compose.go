@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -85,10 +86,15 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	}
 	contributions := map[string]string{}
 	prefix := owner.Kind + ".mesh-intent.io/"
+	adopting := false
 	if live != nil {
 		if labels := live.GetLabels(); labels[LabelManagedBy] != ManagedByValue {
-			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
-				Detail: fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. Delete or rename it, then apply again.", entry)}
+			if !owner.Adopt || remove {
+				return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+					Detail: fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
+						"Delete or rename it, or take it over by setting adopt_existing = true on the resource (it is then rewritten to the composition, keeping its identity).", entry)}
+			}
+			adopting = true // what it holds now is nobody's contribution
 		}
 		if id, ok := live.GetLabels()[owner.contributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
 			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
@@ -161,7 +167,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		// Our own intents (a virtual destination's fields in its
 		// DestinationRule) and plain edits may be taken over; another
 		// tool's server-side apply is a conflict the user decides.
-		if !e.oursOrEdits(live, managers) {
+		if !adopting && !e.oursOrEdits(live, managers) {
 			return conflictError(entry, managers, fields, err)
 		}
 		res, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
@@ -206,6 +212,19 @@ func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string)
 // contributionDigest is the digest of an intent's part in a composed
 // object: what it asked for, not the composition of everyone's.
 func contributionDigest(contribution string) (string, error) {
+	// The kept configuration (for import) is not intent: written
+	// differently, it composes the same objects.
+	// Contributions are compared in one canonical form (sorted keys),
+	// with or without it.
+	var fields map[string]json.RawMessage
+	if json.Unmarshal([]byte(contribution), &fields) == nil {
+		delete(fields, ContributionConfigKey)
+		raw, err := json.Marshal(fields)
+		if err != nil {
+			return "", err
+		}
+		contribution = string(raw)
+	}
 	return digestOf(map[string]any{"contribution": contribution})
 }
 

@@ -87,6 +87,22 @@ func withoutIdentity(m map[string]any) map[string]any {
 				rest["labels"] = trimmed
 			}
 		}
+		// The kept configuration (for import) is not intent: written
+		// differently, it translates to the same objects.
+		if annotations, ok := rest["annotations"].(map[string]any); ok {
+			if _, has := annotations[AnnotationConfig]; has {
+				trimmed := make(map[string]any, len(annotations))
+				for k, v := range annotations {
+					if k != AnnotationConfig {
+						trimmed[k] = v
+					}
+				}
+				rest["annotations"] = trimmed
+				if len(trimmed) == 0 {
+					delete(rest, "annotations")
+				}
+			}
+		}
 		if len(rest) == 0 {
 			delete(out, "metadata")
 		} else {

@@ -181,3 +181,46 @@ func mustDigest(t *testing.T, manifest map[string]any) string {
 	}
 	return d
 }
+
+// The configuration an intent keeps on its objects for import is not part
+// of a digest, on either side, and neither is the one in a contribution;
+// everything else still is.
+func TestDigestLeavesOutTheKeptConfiguration(t *testing.T) {
+	manifest := func(annotations map[string]any) map[string]any {
+		meta := map[string]any{"name": "a", "namespace": "n"}
+		if annotations != nil {
+			meta["annotations"] = annotations
+		}
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": map[string]any{"k": "v"}}
+	}
+	plain, err := desiredDigest(manifest(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := desiredDigest(manifest(map[string]any{AnnotationConfig: `{"name":"a"}`}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := desiredDigest(manifest(map[string]any{AnnotationConfig: `{"name":"a"}`, "team": "x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain != kept || kept == other {
+		t.Errorf("digests: without the configuration %s, with it %s (want equal), with another annotation too %s (want different)", plain, kept, other)
+	}
+	c1, err := contributionDigest(`{"policy":{"timeout":"1s"},"destination":{"host":"a"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := contributionDigest(`{"config":{"name":"p"},"destination":{"host":"a"},"policy":{"timeout":"1s"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c3, err := contributionDigest(`{"config":{"name":"p"},"destination":{"host":"a"},"policy":{"timeout":"2s"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c1 != c2 || c2 == c3 {
+		t.Errorf("contribution digests: %s, %s with the configuration (want equal), %s with another timeout (want different)", c1, c2, c3)
+	}
+}

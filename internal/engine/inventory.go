@@ -24,6 +24,11 @@ const (
 	// states (or the old and new instance of a replaced one): an object is
 	// ours only when it carries our instance's ID.
 	LabelOwnerID = "mesh-intent.io/owner-id"
+	// AnnotationConfig keeps an intent's Terraform configuration on its
+	// objects, for import; ContributionConfigKey keeps it in a composed
+	// intent's contribution. Neither is part of a digest.
+	AnnotationConfig      = "mesh-intent.io/config"
+	ContributionConfigKey = "config"
 )
 
 // Owner identifies the intent (one Terraform resource) that owns objects.
@@ -36,6 +41,11 @@ type Owner struct {
 	// Composition is set for intents whose objects are shared with other
 	// intents of the same kind (see compose.go).
 	Composition *Composition
+	// Adopt lets an apply take over objects of the same names that this
+	// provider did not write (no managed-by label): the user's explicit
+	// choice, when bringing hand-written Istio objects under management.
+	// Objects another intent owns are never taken.
+	Adopt bool
 }
 
 func (o Owner) String() string { return o.Kind + " " + o.Name }

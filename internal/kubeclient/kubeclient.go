@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -25,8 +26,15 @@ import (
 // Connection holds how to reach one cluster. Field names follow the
 // kubernetes provider's. Values are never logged or put in errors.
 type Connection struct {
-	ConfigPath           string
-	ConfigContext        string
+	ConfigPath string
+	// ConfigPaths are kubeconfig files merged as kubectl merges KUBECONFIG
+	// (the first file that sets a value wins).
+	ConfigPaths   []string
+	ConfigContext string
+	// Name is the cluster's key in the provider's registry: with a
+	// kubeconfig and no ConfigContext, the context of that name is used
+	// when the files have one.
+	Name                 string
 	Host                 string
 	Token                string
 	ClusterCACertificate string
@@ -75,7 +83,7 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 		}
 		return finish(cfg, timeout), nil
 	}
-	if c.Host == "" && c.ConfigPath == "" {
+	if c.Host == "" && c.ConfigPath == "" && len(c.ConfigPaths) == 0 {
 		return nil, errNoServer
 	}
 	rules := &clientcmd.ClientConfigLoadingRules{}
@@ -85,6 +93,16 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 			return nil, err
 		}
 		rules.ExplicitPath = p
+	}
+	for _, p := range c.ConfigPaths {
+		p, err := expandHome(p)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("kubeconfig file %s: %w", p, err)
+		}
+		rules.Precedence = append(rules.Precedence, p)
 	}
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.ConfigContext}
 	if c.Host != "" {
@@ -112,6 +130,11 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 		overrides.AuthInfo.ClientKeyData = []byte(c.ClientKey)
 	}
 	if c.Exec != nil {
+		if _, err := exec.LookPath(c.Exec.Command); err != nil {
+			return nil, fmt.Errorf("the exec credential plugin %q is not installed where Terraform runs (%v). "+
+				"Install it there; on runners where that is not possible (HCP Terraform's remote runs), give a token instead, "+
+				"e.g. from the cloud provider's token data source or HCP Terraform's dynamic credentials", c.Exec.Command, err)
+		}
 		if timeout <= 0 {
 			timeout = DefaultTimeout
 		}
@@ -123,6 +146,12 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 	raw, err := rules.Load()
 	if err != nil {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	if overrides.CurrentContext == "" && c.Name != "" && raw.Contexts[c.Name] != nil {
+		overrides.CurrentContext = c.Name
+	}
+	if overrides.CurrentContext != "" && raw.Contexts[overrides.CurrentContext] == nil {
+		return nil, fmt.Errorf("the kubeconfig has no context %q", overrides.CurrentContext)
 	}
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, overrides.CurrentContext, overrides, rules).ClientConfig()
 	if err != nil {

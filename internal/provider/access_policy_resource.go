@@ -28,7 +28,14 @@ var (
 )
 
 // NewAccessPolicyResource is mesh_access_policy: who may call a destination.
-func NewAccessPolicyResource() resource.Resource { return &accessPolicyResource{} }
+func NewAccessPolicyResource() resource.Resource {
+	return &accessPolicyResource{intentLifecycle[accessPolicyModel, *accessPolicyModel]{importer: importTarget{
+		kind:       "access-policy",
+		kinds:      []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
+		configKind: "AuthorizationPolicy",
+		plainName:  func(name string) string { return accesspolicy.NamePrefix + name },
+	}}}
+}
 
 type accessPolicyResource struct {
 	intentLifecycle[accessPolicyModel, *accessPolicyModel]
@@ -42,6 +49,7 @@ type accessPolicyModel struct {
 	Rules               []apRuleModel      `tfsdk:"rules"`
 	DestinationBackends types.List         `tfsdk:"destination_backends"`
 	Objects             types.List         `tfsdk:"objects"`
+	Adopt               types.Bool         `tfsdk:"adopt_existing"`
 }
 
 type apDestinationModel struct {
@@ -96,7 +104,8 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 			"Combine with `mesh_cluster.default_deny` so that only what access policies allow gets through. " +
 			"If two clusters share a trust domain and the policy would have to tell them apart, plan fails: the intent cannot be enforced.",
 		Attributes: map[string]schema.Attribute{
-			"id": idAttribute(),
+			"id":             idAttribute(),
+			"adopt_existing": adoptAttribute(),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the intent; owned objects are named `ap-<name>`. A DNS label of at most 60 characters.",
 				Required:            true,
@@ -199,8 +208,9 @@ func unknownVirtualDestination(at path.Path, hostname string, err error) diag.Di
 func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	spec := intentSpec{
-		Owner: engine.Owner{Kind: "access-policy", Name: m.Name, ID: ownerIDOf(m.ID)},
-		Kinds: []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
+		Owner:      engine.Owner{Kind: "access-policy", Name: m.Name, ID: ownerIDOf(m.ID)},
+		Kinds:      []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
+		ConfigKind: "AuthorizationPolicy",
 	}
 	in, dest := m.intent()
 	known := m.DestinationBackends
@@ -251,3 +261,4 @@ func (m *accessPolicyModel) inventory() types.List     { return m.Objects }
 func (m *accessPolicyModel) setInventory(l types.List) { m.Objects = l }
 
 func (m *accessPolicyModel) ownerID() *types.String { return &m.ID }
+func (m *accessPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }

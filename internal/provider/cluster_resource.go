@@ -287,7 +287,22 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 
 func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	// The import ID is the cluster name; the instance ID is read from the
-	// objects found (see inferFromCluster).
+	// objects found (see inferFromCluster). The cluster must answer: what
+	// is imported is what is there.
+	if r.data == nil || r.data.Clients == nil {
+		resp.Diagnostics.AddError("Import needs the clusters", "The provider's clusters are not known yet (values known only after apply). Apply them first.")
+		return
+	}
+	clients, err := r.data.Clients.Get(req.ID)
+	if err == nil {
+		_, err = kubeclient.Probe(clients)
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Cannot import cluster %s", req.ID),
+			fmt.Sprintf("Importing mesh_cluster %q reads its objects from the cluster, which could not be reached: %v. "+
+				"The import id is the cluster's key in the provider's clusters map; retry when it answers.", req.ID, err))
+		return
+	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -23,6 +24,8 @@ type intentModel[M any] interface {
 	// planning is set in ModifyPlan, where facts about other intents are
 	// looked up afresh rather than taken from state.
 	spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics)
+	// adoptExisting is the adopt_existing attribute.
+	adoptExisting() bool
 	inventory() types.List
 	setInventory(types.List)
 	// ownerID is the instance ID (the id attribute), set at create.
@@ -38,6 +41,26 @@ type intentLifecycle[M any, P intentModel[M]] struct {
 	// fully known at plan, so that intents depending on this one can plan
 	// their own values as known after apply.
 	partlyKnown func(ctx context.Context, data *providerData, config tfsdk.Config) diag.Diagnostics
+	// importer says where import finds the resource's objects.
+	importer importTarget
+}
+
+// specOf resolves the model into intent; with the configuration (at plan
+// and apply), the spec keeps it in the clusters for import.
+func (l *intentLifecycle[M, P]) specOf(ctx context.Context, m *M, planning bool, config *tfsdk.Config) (intentSpec, diag.Diagnostics) {
+	spec, diags := P(m).spec(ctx, l.data, planning)
+	spec.Owner.Adopt = P(m).adoptExisting()
+	if config == nil || diags.HasError() {
+		return spec, diags
+	}
+	cfg, err := configJSON(config.Raw)
+	if err == nil {
+		err = spec.withConfig(cfg)
+	}
+	if err != nil {
+		diags.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
+	}
+	return spec, diags
 }
 
 func (l *intentLifecycle[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
@@ -66,7 +89,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	proposed := m
-	spec, diags := P(&m).spec(ctx, l.data, true)
+	spec, diags := l.specOf(ctx, &m, true, &req.Config)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -110,32 +133,35 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	*P(&m).ownerID() = types.StringValue(newOwnerID())
-	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.List, diag.Diagnostics) {
 		return applyObjects(ctx, l.data, spec, nil)
 	}, &resp.State, false)...)
 }
 
 func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m M
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	if d := req.State.Get(ctx, &m); d.HasError() {
+		if !adoptPending(ctx, req.State) { // else imported with adopt:, before the apply that adopts
+			resp.Diagnostics.Append(d...)
+		}
 		return
 	}
 	prior := P(&m).inventory()
-	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, nil, func(spec intentSpec) (types.List, diag.Diagnostics) {
 		return readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
 	}, &resp.State, true)...)
 }
 
 func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m, prior M
+	var m M
+	var prior types.List
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("objects"), &prior)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(l.sync(ctx, &m, func(spec intentSpec) (types.List, diag.Diagnostics) {
-		return applyObjects(ctx, l.data, spec, entriesOf(P(&prior).inventory()))
+	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.List, diag.Diagnostics) {
+		return applyObjects(ctx, l.data, spec, entriesOf(prior))
 	}, &resp.State, false)...)
 }
 
@@ -146,9 +172,9 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 // the state m was read from: when nothing changed, as in most refreshes,
 // it is left as it is rather than converted from the model again. (Update
 // starts from the prior state, not the plan, so it always writes.)
-func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, op func(intentSpec) (types.List, diag.Diagnostics), state *tfsdk.State, refreshing bool) diag.Diagnostics {
+func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.List, diag.Diagnostics), state *tfsdk.State, refreshing bool) diag.Diagnostics {
 	before := *m
-	spec, diags := P(m).spec(ctx, l.data, false)
+	spec, diags := l.specOf(ctx, m, false, config)
 	if diags.HasError() {
 		return diags
 	}
@@ -164,8 +190,10 @@ func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, op func(intentSp
 
 func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var m M
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	if d := req.State.Get(ctx, &m); d.HasError() {
+		if !adoptPending(ctx, req.State) { // else imported with adopt: and never applied: nothing is ours yet
+			resp.Diagnostics.Append(d...)
+		}
 		return
 	}
 	// Deleting needs only the owner and the inventory, never a
@@ -177,4 +205,17 @@ func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteR
 		P(&m).setInventory(left)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	}
+}
+
+// adoptPending reports, of a state that does not decode into its model, a
+// state imported with an adopt: id and not applied since: only its name,
+// instance ID and adopt_existing are set, and it owns nothing yet.
+func adoptPending(ctx context.Context, state tfsdk.State) bool {
+	var adopt types.Bool
+	var objects types.List
+	if state.GetAttribute(ctx, path.Root("adopt_existing"), &adopt).HasError() ||
+		state.GetAttribute(ctx, path.Root("objects"), &objects).HasError() {
+		return false
+	}
+	return adopt.ValueBool() && objects.IsNull()
 }

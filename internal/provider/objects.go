@@ -56,6 +56,10 @@ type intentSpec struct {
 	Owner     engine.Owner
 	Kinds     []k8sschema.GroupVersionKind
 	Translate func(reg *translate.Registry) ([]translate.Object, error)
+	// ConfigKind is the kind of the objects that keep the intent's
+	// configuration (intent_config.go); composed intents keep it in their
+	// contribution instead.
+	ConfigKind string
 }
 
 func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -129,9 +130,10 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 func clusterAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"kubernetes": schema.SingleNestedAttribute{
-			MarkdownDescription: "How to reach the cluster's API server. Same attribute names as the kubernetes provider. Use `config_path` (and `config_context`), or `host` with a token, client certificate or `exec` plugin.",
-			Required:            true,
-			Attributes:          kubernetesAttributes(),
+			MarkdownDescription: "How to reach the cluster's API server. Same attribute names as the kubernetes provider. Use `config_path` or `config_paths` (and `config_context`), or `host` with a token, client certificate or `exec` plugin. " +
+				"Without it (or without any of `config_path`, `config_paths`, `host` and `in_cluster` in it), the kubeconfig comes from the environment variable `KUBE_CONFIG_PATH` or `KUBE_CONFIG_PATHS`, and the context is the one named like the cluster.",
+			Optional:   true,
+			Attributes: kubernetesAttributes(),
 		},
 		"network": schema.StringAttribute{
 			MarkdownDescription: "Istio network name of the cluster (`topology.istio.io/network`). Clusters on different networks reach each other through east-west gateways.",
@@ -197,8 +199,14 @@ func kubernetesAttributes() map[string]schema.Attribute {
 		return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Sensitive: sensitive, Validators: v}
 	}
 	return map[string]schema.Attribute{
-		"config_path":            str("Path to a kubeconfig file. `~` is expanded.", false),
-		"config_context":         str("Context to use from `config_path`. Default: the file's current context.", false),
+		"config_path": str("Path to a kubeconfig file. `~` is expanded. Default: the environment variable `KUBE_CONFIG_PATH`, when no other setting names a server.", false),
+		"config_paths": schema.ListAttribute{
+			MarkdownDescription: "Kubeconfig files merged as kubectl merges `KUBECONFIG` (the first file that sets a value wins). Instead of `config_path`. Default: the environment variable `KUBE_CONFIG_PATHS` (a list separated like `PATH`), when no other setting names a server.",
+			Optional:            true,
+			ElementType:         types.StringType,
+			Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+		},
+		"config_context":         str("Context to use from the kubeconfig. Default: the context named like the cluster (its key in `clusters`) if the kubeconfig has one, else the file's current context.", false),
 		"host":                   str("URL of the API server, e.g. `https://203.0.113.1:6443`. Overrides the kubeconfig's server.", false, urlValidator{schemes: []string{"https", "http"}}),
 		"token":                  str("Bearer token.", true),
 		"cluster_ca_certificate": str("PEM-encoded CA bundle that signs the API server's certificate.", false, pemValidator{}),

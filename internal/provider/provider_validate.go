@@ -52,6 +52,14 @@ func (p *meshProvider) ValidateConfig(ctx context.Context, req provider.Validate
 }
 
 func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags *diag.Diagnostics) {
+	envPath, envPaths := envKubeconfig()
+	fromEnv := envPath != "" || len(envPaths) > 0
+	if c.Kubernetes.IsNull() && !fromEnv {
+		addAttrError(diags, at, "No way to connect",
+			"The cluster has no kubernetes settings, and neither "+envConfigPath+" nor "+envConfigPaths+" is set in the environment. "+
+				"Set kubernetes = { config_path = ... } (or host with credentials), or export "+envConfigPath+" with a kubeconfig that has a context named like the cluster.")
+		return
+	}
 	if c.Kubernetes.IsNull() || c.Kubernetes.IsUnknown() {
 		return
 	}
@@ -69,18 +77,27 @@ func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags
 		return !v.IsNull()
 	}
 	inCluster := k.InCluster.ValueBool()
-	if inCluster && (set(k.ConfigPath) || set(k.Host)) {
+	if inCluster && (set(k.ConfigPath) || set(k.ConfigPaths) || set(k.Host)) {
 		addAttrError(diags, at.AtName("in_cluster"), "Contradictory connection settings",
-			"in_cluster = true connects with the pod's own service account and address; remove config_path and host, or in_cluster.")
+			"in_cluster = true connects with the pod's own service account and address; remove config_path, config_paths and host, or in_cluster.")
 	}
-	if !set(k.ConfigPath) && !set(k.Host) && !inCluster && !k.InCluster.IsUnknown() {
+	if set(k.ConfigPath) && set(k.ConfigPaths) {
+		addAttrError(diags, at.AtName("config_paths"), "Contradictory connection settings",
+			"config_path and config_paths both name kubeconfig files; use one of them.")
+	}
+	// An explicit empty config_path does not fall through to the
+	// environment either: it is a mistake, not an absence.
+	emptyPath := !k.ConfigPath.IsNull() && !k.ConfigPath.IsUnknown() && k.ConfigPath.ValueString() == ""
+	named := set(k.ConfigPath) || set(k.ConfigPaths) || set(k.Host) || inCluster || k.InCluster.IsUnknown()
+	if !named && (emptyPath || !fromEnv) {
 		addAttrError(diags, at, "No way to connect",
-			"Set config_path (a kubeconfig file, optionally with config_context), or host with credentials (token, client_certificate and client_key, or exec). "+
+			"Set config_path or config_paths (kubeconfig files, optionally with config_context), or host with credentials (token, client_certificate and client_key, or exec), "+
+				"or export "+envConfigPath+" or "+envConfigPaths+" for every cluster that names no server. "+
 				"The provider never falls back to the credentials of the machine it runs on; set in_cluster = true to use the service account of the pod Terraform runs in.")
 	}
-	if set(k.ConfigContext) && !set(k.ConfigPath) {
+	if set(k.ConfigContext) && !set(k.ConfigPath) && !set(k.ConfigPaths) && !(fromEnv && !named) {
 		addAttrError(diags, at.AtName("config_context"), "Context without kubeconfig",
-			"config_context selects a context of the file in config_path; set config_path too.")
+			"config_context selects a context of the kubeconfig in config_path or config_paths; set one of them too.")
 	}
 	if set(k.Exec) && set(k.Token) {
 		addAttrError(diags, at.AtName("exec"), "Contradictory credentials",

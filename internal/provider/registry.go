@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -26,6 +28,7 @@ type clusterModel struct {
 
 type kubernetesModel struct {
 	ConfigPath           types.String `tfsdk:"config_path"`
+	ConfigPaths          types.List   `tfsdk:"config_paths"`
 	ConfigContext        types.String `tfsdk:"config_context"`
 	Host                 types.String `tfsdk:"host"`
 	Token                types.String `tfsdk:"token"`
@@ -103,7 +106,7 @@ func buildRegistry(ctx context.Context, m providerModel) (*translate.Registry, m
 		tc.Labels, tc.LabelsUnknown = stringMap(c.Labels)
 		tc.EastWestGateway = gatewayOf(ctx, c.EastWestGateway, name, &diags)
 		clusters = append(clusters, tc)
-		conns[name] = connectionOf(ctx, c.Kubernetes, &diags)
+		conns[name] = connectionOf(ctx, name, c.Kubernetes, &diags)
 	}
 	return translate.NewRegistry(clusters...), conns, false, diags
 }
@@ -181,17 +184,23 @@ func gatewayOf(ctx context.Context, o types.Object, cluster string, diags *diag.
 // connectionOf reads the kubernetes block. Any unknown value makes the
 // whole connection unknown: a half-known connection could reach the wrong
 // cluster.
-func connectionOf(ctx context.Context, o types.Object, diags *diag.Diagnostics) kubeclient.Connection {
-	if o.IsUnknown() || o.IsNull() {
+func connectionOf(ctx context.Context, name string, o types.Object, diags *diag.Diagnostics) kubeclient.Connection {
+	if o.IsUnknown() {
 		return kubeclient.Connection{Unknown: true}
+	}
+	if o.IsNull() {
+		return envConnection(kubeclient.Connection{Name: name})
 	}
 	var k kubernetesModel
 	diags.Append(o.As(ctx, &k, basetypes.ObjectAsOptions{})...)
-	if anyUnknown(k.ConfigPath, k.ConfigContext, k.Host, k.Token, k.ClusterCACertificate, k.ClientCertificate,
+	paths, pathsUnknown := stringList(k.ConfigPaths)
+	if pathsUnknown || anyUnknown(k.ConfigPath, k.ConfigContext, k.Host, k.Token, k.ClusterCACertificate, k.ClientCertificate,
 		k.ClientKey, k.Insecure, k.TLSServerName, k.ProxyURL, k.InCluster, k.Exec) {
 		return kubeclient.Connection{Unknown: true}
 	}
 	conn := kubeclient.Connection{
+		Name:                 name,
+		ConfigPaths:          paths,
 		ConfigPath:           k.ConfigPath.ValueString(),
 		ConfigContext:        k.ConfigContext.ValueString(),
 		Host:                 k.Host.ValueString(),
@@ -214,7 +223,40 @@ func connectionOf(ctx context.Context, o types.Object, diags *diag.Diagnostics) 
 		}
 		conn.Exec = &kubeclient.Exec{APIVersion: e.APIVersion.ValueString(), Command: e.Command.ValueString(), Args: args, Env: env}
 	}
-	return conn
+	return envConnection(conn)
+}
+
+// Environment variables, as the kubernetes provider reads them, stand in
+// for the kubeconfig of every cluster whose settings name no API server
+// (no config_path, config_paths, host or in_cluster). Variables that name
+// one server (KUBE_HOST, KUBE_TOKEN, KUBE_CTX, ...) are not read: in a
+// registry of several clusters one value would send every cluster's
+// objects to one API server. The context is the one named like the
+// cluster, unless config_context says otherwise.
+const (
+	envConfigPath  = "KUBE_CONFIG_PATH"
+	envConfigPaths = "KUBE_CONFIG_PATHS"
+)
+
+// envKubeconfig returns the kubeconfig files the environment names.
+func envKubeconfig() (path string, paths []string) {
+	if p := os.Getenv(envConfigPath); p != "" {
+		return p, nil
+	}
+	for _, p := range filepath.SplitList(os.Getenv(envConfigPaths)) {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return "", paths
+}
+
+func envConnection(c kubeclient.Connection) kubeclient.Connection {
+	if c.ConfigPath != "" || len(c.ConfigPaths) > 0 || c.Host != "" || c.InCluster {
+		return c
+	}
+	c.ConfigPath, c.ConfigPaths = envKubeconfig()
+	return c
 }
 
 func anyUnknown(vs ...attr.Value) bool {

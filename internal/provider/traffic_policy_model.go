@@ -32,6 +32,7 @@ type trafficPolicyModel struct {
 	TLSMode             *string             `tfsdk:"tls_mode"`
 	ResolvedDestination types.String        `tfsdk:"resolved_destination"`
 	Objects             types.List          `tfsdk:"objects"`
+	Adopt               types.Bool          `tfsdk:"adopt_existing"`
 }
 
 type tpDestinationModel struct {

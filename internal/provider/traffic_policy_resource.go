@@ -24,7 +24,13 @@ var (
 
 // NewTrafficPolicyResource is mesh_traffic_policy: how traffic from some
 // sources to a destination behaves.
-func NewTrafficPolicyResource() resource.Resource { return &trafficPolicyResource{} }
+func NewTrafficPolicyResource() resource.Resource {
+	return &trafficPolicyResource{intentLifecycle[trafficPolicyModel, *trafficPolicyModel]{importer: importTarget{
+		kind:     "traffic-policy",
+		composed: true,
+		kinds:    []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")},
+	}}}
+}
 
 type trafficPolicyResource struct {
 	intentLifecycle[trafficPolicyModel, *trafficPolicyModel]
@@ -132,3 +138,4 @@ func (m *trafficPolicyModel) inventory() types.List     { return m.Objects }
 func (m *trafficPolicyModel) setInventory(l types.List) { m.Objects = l }
 
 func (m *trafficPolicyModel) ownerID() *types.String { return &m.ID }
+func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }

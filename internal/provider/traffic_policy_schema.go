@@ -56,7 +56,8 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 		"labels":  optMap("Pod labels of `subset`, e.g. `{ version = \"v2\" }`."),
 	}
 	return map[string]schema.Attribute{
-		"id": idAttribute(),
+		"id":             idAttribute(),
+		"adopt_existing": adoptAttribute(),
 		"name": schema.StringAttribute{
 			MarkdownDescription: "Name of the intent; it names the routes it contributes and the errors that involve it. A DNS label.",
 			Required:            true,

@@ -31,7 +31,15 @@ var (
 // NewVirtualDestinationResource is mesh_virtual_destination: one global
 // hostname with backends in several clusters.
 func NewVirtualDestinationResource() resource.Resource {
-	return &virtualDestinationResource{intentLifecycle[virtualDestinationModel, *virtualDestinationModel]{partlyKnown: rememberPendingDestination}}
+	return &virtualDestinationResource{intentLifecycle[virtualDestinationModel, *virtualDestinationModel]{
+		partlyKnown: rememberPendingDestination,
+		importer: importTarget{
+			kind:       "virtual-destination",
+			kinds:      []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
+			configKind: "ConfigMap",
+			plainName:  virtualdestination.ObjectName,
+		},
+	}}
 }
 
 // rememberPendingDestination marks a virtual destination whose hostname is
@@ -65,6 +73,7 @@ type virtualDestinationModel struct {
 	Clients   *vdClientsModel  `tfsdk:"clients"`
 	VIP       types.String     `tfsdk:"vip"`
 	Objects   types.List       `tfsdk:"objects"`
+	Adopt     types.Bool       `tfsdk:"adopt_existing"`
 }
 
 type vdPortModel struct {
@@ -125,7 +134,8 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 			"with failover by priority or locality; backend clusters get what their east-west gateway needs to route the hostname to the local service. " +
 			"Clusters that are neither get nothing.",
 		Attributes: map[string]schema.Attribute{
-			"id": idAttribute(),
+			"id":             idAttribute(),
+			"adopt_existing": adoptAttribute(),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the intent; owned objects are named `vd-<name>`. A DNS label.",
 				Required:            true,
@@ -276,8 +286,9 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, _ 
 		}
 	}
 	return intentSpec{
-		Owner: engine.Owner{Kind: "virtual-destination", Name: m.Name, ID: ownerIDOf(m.ID)},
-		Kinds: []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
+		Owner:      engine.Owner{Kind: "virtual-destination", Name: m.Name, ID: ownerIDOf(m.ID)},
+		Kinds:      []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
+		ConfigKind: "ConfigMap",
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) {
 			objs, err := virtualdestination.Translate(in, reg)
 			if err != nil {
@@ -292,3 +303,4 @@ func (m *virtualDestinationModel) inventory() types.List     { return m.Objects 
 func (m *virtualDestinationModel) setInventory(l types.List) { m.Objects = l }
 
 func (m *virtualDestinationModel) ownerID() *types.String { return &m.ID }
+func (m *virtualDestinationModel) adoptExisting() bool    { return m.Adopt.ValueBool() }

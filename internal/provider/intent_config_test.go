@@ -1,0 +1,80 @@
+package provider
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// The configuration an intent keeps in the clusters comes back as the same
+// value: every leaf of every intent resource set at once, and the least
+// configuration (nulls left out), survive configJSON and configValue.
+func TestKeptConfigurationRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	for _, newResource := range New("test")().Resources(ctx) {
+		r := newResource()
+		var meta resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "mesh"}, &meta)
+		if meta.TypeName == "mesh_cluster" {
+			continue // imported from its objects, not from a kept configuration
+		}
+		var sr resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &sr)
+		typ := sr.Schema.Type().TerraformType(ctx)
+		all := map[string]any{}
+		for k, v := range leafBase[meta.TypeName] {
+			all[k] = v
+		}
+		for _, l := range schemaLeaves(sr.Schema.Attributes, "") {
+			top, _, _ := strings.Cut(l.path, ".")
+			if a := sr.Schema.Attributes[top]; a.IsComputed() && !a.IsOptional() {
+				continue // never in a configuration
+			}
+			all[l.path] = l.sample
+		}
+		for name, values := range map[string]map[string]any{"least": leafBase[meta.TypeName], "every leaf": all} {
+			v, err := leafValue(typ, "", values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := configJSON(v)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", meta.TypeName, name, err)
+			}
+			if strings.Contains(raw, "null") {
+				t.Errorf("%s, %s: null values are kept: %s", meta.TypeName, name, raw)
+			}
+			back, err := configValue(typ, raw)
+			if err != nil {
+				t.Fatalf("%s, %s: %v\n%s", meta.TypeName, name, err, raw)
+			}
+			if !back.Equal(v) {
+				t.Errorf("%s, %s: the configuration does not come back:\nkept: %s\nwant: %s\ngot:  %s", meta.TypeName, name, raw, v, back)
+			}
+		}
+	}
+}
+
+// A kept configuration that does not fit the schema is refused with the
+// attribute that does not fit, never half-read.
+func TestKeptConfigurationRefusesWhatDoesNotFit(t *testing.T) {
+	typ := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
+		"name":  tftypes.String,
+		"ports": tftypes.List{ElementType: tftypes.Object{AttributeTypes: map[string]tftypes.Type{"number": tftypes.Number}}},
+	}}
+	for raw, want := range map[string]string{
+		`{"name":"a","color":"red"}`:      "color: not an attribute",
+		`{"name":1}`:                      "name: json.Number is not a tftypes.String",
+		`{"ports":[{"number":"eighty"}]}`: "ports[0].number",
+		`{"ports":{"number":80}}`:         "ports: map[string]interface {} is not a",
+		`not json`:                        "invalid character",
+	} {
+		_, err := configValue(typ, raw)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error containing %q", raw, err, want)
+		}
+	}
+}

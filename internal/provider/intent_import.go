@@ -1,0 +1,231 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+)
+
+// Import of an intent resource by name: `terraform import
+// mesh_virtual_destination.user user` (or an import block). The provider
+// looks in every registered cluster for the objects an intent of that name
+// wrote, takes the configuration it kept there (intent_config.go) and its
+// instance ID, and Read then lists its objects: the resource is adopted as
+// it is, and a configuration equal to the imported one plans no change.
+//
+// The id `adopt:<name>` instead starts managing an intent whose objects
+// this provider did not write (hand-written Istio objects of the same
+// names): the state holds only the name and adopt_existing = true, the
+// configuration says the rest, and the apply after it rewrites those
+// objects in place. Without that prefix such objects are refused.
+
+var (
+	_ resource.ResourceWithImportState = &virtualDestinationResource{}
+	_ resource.ResourceWithImportState = &trafficPolicyResource{}
+	_ resource.ResourceWithImportState = &accessPolicyResource{}
+)
+
+// importTarget says where an intent kind's objects and configuration are.
+type importTarget struct {
+	kind string // the engine's owner kind
+	// composed kinds keep the configuration in the contribution
+	// annotation; the others in ConfigAnnotation on configKind objects.
+	composed   bool
+	kinds      []k8sGVK
+	configKind string
+	// plainName is the name hand-written objects of this intent would
+	// have, to say so when they are found; empty if not known from the
+	// name alone.
+	plainName func(name string) string
+}
+
+// adoptPrefix marks an import id that adopts objects this provider did not
+// write.
+const adoptPrefix = "adopt:"
+
+type foundInstance struct {
+	config  string
+	objects []string
+}
+
+func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	t := l.importer
+	name, adopt := strings.CutPrefix(req.ID, adoptPrefix)
+	if name == "" || strings.ContainsAny(name, "/ ") {
+		resp.Diagnostics.AddError("Invalid import id",
+			fmt.Sprintf("The import id %q is not a name. Use the intent's name, e.g. \"user\" (the name attribute), or %q to adopt objects this provider did not write.", req.ID, adoptPrefix+"user"))
+		return
+	}
+	if l.data == nil || l.data.RegistryUnknown || len(l.data.Registry.Names()) == 0 {
+		resp.Diagnostics.AddError("Import needs the clusters",
+			"The provider's clusters are not known yet (values known only after apply) or none is registered, so there is nowhere to look for the objects to import. Apply the clusters first.")
+		return
+	}
+	found, plain, unreachable := l.searchClusters(ctx, t, name)
+	if len(unreachable) > 0 {
+		sort.Strings(unreachable)
+		resp.Diagnostics.AddError("Import could not search every cluster",
+			fmt.Sprintf("Importing %s %q needs every registered cluster, since its objects may be in any of them, and these could not be searched: %s. "+
+				"Retry when they answer, or list clusters that are gone for good in the provider's retired_clusters.", t.kind, name, strings.Join(unreachable, "; ")))
+		return
+	}
+	schemaType := resp.State.Schema.Type().TerraformType(ctx)
+	switch {
+	case len(found) > 1:
+		var ids []string
+		for id, f := range found {
+			ids = append(ids, fmt.Sprintf("instance %s (%s)", id, strings.Join(f.objects, ", ")))
+		}
+		sort.Strings(ids)
+		resp.Diagnostics.AddError("More than one instance to import",
+			fmt.Sprintf("Several %s intents named %q, from different Terraform states or replaced resources, have objects in the clusters: %s. "+
+				"Import one by deleting the other's objects, or rename one in its own state first.", t.kind, name, strings.Join(ids, "; ")))
+		return
+	case len(found) == 1:
+		var id string
+		var f foundInstance
+		for id, f = range found {
+		}
+		if f.config == "" {
+			resp.Diagnostics.AddError("Nothing to rebuild the configuration from",
+				fmt.Sprintf("%s %q (instance %s) has objects (%s), but none keeps its configuration: they were written by an earlier provider version, which did not keep it. "+
+					"The next change applied to the resource from the state that owns it keeps it. If that state is lost, delete these objects and apply the configuration again.", t.kind, name, id, strings.Join(f.objects, ", ")))
+			return
+		}
+		v, err := configValue(schemaType, f.config)
+		if err != nil {
+			resp.Diagnostics.AddError("The kept configuration cannot be read",
+				fmt.Sprintf("The configuration %s %q (instance %s) kept in the clusters does not fit this provider version's schema: %v.", t.kind, name, id, err))
+			return
+		}
+		resp.State.Raw = v
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+		fillDefaults(ctx, resp)
+	case !adopt:
+		detail := fmt.Sprintf("No %s named %q was written by this provider in any registered cluster (%s).", t.kind, name, strings.Join(l.data.Registry.Names(), ", "))
+		if len(plain) > 0 {
+			detail += fmt.Sprintf(" Objects with its names exist but carry no %s label, so someone else wrote them: %s. "+
+				"They are not imported, so that nothing is overwritten by mistake. To bring them under this resource, write its configuration and import with the id %q "+
+				"(or set adopt_existing = true and apply): apply then rewrites them to the configuration in place.",
+				engine.LabelManagedBy, strings.Join(plain, ", "), adoptPrefix+name)
+		}
+		resp.Diagnostics.AddError("Nothing to import", detail)
+		return
+	default:
+		resp.State.Raw = tftypes.NewValue(schemaType, nil)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), newOwnerID())...)
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("adopt_existing"), true)...)
+		if len(plain) > 0 {
+			resp.Diagnostics.AddWarning("Objects to adopt",
+				fmt.Sprintf("The next apply rewrites these objects to the configuration of %s %q, in place: %s.", t.kind, name, strings.Join(plain, ", ")))
+		}
+	}
+}
+
+// searchClusters lists, in every registered cluster, the instances of the
+// intent kind t named name (by instance ID, with their kept
+// configuration), and the objects with its names that this provider did
+// not write.
+func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarget, name string) (found map[string]foundInstance, plain, unreachable []string) {
+	found = map[string]foundInstance{}
+	contributionKey := t.kind + ".mesh-intent.io/" + name
+	selector := fmt.Sprintf("%s=%s,%s=%s,%s=%s", engine.LabelManagedBy, engine.ManagedByValue, engine.LabelOwnerKind, t.kind, engine.LabelOwnerName, name)
+	if t.composed {
+		selector = fmt.Sprintf("%s=%s,%s", engine.LabelManagedBy, engine.ManagedByValue, contributionKey)
+	}
+	for _, cluster := range l.data.Registry.Names() {
+		c, err := l.data.Clients.Get(cluster)
+		if err != nil {
+			unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
+			continue
+		}
+		for _, k := range t.kinds {
+			gvr, _ := engine.ResourceOf(k)
+			ri := c.Dynamic.Resource(gvr)
+			var lister dynamic.ResourceInterface = ri
+			if k.Kind == "ConfigMap" {
+				// Records are read from their namespace only (and the
+				// provider may read ConfigMaps nowhere else).
+				lister = ri.Namespace(l.data.recordsNamespace())
+			}
+			list, err := lister.List(ctx, metav1.ListOptions{LabelSelector: selector})
+			if apierrors.IsNotFound(err) {
+				continue // the kind is not installed there
+			}
+			if err != nil {
+				unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
+				break
+			}
+			for _, item := range list.Items {
+				labels, annotations := item.GetLabels(), item.GetAnnotations()
+				id, cfg := labels[engine.LabelOwnerID], ""
+				if t.composed {
+					id = labels[contributionKey]
+					cfg, _ = contributionConfig(annotations[contributionKey])
+				} else if k.Kind == t.configKind {
+					cfg = annotations[ConfigAnnotation]
+				}
+				f := found[id]
+				f.objects = append(f.objects, fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster))
+				if f.config == "" {
+					f.config = cfg
+				}
+				found[id] = f
+			}
+			if t.plainName == nil || k.Kind == "ConfigMap" {
+				continue
+			}
+			all, err := ri.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + t.plainName(name)})
+			if err != nil {
+				continue // found only to say so
+			}
+			for _, item := range all.Items {
+				if item.GetLabels()[engine.LabelManagedBy] != engine.ManagedByValue {
+					plain = append(plain, fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster))
+				}
+			}
+		}
+	}
+	return found, plain, unreachable
+}
+
+// fillDefaults sets the attributes with a default that an imported
+// configuration left out (it keeps what was written, not what was
+// planned), as a plan would.
+func fillDefaults(ctx context.Context, resp *resource.ImportStateResponse) {
+	for name, a := range resp.State.Schema.GetAttributes() {
+		p := path.Root(name)
+		switch a := a.(type) {
+		case schema.StringAttribute:
+			var v types.String
+			if a.Default == nil || resp.State.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
+				continue
+			}
+			var d defaults.StringResponse
+			a.Default.DefaultString(ctx, defaults.StringRequest{Path: p}, &d)
+			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, p, d.PlanValue)...)
+		case schema.BoolAttribute:
+			var v types.Bool
+			if a.Default == nil || resp.State.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
+				continue
+			}
+			var d defaults.BoolResponse
+			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: p}, &d)
+			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, p, d.PlanValue)...)
+		}
+	}
+}
