@@ -124,7 +124,7 @@ func terraformEnv(t *testing.T, dir string) []string {
 	mirror := filepath.Join(dir, "mirror")
 	var include []string
 	for _, src := range exampleProviderSources {
-		pkg := filepath.Join(mirror, "registry.terraform.io", src, "0.0.1", runtime.GOOS+"_"+runtime.GOARCH)
+		pkg := filepath.Join(mirror, "registry.terraform.io", src, "0.1.0", runtime.GOOS+"_"+runtime.GOARCH)
 		if err := os.MkdirAll(pkg, 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -271,6 +271,7 @@ func (w *relTF) destroy() {
 // relStateFile is the part of a version 4 state file the tests read.
 type relStateFile struct {
 	Resources []struct {
+		Module    string `json:"module"`
 		Mode      string `json:"mode"`
 		Type      string `json:"type"`
 		Name      string `json:"name"`
@@ -322,9 +323,15 @@ type relInState struct {
 func (w *relTF) inventory(addr string) relInState {
 	w.t.Helper()
 	s, _ := w.stateFile()
+	// module.<name>.<type>.<name> for a resource in a module.
+	module := ""
+	if rest, ok := strings.CutPrefix(addr, "module."); ok {
+		m, local, _ := strings.Cut(rest, ".")
+		module, addr = "module."+m, local
+	}
 	typ, name, _ := strings.Cut(addr, ".")
 	for _, r := range s.Resources {
-		if r.Mode != "managed" || r.Type != typ || r.Name != name {
+		if r.Mode != "managed" || r.Type != typ || r.Name != name || r.Module != module {
 			continue
 		}
 		var out []relEntry
@@ -356,7 +363,11 @@ func (w *relTF) allInventories() []string {
 		if r.Mode != "managed" || !strings.HasPrefix(r.Type, "mesh_") {
 			continue
 		}
-		for _, e := range w.mustInventory(r.Type + "." + r.Name) {
+		addr := r.Type + "." + r.Name
+		if r.Module != "" {
+			addr = r.Module + "." + addr
+		}
+		for _, e := range w.mustInventory(addr) {
 			out = append(out, e.Key)
 		}
 	}

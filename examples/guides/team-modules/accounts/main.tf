@@ -1,0 +1,44 @@
+terraform {
+  required_version = ">= 1.5"
+  required_providers {
+    mesh = {
+      source = "mesh-intent/mesh"
+    }
+  }
+}
+
+# The accounts team's root: another state, the same clusters.
+provider "mesh" {
+  clusters = {
+    east = {
+      kubernetes        = { config_path = "~/.kube/config" }
+      network           = "net-east"
+      east_west_gateway = { address = "203.0.113.10" }
+    }
+    west = {
+      kubernetes        = { config_path = "~/.kube/config" }
+      network           = "net-west"
+      east_west_gateway = { address = "203.0.113.20" }
+    }
+  }
+}
+
+module "account" {
+  source = "../../../modules/team"
+
+  team      = "accounts"
+  service   = "account"
+  namespace = "accounts"
+  clusters  = ["east"]
+  callers   = [{ namespace = "web", service_account = "frontend" }]
+}
+
+# The payments team's ledger, owned by the other state, read from its
+# records in the clusters.
+data "mesh_virtual_destination" "ledger" {
+  hostname = "ledger.payments.global"
+}
+
+output "ledger_backends" {
+  value = data.mesh_virtual_destination.ledger.backends
+}

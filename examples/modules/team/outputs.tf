@@ -1,0 +1,10 @@
+output "hostname" {
+  description = "The global hostname callers use."
+  value       = mesh_virtual_destination.service.hostname
+}
+
+output "objects" {
+  description = "Number of Istio objects the team's intents own, across clusters."
+  value = (length(mesh_virtual_destination.service.objects) + length(mesh_traffic_policy.service.objects) +
+  length(mesh_access_policy.service.objects))
+}
