@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mesh-intent/terraform-provider-mesh/bench/gen"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
 // runResult is one run of one M. Steps: floor-apply, floor-list,
@@ -381,23 +382,25 @@ func (b *bench) checkState(dir string, rendered *gen.Rendered, res *runResult) e
 		for _, inst := range rm["instances"].([]any) {
 			attrs := inst.(map[string]any)["attributes"].(map[string]any)
 			key := kind + "/" + fmt.Sprint(attrs["name"])
-			objs, _ := attrs["objects"].([]any)
-			for _, o := range objs {
-				switch e := o.(type) {
-				case map[string]any:
-					got[key] = append(got[key], fmt.Sprintf("%s %s %s/%s %s", e["cluster"], e["kind"], e["namespace"], e["name"], e["digest"]))
-				case string: // an inventory of one string per object
-					got[key] = append(got[key], e)
+			objs, _ := attrs["objects"].(map[string]any)
+			for k, v := range objs {
+				digest, _ := v.(string)
+				e, err := engine.EntryFromStateKey(k, digest)
+				if err != nil {
+					return err
 				}
+				got[key] = append(got[key], fmt.Sprintf("%s %s %s/%s %s", e.Cluster, e.Kind, e.Namespace, e.Name, e.Digest))
 				res.StateObjects++
 			}
-			attrs["objects"] = []any{}
+			attrs["objects"] = map[string]any{}
 		}
 	}
 	// The bytes the inventories take in the file: the state re-encoded as
 	// Terraform writes it (two-space indentation), with and without them.
 	var full any
-	_ = json.Unmarshal(raw, &full)
+	if err := json.Unmarshal(raw, &full); err != nil {
+		return err
+	}
 	with, _ := json.MarshalIndent(full, "", "  ")
 	without, _ := json.MarshalIndent(state, "", "  ")
 	res.InventoryBytes = len(with) - len(without)

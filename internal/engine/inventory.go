@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -180,4 +181,32 @@ func Kinds() []schema.GroupVersionKind {
 // KindSelector selects the objects of every intent of o's kind.
 func (o Owner) KindSelector() string {
 	return fmt.Sprintf("%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind)
+}
+
+// StateKey is how the objects attribute names an entry in state:
+// "<cluster>/<Kind>.<group>/<namespace>/<name>" ("<Kind>" alone for the
+// core group), e.g. "east/VirtualService.networking.istio.io/istio-system/vd-user".
+// The version is left out: the engine writes one version of each kind.
+func (e Entry) StateKey() string {
+	gv, _ := schema.ParseGroupVersion(e.APIVersion)
+	kind := e.Kind
+	if gv.Group != "" {
+		kind += "." + gv.Group
+	}
+	return e.Cluster + "/" + kind + "/" + e.Namespace + "/" + e.Name
+}
+
+// EntryFromStateKey reads a StateKey back, with its digest.
+func EntryFromStateKey(key, digest string) (Entry, error) {
+	parts := strings.SplitN(key, "/", 4)
+	if len(parts) != 4 || parts[0] == "" || parts[1] == "" || parts[3] == "" {
+		return Entry{}, fmt.Errorf("%q is not <cluster>/<Kind>.<group>/<namespace>/<name>", key)
+	}
+	kind, group, _ := strings.Cut(parts[1], ".")
+	for gvk := range resources {
+		if gvk.Kind == kind && gvk.Group == group {
+			return Entry{Cluster: parts[0], APIVersion: gvk.GroupVersion().String(), Kind: kind, Namespace: parts[2], Name: parts[3], Digest: digest}, nil
+		}
+	}
+	return Entry{}, fmt.Errorf("%q: kind %s is not one the provider manages", key, parts[1])
 }

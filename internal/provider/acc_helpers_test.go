@@ -161,14 +161,17 @@ func stateObjects(s *terraform.State, addr string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s is not in state", addr)
 	}
-	a := rs.Primary.Attributes
 	var out []string
-	for i := 0; ; i++ {
-		p := fmt.Sprintf("objects.%d.", i)
-		if _, ok := a[p+"kind"]; !ok {
-			break
+	for k, v := range rs.Primary.Attributes {
+		key, ok := strings.CutPrefix(k, "objects.")
+		if !ok || key == "%" {
+			continue
 		}
-		out = append(out, fmt.Sprintf("%s/%s/%s/%s", a[p+"cluster"], a[p+"kind"], a[p+"namespace"], a[p+"name"]))
+		e, err := engine.EntryFromStateKey(key, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, liveKey(e))
 	}
 	sort.Strings(out)
 	return out, nil
@@ -275,4 +278,9 @@ func changedExactly(before, after versions, changed ...string) func(*terraform.S
 		}
 		return nil
 	}
+}
+
+// liveKey is an entry as liveOwned names objects: cluster/Kind/namespace/name.
+func liveKey(e engine.Entry) string {
+	return fmt.Sprintf("%s/%s/%s/%s", e.Cluster, e.Kind, e.Namespace, e.Name)
 }

@@ -48,7 +48,7 @@ type accessPolicyModel struct {
 	Sources             []apSourceModel    `tfsdk:"sources"`
 	Rules               []apRuleModel      `tfsdk:"rules"`
 	DestinationBackends types.List         `tfsdk:"destination_backends"`
-	Objects             types.List         `tfsdk:"objects"`
+	Objects             types.Map          `tfsdk:"objects"`
 	Adopt               types.Bool         `tfsdk:"adopt_existing"`
 }
 
@@ -99,6 +99,7 @@ func (r *accessPolicyResource) Metadata(_ context.Context, req resource.Metadata
 
 func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		Version: schemaVersion,
 		MarkdownDescription: "Who may call a destination. Translates into ALLOW AuthorizationPolicies in the clusters where the destination runs (Istio authorizes on the server side), " +
 			"with principals `<trust_domain of the source cluster>/ns/<namespace>/sa/<service_account>`. The same intent yields different principals in different backend clusters. " +
 			"Combine with `mesh_cluster.default_deny` so that only what access policies allow gets through. " +
@@ -257,8 +258,8 @@ func (m *accessPolicyModel) intent() (accesspolicy.Intent, accesspolicy.Destinat
 	return in, dest
 }
 
-func (m *accessPolicyModel) inventory() types.List     { return m.Objects }
-func (m *accessPolicyModel) setInventory(l types.List) { m.Objects = l }
+func (m *accessPolicyModel) inventory() types.Map     { return m.Objects }
+func (m *accessPolicyModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *accessPolicyModel) ownerID() *types.String { return &m.ID }
 func (m *accessPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }

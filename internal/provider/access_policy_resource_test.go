@@ -114,7 +114,7 @@ func TestAccAccessPolicy_seedCase(t *testing.T) {
 					checkPrincipals(t, "onprem", []string{"GET"}, "onprem.mesh/ns/accounts/sa/account"),
 					checkPrincipals(t, "west", nil),
 					resource.TestCheckResourceAttr("mesh_access_policy.account_to_user", "destination_backends.#", "2"),
-					resource.TestCheckResourceAttr("mesh_access_policy.account_to_user", "objects.#", "2"),
+					resource.TestCheckResourceAttr("mesh_access_policy.account_to_user", "objects.%", "2"),
 					checkInventoryMatches(t, "mesh_access_policy.account_to_user", "access-policy", "account-to-user"),
 					// default deny and the allow policy live side by side.
 					func(*terraform.State) error {

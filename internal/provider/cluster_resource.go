@@ -51,7 +51,7 @@ type clusterResourceModel struct {
 	EastWestSelector   types.Map    `tfsdk:"east_west_selector"`
 	KubernetesVersion  types.String `tfsdk:"kubernetes_version"`
 	IstioCRDsInstalled types.Bool   `tfsdk:"istio_crds_installed"`
-	Objects            types.List   `tfsdk:"objects"`
+	Objects            types.Map    `tfsdk:"objects"`
 }
 
 func (r *clusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -68,6 +68,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 		selector[k] = types.StringValue(v)
 	}
 	resp.Schema = schema.Schema{
+		Version: schemaVersion,
 		MarkdownDescription: "A registered cluster joins the mesh: its mesh-wide bootstrap objects (east-west Gateway, mTLS mode, default deny) in its Istio root namespace. " +
 			"Its objects go to its own cluster only; destroying it removes them.",
 		Attributes: map[string]schema.Attribute{

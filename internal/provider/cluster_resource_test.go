@@ -159,7 +159,7 @@ func TestAccMeshCluster_lifecycle(t *testing.T) {
 						}
 						return checkIngressOpen(t, "east")
 					},
-					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "4"),
+					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.%", "4"),
 					resource.TestCheckResourceAttr("mesh_cluster.east", "istio_crds_installed", "true"),
 					resource.TestMatchResourceAttr("mesh_cluster.east", "kubernetes_version", regexp.MustCompile(`^v1\.`)),
 					checkInventoryMatches(t, "mesh_cluster.east", "cluster", "east"),
@@ -181,7 +181,7 @@ func TestAccMeshCluster_lifecycle(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkPeerAuth(t, "east", ""),
 					sameResourceVersion(t, "east", &gwVersion),
-					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.#", "3"),
+					resource.TestCheckResourceAttr("mesh_cluster.east", "objects.%", "3"),
 					checkInventoryMatches(t, "mesh_cluster.east", "cluster", "east"),
 				),
 			},

@@ -26,8 +26,8 @@ type intentModel[M any] interface {
 	spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics)
 	// adoptExisting is the adopt_existing attribute.
 	adoptExisting() bool
-	inventory() types.List
-	setInventory(types.List)
+	inventory() types.Map
+	setInventory(types.Map)
 	// ownerID is the instance ID (the id attribute), set at create.
 	ownerID() *types.String
 }
@@ -80,7 +80,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		if l.partlyKnown != nil {
 			resp.Diagnostics.Append(l.partlyKnown(ctx, l.data, req.Config)...)
 		}
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), types.ListUnknown(objectType))...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), types.MapUnknown(types.StringType))...)
 		return
 	}
 	var m M
@@ -133,7 +133,7 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	*P(&m).ownerID() = types.StringValue(newOwnerID())
-	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.List, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, diag.Diagnostics) {
 		return applyObjects(ctx, l.data, spec, nil)
 	}, &resp.State, false)...)
 }
@@ -147,20 +147,20 @@ func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	prior := P(&m).inventory()
-	resp.Diagnostics.Append(l.sync(ctx, &m, nil, func(spec intentSpec) (types.List, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, nil, func(spec intentSpec) (types.Map, diag.Diagnostics) {
 		return readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
 	}, &resp.State, true)...)
 }
 
 func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var m M
-	var prior types.List
+	var prior types.Map
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("objects"), &prior)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.List, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, diag.Diagnostics) {
 		return applyObjects(ctx, l.data, spec, entriesOf(prior))
 	}, &resp.State, false)...)
 }
@@ -172,7 +172,7 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 // the state m was read from: when nothing changed, as in most refreshes,
 // it is left as it is rather than converted from the model again. (Update
 // starts from the prior state, not the plan, so it always writes.)
-func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.List, diag.Diagnostics), state *tfsdk.State, refreshing bool) diag.Diagnostics {
+func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.Map, diag.Diagnostics), state *tfsdk.State, refreshing bool) diag.Diagnostics {
 	before := *m
 	spec, diags := l.specOf(ctx, m, false, config)
 	if diags.HasError() {

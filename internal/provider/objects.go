@@ -18,35 +18,24 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
-// The objects attribute: the inventory of what an intent owns, one entry
-// per object, sorted by cluster, kind, namespace and name.
+// The objects attribute: the inventory of what an intent owns, a map from
+// each object's identity (engine.Entry.StateKey: cluster, kind and group,
+// namespace, name) to its digest. A plan shows a changed object as a changed
+// value under its own key, added and removed objects as added and removed
+// keys; and a key costs less state than an object of six attributes.
 
-var objectAttrTypes = map[string]attr.Type{
-	"cluster":     types.StringType,
-	"api_version": types.StringType,
-	"kind":        types.StringType,
-	"namespace":   types.StringType,
-	"name":        types.StringType,
-	"digest":      types.StringType,
-}
+var objectsType = types.MapType{ElemType: types.StringType}
 
-var objectType = types.ObjectType{AttrTypes: objectAttrTypes}
-
-func objectsAttribute() schema.ListAttribute {
-	// A list of objects rather than a nested attribute: the same Terraform
-	// type, but the plugin framework treats each entry as one value instead
-	// of walking six schema attributes per entry on every plan, which at
-	// thousands of entries is most of a no-op plan's cost
-	// (docs/performance.md).
-	return schema.ListAttribute{
-		MarkdownDescription: "The Istio objects this intent owns, one entry per object and cluster, each with " +
-			"`cluster`, `api_version` (e.g. `networking.istio.io/v1`), `kind` (e.g. `VirtualService`), `namespace`, `name` and `digest`. " +
-			"Planned from the translation without contacting any cluster; " +
+func objectsAttribute() schema.MapAttribute {
+	return schema.MapAttribute{
+		MarkdownDescription: "The Istio objects this intent owns: one key per object and cluster, " +
+			"`<cluster>/<Kind>.<group>/<namespace>/<name>` (`<Kind>` alone for core kinds), e.g. `east/VirtualService.networking.istio.io/istio-system/vd-user`, " +
+			"whose value is the object's digest (16 hex digits of a SHA-256 over the fields this intent owns). " +
+			"Planned from the translation without contacting any cluster, so a plan names each object that changes, by key; " +
 			"refreshed from the clusters, so objects deleted or changed out of band show up in the next plan. " +
-			"`digest` covers the fields this intent owns; a change by anyone else to those fields changes it. " +
-			"A `digest` is unknown until apply when its object's content depends on values known only then.",
+			"A digest is unknown until apply when its object's content depends on values known only then.",
 		Computed:    true,
-		ElementType: objectType,
+		ElementType: types.StringType,
 	}
 }
 
@@ -68,22 +57,22 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 
 // planObjects computes the planned objects attribute, contacting no
 // cluster. Translation errors become attribute errors.
-func planObjects(data *providerData, spec intentSpec) (types.List, diag.Diagnostics) {
+func planObjects(data *providerData, spec intentSpec) (types.Map, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
-		return types.ListUnknown(objectType), nil
+		return types.MapUnknown(types.StringType), nil
 	}
 	objs, err := spec.Translate(data.Registry)
 	if errors.Is(err, translate.ErrUnknownPlacement) {
-		return types.ListUnknown(objectType), nil
+		return types.MapUnknown(types.StringType), nil
 	}
 	if err != nil {
-		return types.ListUnknown(objectType), translateDiagnostics(err)
+		return types.MapUnknown(types.StringType), translateDiagnostics(err)
 	}
 	desired, err := engine.Plan(spec.Owner, objs)
 	if err != nil {
 		var d diag.Diagnostics
 		d.AddError("Rendering objects", err.Error())
-		return types.ListUnknown(objectType), d
+		return types.MapUnknown(types.StringType), d
 	}
 	return entriesValue(engine.Entries(desired))
 }
@@ -91,7 +80,7 @@ func planObjects(data *providerData, spec intentSpec) (types.List, diag.Diagnost
 // applyObjects translates (all values are known at apply), applies and
 // prunes, and returns the inventory of what exists afterwards, also on
 // failure.
-func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
+func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.Map, diag.Diagnostics) {
 	prior, diags := forgetRetired(data, spec, prior)
 	objs, err := spec.Translate(data.Registry)
 	if err != nil {
@@ -116,7 +105,7 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 // their entries and warn.
 //
 // An import has no prior inventory, so it looks in every registered cluster.
-func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry, importing bool) (types.List, diag.Diagnostics) {
+func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry, importing bool) (types.Map, diag.Diagnostics) {
 	prior, diags := forgetRetired(data, spec, prior)
 	var clusters []string
 	if importing {
@@ -137,7 +126,7 @@ func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 }
 
 // deleteObjects removes every owned object.
-func deleteObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.List, diag.Diagnostics) {
+func deleteObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.Map, diag.Diagnostics) {
 	prior, diags := forgetRetired(data, spec, prior)
 	left, err := data.Engine.Delete(ctx, spec.Owner, prior)
 	diags.Append(engineDiagnostics(err, diag.SeverityError)...)
@@ -177,50 +166,35 @@ func forgetRetired(data *providerData, spec intentSpec, prior []engine.Entry) ([
 	return kept, diags
 }
 
-func entriesValue(es []engine.Entry) (types.List, diag.Diagnostics) {
-	elems := make([]attr.Value, 0, len(es))
-	var diags diag.Diagnostics
+func entriesValue(es []engine.Entry) (types.Map, diag.Diagnostics) {
+	elems := make(map[string]attr.Value, len(es))
 	for _, e := range es {
 		digest := types.StringValue(e.Digest)
 		if e.Digest == "" {
 			digest = types.StringUnknown()
 		}
-		o, d := types.ObjectValue(objectAttrTypes, map[string]attr.Value{
-			"cluster":     types.StringValue(e.Cluster),
-			"api_version": types.StringValue(e.APIVersion),
-			"kind":        types.StringValue(e.Kind),
-			"namespace":   types.StringValue(e.Namespace),
-			"name":        types.StringValue(e.Name),
-			"digest":      digest,
-		})
-		diags.Append(d...)
-		elems = append(elems, o)
+		elems[e.StateKey()] = digest
 	}
-	l, d := types.ListValue(objectType, elems)
-	diags.Append(d...)
-	return l, diags
+	return types.MapValue(types.StringType, elems)
 }
 
-func entriesOf(l types.List) []engine.Entry {
-	if l.IsNull() || l.IsUnknown() {
+// entriesOf reads the objects attribute back into entries, sorted by
+// cluster, kind, namespace and name. A key the engine cannot read (none
+// that it wrote) is left out.
+func entriesOf(m types.Map) []engine.Entry {
+	if m.IsNull() || m.IsUnknown() {
 		return nil
 	}
-	var out []engine.Entry
-	for _, v := range l.Elements() {
-		o, ok := v.(types.Object)
-		if !ok {
+	out := make([]engine.Entry, 0, len(m.Elements()))
+	for k, v := range m.Elements() {
+		d, _ := v.(types.String)
+		e, err := engine.EntryFromStateKey(k, d.ValueString())
+		if err != nil {
 			continue
 		}
-		a := o.Attributes()
-		s := func(k string) string {
-			if sv, ok := a[k].(types.String); ok {
-				return sv.ValueString()
-			}
-			return ""
-		}
-		out = append(out, engine.Entry{Cluster: s("cluster"), APIVersion: s("api_version"), Kind: s("kind"),
-			Namespace: s("namespace"), Name: s("name"), Digest: s("digest")})
+		out = append(out, e)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key().Less(out[j].Key()) })
 	return out
 }
 

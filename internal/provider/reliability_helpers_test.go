@@ -338,14 +338,14 @@ func (w *relTF) inventory(addr string) relInState {
 		tainted := false
 		for _, inst := range r.Instances {
 			tainted = tainted || inst.Status == "tainted"
-			objs, _ := inst.Attributes["objects"].([]any)
-			for _, o := range objs {
-				m, _ := o.(map[string]any)
-				str := func(k string) string { s, _ := m[k].(string); return s }
-				out = append(out, relEntry{
-					Key:    fmt.Sprintf("%s/%s/%s/%s", str("cluster"), str("kind"), str("namespace"), str("name")),
-					Digest: str("digest"),
-				})
+			objs, _ := inst.Attributes["objects"].(map[string]any)
+			for k, v := range objs {
+				digest, _ := v.(string)
+				e, err := engine.EntryFromStateKey(k, digest)
+				if err != nil {
+					w.t.Fatalf("%s: %v", addr, err)
+				}
+				out = append(out, relEntry{Key: liveKey(e), Digest: digest})
 			}
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })

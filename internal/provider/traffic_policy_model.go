@@ -31,7 +31,7 @@ type trafficPolicyModel struct {
 	LoadBalancer        *string             `tfsdk:"load_balancer"`
 	TLSMode             *string             `tfsdk:"tls_mode"`
 	ResolvedDestination types.String        `tfsdk:"resolved_destination"`
-	Objects             types.List          `tfsdk:"objects"`
+	Objects             types.Map           `tfsdk:"objects"`
 	Adopt               types.Bool          `tfsdk:"adopt_existing"`
 }
 

@@ -42,6 +42,7 @@ func (r *trafficPolicyResource) Metadata(_ context.Context, req resource.Metadat
 
 func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		Version: schemaVersion,
 		MarkdownDescription: "How traffic from some sources to a destination behaves: routing (match, traffic shift, mirror), resilience (timeout, retries, fault injection), " +
 			"headers and CORS, and connection settings. Written as VirtualService routes and DestinationRule settings in the source clusters only, since Istio applies them at the client. " +
 			"Several policies on one destination compose into one VirtualService per cluster: requests they do not share get separate routes, shared requests get the settings of both, " +
@@ -134,8 +135,8 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 	return spec, diags
 }
 
-func (m *trafficPolicyModel) inventory() types.List     { return m.Objects }
-func (m *trafficPolicyModel) setInventory(l types.List) { m.Objects = l }
+func (m *trafficPolicyModel) inventory() types.Map     { return m.Objects }
+func (m *trafficPolicyModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *trafficPolicyModel) ownerID() *types.String { return &m.ID }
 func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }

@@ -127,7 +127,7 @@ func TestAccTrafficPolicy_composition(t *testing.T) {
 					checkRoutes(t, "west"),
 					checkRoutes(t, "onprem"),
 					checkPool(t, "east", 100),
-					resource.TestCheckResourceAttr("mesh_traffic_policy.shift", "objects.#", "2"),
+					resource.TestCheckResourceAttr("mesh_traffic_policy.shift", "objects.%", "2"),
 				),
 			},
 			{

@@ -72,7 +72,7 @@ type virtualDestinationModel struct {
 	Failover  *vdFailoverModel `tfsdk:"failover"`
 	Clients   *vdClientsModel  `tfsdk:"clients"`
 	VIP       types.String     `tfsdk:"vip"`
-	Objects   types.List       `tfsdk:"objects"`
+	Objects   types.Map        `tfsdk:"objects"`
 	Adopt     types.Bool       `tfsdk:"adopt_existing"`
 }
 
@@ -129,6 +129,7 @@ func outlierDetectionAttribute(desc string) schema.SingleNestedAttribute {
 
 func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		Version: schemaVersion,
 		MarkdownDescription: "One global hostname (e.g. `user.global`) served by Kubernetes services in several clusters. " +
 			"Client clusters get a ServiceEntry and DestinationRule for the hostname (local backends by service name, remote ones through their east-west gateway) " +
 			"with failover by priority or locality; backend clusters get what their east-west gateway needs to route the hostname to the local service. " +
@@ -299,8 +300,8 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, _ 
 	}, diags
 }
 
-func (m *virtualDestinationModel) inventory() types.List     { return m.Objects }
-func (m *virtualDestinationModel) setInventory(l types.List) { m.Objects = l }
+func (m *virtualDestinationModel) inventory() types.Map     { return m.Objects }
+func (m *virtualDestinationModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *virtualDestinationModel) ownerID() *types.String { return &m.ID }
 func (m *virtualDestinationModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
