@@ -27,7 +27,7 @@ resource "mesh_virtual_destination" "pt" {
 `
 }
 
-var planObjectLine = regexp.MustCompile(`(?m)^\s*([~+-]) "([^"]+/[^"]+)" = `)
+var planObjectLine = regexp.MustCompile(`(?m)^\s*([~+-]) "([^"]+/[^"]+)"\s+= `)
 
 // A change to one backend of a virtual destination on three clusters: the
 // text of terraform plan names, under objects, exactly the objects that the
