@@ -7,14 +7,14 @@ output "virtual_ips" {
 }
 
 output "objects_per_cluster" {
-  description = "How many Istio objects the intent above owns in each cluster."
+  description = "How many Istio objects the intent above owns in each cluster (objects is keyed <cluster>/<Kind>.<group>/<namespace>/<name>)."
   value = {
     for c in ["east", "west", "onprem"] : c => length([
-      for o in concat(
-        mesh_cluster.east.objects, mesh_cluster.west.objects, mesh_cluster.onprem.objects,
-        mesh_virtual_destination.user.objects, mesh_virtual_destination.ledger.objects,
-        mesh_access_policy.account_to_user.objects, mesh_access_policy.user_to_ledger.objects,
-      ) : o if o.cluster == c
+      for key in concat(
+        keys(mesh_cluster.east.objects), keys(mesh_cluster.west.objects), keys(mesh_cluster.onprem.objects),
+        keys(mesh_virtual_destination.user.objects), keys(mesh_virtual_destination.ledger.objects),
+        keys(mesh_access_policy.account_to_user.objects), keys(mesh_access_policy.user_to_ledger.objects),
+      ) : key if startswith(key, "${c}/")
     ])
   }
 }

@@ -227,3 +227,30 @@ func TestApplyKeepsEntriesOfAnUnreachableCluster(t *testing.T) {
 		t.Fatalf("inventory %q, want gone/a kept", got)
 	}
 }
+
+// An owner that adopts takes over an object this provider did not write,
+// keeping its UID, and still refuses one that another instance owns.
+func TestApplyAdoptsOnlyObjectsNobodyOwns(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	adopter := testOwner
+	adopter.Adopt = true
+	plain := serviceEntry(adopter, "east", "hand-written")
+	seed(t, fc["east"], plain.Entry, map[string]string{"app": "someone-else"})
+	uid := live(t, fc["east"], plain.Entry).GetUID()
+	entries, err := e.Apply(context.Background(), adopter, []Desired{plain}, nil)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("adopting: %v, inventory %s", err, keysOf(entries))
+	}
+	got := live(t, fc["east"], plain.Entry)
+	if got.GetLabels()[LabelOwnerName] != adopter.Name || got.GetUID() != uid {
+		t.Fatalf("not adopted in place: labels %v, uid %s (was %s)", got.GetLabels(), got.GetUID(), uid)
+	}
+
+	owned := serviceEntry(adopter, "east", "theirs")
+	other := testOwner
+	other.ID = "id-other"
+	seed(t, fc["east"], owned.Entry, other.Labels())
+	if _, err := e.Apply(context.Background(), adopter, []Desired{owned}, nil); !errors.Is(err, errNotOurs) {
+		t.Fatalf("adopting took another instance's object: %v", err)
+	}
+}

@@ -30,14 +30,29 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
-		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn live.GetUID(), nil // ours", To: "\tif true {\n\t\treturn live.GetUID(), nil // ours",
+		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn live.GetUID(), false, nil // ours", To: "\tif true {\n\t\treturn live.GetUID(), false, nil // ours",
 		Package: "./internal/engine",
 	},
 	{
 		ID: "engine/always-force", Why: "conflicts are forced without force_conflicts",
-		File: "internal/engine/apply.go", From: "\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts})",
+		File: "internal/engine/apply.go", From: "\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts || adopting})",
 		To:      "\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})",
 		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/adopt-without-asking", Why: "an object this provider did not write is adopted without adopt_existing",
+		File: "internal/engine/apply.go", From: "\tif owner.Adopt && labels[LabelManagedBy] != ManagedByValue {", To: "\tif labels[LabelManagedBy] != ManagedByValue {",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/kept-config-in-digest", Why: "the configuration kept for import counts in the digest",
+		File: "internal/engine/digest.go", From: "\t\t\t\t\tif k != AnnotationConfig {", To: "\t\t\t\t\tif true {",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "provider/upgrade-drops-digest", Why: "the state upgrader loses the digests of version 0",
+		File: "internal/provider/state_upgrade.go", From: "\t\tout[e.StateKey()] = o.Digest", To: "\t\tout[e.StateKey()] = nil",
+		Package: "./internal/provider",
 	},
 	{
 		ID: "engine/unconfirmed-forgotten", Why: "a create cut off before the answer is not listed",

@@ -1,0 +1,67 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+)
+
+// RenderDirEnv names a directory into which every plan writes, per intent,
+// the objects it planned, as YAML: `MESH_RENDER_DIR=out terraform plan
+// -refresh=false` shows a reviewer the content behind each digest of the
+// objects attribute, without contacting a cluster (make render).
+const RenderDirEnv = "MESH_RENDER_DIR"
+
+// renderPlanned writes the planned objects of one intent to
+// <dir>/<cluster>/<owner kind>.<owner name>.yaml, one file per cluster, the
+// objects in the inventory's order.
+func renderPlanned(owner engine.Owner, desired []engine.Desired) error {
+	dir := os.Getenv(RenderDirEnv)
+	if dir == "" {
+		return nil
+	}
+	byCluster := map[string][]string{}
+	var clusters []string
+	for _, d := range desired {
+		doc := fmt.Sprintf("# %s, owned by %s\n", d.Entry.StateKey(), owner)
+		manifest := d.Manifest
+		if owner.Composition != nil && owner.Composition.Compose != nil && manifest != nil {
+			// A composed object holds every contribution; apply composes
+			// them. This is the object with this intent's alone.
+			m, err := owner.Composition.Compose(d.Entry.Key(), map[string]string{owner.Name: owner.Composition.Contribution})
+			if err != nil {
+				return err
+			}
+			doc += "# composed at apply with the other contributions to this object; this intent's part:\n"
+			manifest = m
+		}
+		if manifest == nil {
+			doc += "# content known after apply\n"
+		} else {
+			out, err := yaml.Marshal(manifest)
+			if err != nil {
+				return err
+			}
+			doc += string(out)
+		}
+		if byCluster[d.Cluster] == nil {
+			clusters = append(clusters, d.Cluster)
+		}
+		byCluster[d.Cluster] = append(byCluster[d.Cluster], doc)
+	}
+	for _, c := range clusters {
+		if err := os.MkdirAll(filepath.Join(dir, c), 0o755); err != nil {
+			return err
+		}
+		file := filepath.Join(dir, c, owner.Kind+"."+owner.Name+".yaml")
+		if err := os.WriteFile(file, []byte(strings.Join(byCluster[c], "---\n")), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
