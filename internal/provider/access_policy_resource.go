@@ -103,7 +103,7 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 		MarkdownDescription: "Who may call a destination. Translates into ALLOW AuthorizationPolicies in the clusters where the destination runs (Istio authorizes on the server side), " +
 			"with principals `<trust_domain of the source cluster>/ns/<namespace>/sa/<service_account>`. The same intent yields different principals in different backend clusters. " +
 			"Combine with `mesh_cluster.default_deny` so that only what access policies allow gets through. " +
-			"If two clusters share a trust domain and the policy would have to tell them apart, plan fails: the intent cannot be enforced.",
+			"If two clusters share a trust domain and the policy would have to tell them apart, plan fails: the intent cannot be enforced." + objectsPlanNote,
 		Attributes: map[string]schema.Attribute{
 			"id":             idAttribute(),
 			"adopt_existing": adoptAttribute(),

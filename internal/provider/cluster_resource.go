@@ -70,7 +70,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	resp.Schema = schema.Schema{
 		Version: schemaVersion,
 		MarkdownDescription: "A registered cluster joins the mesh: its mesh-wide bootstrap objects (east-west Gateway, mTLS mode, default deny) in its Istio root namespace. " +
-			"Its objects go to its own cluster only; destroying it removes them.",
+			"Its objects go to its own cluster only; destroying it removes them." + objectsPlanNote,
 		Attributes: map[string]schema.Attribute{
 			"id": idAttribute(),
 			"name": schema.StringAttribute{

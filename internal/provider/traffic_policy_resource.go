@@ -46,7 +46,7 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 		MarkdownDescription: "How traffic from some sources to a destination behaves: routing (match, traffic shift, mirror), resilience (timeout, retries, fault injection), " +
 			"headers and CORS, and connection settings. Written as VirtualService routes and DestinationRule settings in the source clusters only, since Istio applies them at the client. " +
 			"Several policies on one destination compose into one VirtualService per cluster: requests they do not share get separate routes, shared requests get the settings of both, " +
-			"and the same setting with different values is an error that names both policies.",
+			"and the same setting with different values is an error that names both policies." + objectsPlanNote,
 		Attributes: trafficPolicyAttributes(),
 	}
 }

@@ -133,7 +133,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 		MarkdownDescription: "One global hostname (e.g. `user.global`) served by Kubernetes services in several clusters. " +
 			"Client clusters get a ServiceEntry and DestinationRule for the hostname (local backends by service name, remote ones through their east-west gateway) " +
 			"with failover by priority or locality; backend clusters get what their east-west gateway needs to route the hostname to the local service. " +
-			"Clusters that are neither get nothing.",
+			"Clusters that are neither get nothing." + objectsPlanNote,
 		Attributes: map[string]schema.Attribute{
 			"id":             idAttribute(),
 			"adopt_existing": adoptAttribute(),
