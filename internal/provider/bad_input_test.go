@@ -121,6 +121,15 @@ func badInputCases(t *testing.T) []badInputCase {
   rules   = [{ ports = [0] }]`), `rules\[0\]\.ports\[0\]`},
 		{"ap namespace", "", apWith(`  sources = [{ namespace = "Bad NS", service_account = "account" }]`), `sources\[0\]\.namespace`},
 		{"ap trust domains collide", sharedTrust, apWith(`  sources = [{ cluster_selector = { cloud = "aws" }, namespace = "accounts", service_account = "account" }]`), `sources\[0\]`},
+		{"two intents write one object", "", badInputVD + `
+resource "mesh_virtual_destination" "user_backend" {
+  name      = "user-backend"
+  hostname  = "user-backend.global"
+  namespace = "users"
+  ports     = [{ number = 9090, protocol = "HTTP" }]
+  backends  = [{ cluster = "west", namespace = "users", service = "user" }]
+  clients   = { clusters = ["east"] }
+}`, `name`},
 		// provider
 		{"provider exec with token", strings.Replace(providerConfig(t, ""), `config_context = "east"`, `config_context = "east"
         token = "t"
@@ -174,6 +183,7 @@ var badInputNeedsPlan = map[string]string{
 	"tp unknown source cluster":                "registry",
 	"ap unknown source cluster":                "registry",
 	"ap trust domains collide":                 "registry (trust domains)",
+	"two intents write one object":             "another resource's objects",
 }
 
 // terraform validate catches every other case of the bad-input table,

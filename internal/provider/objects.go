@@ -86,6 +86,11 @@ func planObjects(data *providerData, spec intentSpec) (types.Map, diag.Diagnosti
 		d.AddError("Rendering objects", err.Error())
 		return types.MapUnknown(types.StringType), d
 	}
+	if err := data.Planned.claim(spec.Owner, engine.Entries(desired)); err != nil {
+		var d diag.Diagnostics
+		addAttrError(&d, path.Root("name"), "Two intents write the same object", err.Error())
+		return types.MapUnknown(types.StringType), d
+	}
 	if err := renderPlanned(spec.Owner, desired); err != nil {
 		var d diag.Diagnostics
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", RenderDirEnv, spec.Owner, err))

@@ -68,6 +68,8 @@ type providerData struct {
 	Retired map[string]bool
 	// RecordsNamespace is the namespace of virtual destination records.
 	RecordsNamespace string
+	// Planned tells which intent planned each object in this run.
+	Planned *plannedObjects
 }
 
 // recordsNamespace is where virtual destination records are written and
@@ -257,6 +259,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		RegistryUnknown:  unknown,
 		Clients:          clients,
 		Destinations:     &destinationIndex{},
+		Planned:          &plannedObjects{},
 		TrafficPolicies:  &trafficPolicyIndex{},
 		RecordsNamespace: m.RecordsNS.ValueString(),
 		Engine: &engine.Engine{
