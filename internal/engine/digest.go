@@ -77,30 +77,15 @@ func withoutIdentity(m map[string]any) map[string]any {
 		// The instance ID is identity too, and unknown while planning a
 		// create: it must not make the digest unknown.
 		if labels, ok := rest["labels"].(map[string]any); ok {
-			if _, has := labels[LabelOwnerID]; has {
-				trimmed := make(map[string]any, len(labels))
-				for k, v := range labels {
-					if k != LabelOwnerID {
-						trimmed[k] = v
-					}
-				}
-				rest["labels"] = trimmed
-			}
+			rest["labels"], _ = withoutKey(labels, LabelOwnerID)
 		}
 		// The kept configuration (for import) is not intent: written
 		// differently, it translates to the same objects.
 		if annotations, ok := rest["annotations"].(map[string]any); ok {
-			if _, has := annotations[AnnotationConfig]; has {
-				trimmed := make(map[string]any, len(annotations))
-				for k, v := range annotations {
-					if k != AnnotationConfig {
-						trimmed[k] = v
-					}
-				}
+			if trimmed, had := withoutKey(annotations, AnnotationConfig); had && len(trimmed) == 0 {
+				delete(rest, "annotations")
+			} else {
 				rest["annotations"] = trimmed
-				if len(trimmed) == 0 {
-					delete(rest, "annotations")
-				}
 			}
 		}
 		if len(rest) == 0 {
@@ -110,6 +95,21 @@ func withoutIdentity(m map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// withoutKey returns m without key (m itself when it has no such key), and
+// whether it had it.
+func withoutKey(m map[string]any, key string) (map[string]any, bool) {
+	if _, has := m[key]; !has {
+		return m, false
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out, true
 }
 
 // digestOf hashes the canonical JSON of v (encoding/json sorts map keys).
