@@ -1,6 +1,7 @@
 package kubeclient
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,55 @@ func TestRESTConfigInClusterOutsideAPod(t *testing.T) {
 	_, err := RESTConfig(Connection{InCluster: true}, 0)
 	if err == nil || !strings.Contains(err.Error(), "not a pod") {
 		t.Fatalf("want the not-a-pod error, got %v", err)
+	}
+}
+
+// An exec credential plugin that is not installed is an error naming the
+// command and what to do instead, before any request.
+func TestExecPluginNotInstalled(t *testing.T) {
+	_, err := RESTConfig(Connection{Host: "https://127.0.0.1:1", Exec: &Exec{APIVersion: "client.authentication.k8s.io/v1", Command: "mesh-test-no-such-plugin"}}, 0)
+	if err == nil || !strings.Contains(err.Error(), `"mesh-test-no-such-plugin" is not installed`) || !strings.Contains(err.Error(), "token") {
+		t.Fatalf("want an error naming the missing plugin and the token alternative, got %v", err)
+	}
+}
+
+// Kubeconfig files merge in order, and a cluster without a context takes
+// the context named like it; a context that is not there is an error.
+func TestConfigPathsAndContextByClusterName(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "a")
+	second := filepath.Join(dir, "b")
+	kc := func(names ...string) string {
+		var b strings.Builder
+		b.WriteString("apiVersion: v1\nkind: Config\nclusters:\n")
+		for i, n := range names {
+			fmt.Fprintf(&b, "- name: %s\n  cluster:\n    server: https://10.0.0.%d:6443\n", n, i+1)
+		}
+		b.WriteString("users:\n- name: u\n  user:\n    token: t\ncontexts:\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "- name: %s\n  context:\n    cluster: %s\n    user: u\n", n, n)
+		}
+		b.WriteString("current-context: " + names[0] + "\n")
+		return b.String()
+	}
+	if err := os.WriteFile(first, []byte(kc("east")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, []byte(kc("other", "west")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := RESTConfig(Connection{Name: "west", ConfigPaths: []string{first, second}}, 0)
+	if err != nil || cfg.Host != "https://10.0.0.2:6443" {
+		t.Fatalf("west from the merged files: host %v, err %v", cfg, err)
+	}
+	cfg, err = RESTConfig(Connection{Name: "nameless", ConfigPath: first}, 0)
+	if err != nil || cfg.Host != "https://10.0.0.1:6443" {
+		t.Fatalf("a cluster without a context of its name takes the current context: %v, %v", cfg, err)
+	}
+	if _, err := RESTConfig(Connection{Name: "east", ConfigPath: first, ConfigContext: "missing"}, 0); err == nil || !strings.Contains(err.Error(), `no context "missing"`) {
+		t.Fatalf("a missing context: %v", err)
+	}
+	if _, err := RESTConfig(Connection{Name: "east", ConfigPaths: []string{filepath.Join(dir, "absent")}}, 0); err == nil {
+		t.Fatal("a missing kubeconfig file is accepted")
 	}
 }
