@@ -212,7 +212,7 @@ func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteR
 // instance ID and adopt_existing are set, and it owns nothing yet.
 func adoptPending(ctx context.Context, state tfsdk.State) bool {
 	var adopt types.Bool
-	var objects types.List
+	var objects types.Map
 	if state.GetAttribute(ctx, path.Root("adopt_existing"), &adopt).HasError() ||
 		state.GetAttribute(ctx, path.Root("objects"), &objects).HasError() {
 		return false
