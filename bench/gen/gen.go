@@ -130,6 +130,8 @@ func Generate(m int, clusters []Cluster) *Spec {
 			Hostname:  host,
 			Namespace: translate.DefaultIstioNS,
 			Ports:     []virtualdestination.Port{{Number: 8080, Protocol: "HTTP"}},
+			// As the provider computes it when vip is not set.
+			VIP: virtualdestination.VIP(host),
 			Backends: []virtualdestination.Backend{
 				{Cluster: primary.Name, Namespace: ns, Service: name, Priority: 0},
 			},
