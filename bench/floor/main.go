@@ -275,6 +275,20 @@ func writeFingerprints(path string, items []unstructured.Unstructured) error {
 		a := o.GetAnnotations()
 		cluster := a[clusterAnnotation]
 		delete(a, clusterAnnotation)
+		// The configuration the provider keeps for import is not written
+		// by the floor, which has none: compared without it, as digests are.
+		delete(a, engine.AnnotationConfig)
+		for k, v := range a {
+			var contribution map[string]any
+			if strings.Contains(k, ".mesh-intent.io/") && json.Unmarshal([]byte(v), &contribution) == nil {
+				delete(contribution, engine.ContributionConfigKey)
+				canonical, err := json.Marshal(contribution)
+				if err != nil {
+					return err
+				}
+				a[k] = string(canonical)
+			}
+		}
 		// Instance IDs are random in the provider's objects (the floor
 		// derives its own): compared as present, not by value.
 		labels := o.GetLabels()
