@@ -161,3 +161,29 @@ func TestComposeLastContributionDeletesTheObject(t *testing.T) {
 		t.Fatal("the composed object outlived its last contribution")
 	}
 }
+
+// A hand-written object where a composed one goes is refused, untouched,
+// unless the contributing intent adopts; then it is recomposed in place
+// (same UID) from the contributions alone, and carries them.
+func TestComposeAdoptsAPlainObjectOnlyWhenAsked(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	seed(t, fc["east"], d.Entry, map[string]string{"team": "hand-written"})
+	uid := live(t, fc["east"], d.Entry).GetUID()
+	if _, err := e.Apply(context.Background(), composedOwner("a"), []Desired{d}, nil); err == nil || !strings.Contains(err.Error(), "adopt_existing") {
+		t.Fatalf("want the refusal naming adopt_existing, got %v", err)
+	}
+	if got := live(t, fc["east"], d.Entry); got.GetLabels()[LabelManagedBy] != "" {
+		t.Fatalf("the refused object was written: labels %v", got.GetLabels())
+	}
+	adopter := composedOwner("a")
+	adopter.Adopt = true
+	if _, err := e.Apply(context.Background(), adopter, []Desired{d}, nil); err != nil {
+		t.Fatalf("adopting: %v", err)
+	}
+	vs := live(t, fc["east"], d.Entry)
+	routes, _, _ := unstructuredSlice(vs.Object, "spec", "routes")
+	if vs.GetUID() != uid || fmt.Sprint(routes) != "[route-of-a]" || vs.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-a" {
+		t.Fatalf("not adopted in place: uid %s (was %s), routes %v, labels %v", vs.GetUID(), uid, routes, vs.GetLabels())
+	}
+}
