@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // A cluster that does not answer in time once is not asked again in the
@@ -63,10 +64,20 @@ func (t *silentTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err := t.next.RoundTrip(req)
-	if err != nil && timedOut(err) && req.Context().Err() != context.Canceled {
+	if err != nil && req.Context().Err() != context.Canceled && (timedOut(err) || pastDeadline(req)) {
 		t.s.mark(t.cluster, err)
 	}
 	return resp, err
+}
+
+// pastDeadline reports a request whose deadline (http.Client's Timeout)
+// has passed. At that moment the client both ends the request's context
+// and closes its legacy Cancel channel; when the transport sees the channel
+// first, it answers "request canceled", which is no timeout error, although
+// the request did time out.
+func pastDeadline(req *http.Request) bool {
+	dl, ok := req.Context().Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 func timedOut(err error) bool {

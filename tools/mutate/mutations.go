@@ -55,6 +55,11 @@ var mutations = []mutation{
 		Package: "./internal/provider",
 	},
 	{
+		ID: "kubeclient/silence-misses-canceled", Why: "a request that timed out but reports \"request canceled\" does not mark its cluster silent",
+		File: "internal/kubeclient/silent.go", From: "(timedOut(err) || pastDeadline(req))", To: "timedOut(err)",
+		Package: "./internal/kubeclient",
+	},
+	{
 		ID: "engine/unconfirmed-forgotten", Why: "a create cut off before the answer is not listed",
 		File: "internal/engine/apply.go", From: "} else if unconfirmed(err) {", To: "} else if false {",
 		Package: "./internal/engine",
