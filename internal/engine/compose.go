@@ -35,9 +35,9 @@ type Composition struct {
 // composedRetries bounds the optimistic-concurrency retries of one object.
 const composedRetries = 8
 
-// contributionKey is the annotation (and label) key of an intent's
+// ContributionKey is the annotation (and label) key of an intent's
 // contribution: <kind>.mesh-intent.io/<name>.
-func (o Owner) contributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
+func (o Owner) ContributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
 
 func (o Owner) composerManager(base string) string {
 	if base == "" {
@@ -96,7 +96,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			}
 			adopting = true // what it holds now is nobody's contribution
 		}
-		if id, ok := live.GetLabels()[owner.contributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
+		if id, ok := live.GetLabels()[owner.ContributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
 			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
 				Detail: fmt.Sprintf("Another %s named %q (instance %s), from another Terraform state or a replaced resource, already contributes to %s. Rename one of them.", owner.Kind, owner.Name, id, entry)}
 		}
@@ -140,7 +140,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		annotations[prefix+name] = c
 	}
 	if !remove {
-		labels[owner.contributionKey()] = owner.idValue()
+		labels[owner.ContributionKey()] = owner.idValue()
 	}
 	meta["labels"], meta["annotations"] = labels, annotations
 	forceOurs := e.ForceConflicts

@@ -54,7 +54,7 @@ func (o Owner) String() string { return o.Kind + " " + o.Name }
 // Labels are the ownership labels of o's objects.
 func (o Owner) Labels() map[string]string {
 	if o.Composition != nil {
-		return map[string]string{LabelManagedBy: ManagedByValue, o.contributionKey(): o.idValue()}
+		return map[string]string{LabelManagedBy: ManagedByValue, o.ContributionKey(): o.idValue()}
 	}
 	l := map[string]string{LabelManagedBy: ManagedByValue, LabelOwnerKind: o.Kind, LabelOwnerName: o.Name}
 	if o.ID != "" {
@@ -76,9 +76,9 @@ func (o Owner) idValue() string {
 func (o Owner) Selector() string {
 	if o.Composition != nil {
 		if o.ID == "" {
-			return fmt.Sprintf("%s=%s,%s", LabelManagedBy, ManagedByValue, o.contributionKey())
+			return fmt.Sprintf("%s=%s,%s", LabelManagedBy, ManagedByValue, o.ContributionKey())
 		}
-		return fmt.Sprintf("%s=%s,%s=%s", LabelManagedBy, ManagedByValue, o.contributionKey(), o.ID)
+		return fmt.Sprintf("%s=%s,%s=%s", LabelManagedBy, ManagedByValue, o.ContributionKey(), o.ID)
 	}
 	sel := fmt.Sprintf("%s=%s,%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind, LabelOwnerName, o.Name)
 	if o.ID != "" {
@@ -93,7 +93,7 @@ func (o Owner) owns(labels map[string]string) bool {
 		return false
 	}
 	if o.Composition != nil {
-		v, ok := labels[o.contributionKey()]
+		v, ok := labels[o.ContributionKey()]
 		return ok && (o.ID == "" || v == o.ID)
 	}
 	return labels[LabelOwnerKind] == o.Kind && labels[LabelOwnerName] == o.Name && (o.ID == "" || labels[LabelOwnerID] == o.ID)

@@ -40,7 +40,7 @@ const listPageSize = 500
 const pruneListThreshold = 16
 
 // contributionInfix separates kind and name in a contribution label key
-// (see Owner.contributionKey).
+// (see Owner.ContributionKey).
 const contributionInfix = ".mesh-intent.io/"
 
 type listKey struct {

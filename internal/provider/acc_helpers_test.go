@@ -228,20 +228,34 @@ func snapshotVersions(t *testing.T, kind, name string, into versions) func(*terr
 		for k := range into {
 			delete(into, k)
 		}
-		sel := engine.LabelOwnerKind + "=" + kind + "," + engine.LabelOwnerName + "=" + name
-		for _, c := range testClusters {
-			for _, gvr := range allOwnedGVRs {
-				list, err := dyn(t, c).Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
-				if err != nil {
-					return err
-				}
-				for _, o := range list.Items {
-					into[fmt.Sprintf("%s/%s/%s/%s", c, o.GetKind(), o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
-				}
+		got, err := ownedVersions(t, kind, name)
+		for k, v := range got {
+			into[k] = v
+		}
+		return err
+	}
+}
+
+// ownedVersions lists the objects an intent owns (any intent's when kind
+// is empty) in every local cluster, with their resourceVersions.
+func ownedVersions(t *testing.T, kind, name string) (versions, error) {
+	sel := engine.LabelManagedBy + "=" + engine.ManagedByValue
+	if kind != "" {
+		sel = engine.LabelOwnerKind + "=" + kind + "," + engine.LabelOwnerName + "=" + name
+	}
+	out := versions{}
+	for _, c := range testClusters {
+		for _, gvr := range allOwnedGVRs {
+			list, err := dyn(t, c).Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+			if err != nil {
+				return out, err
+			}
+			for _, o := range list.Items {
+				out[fmt.Sprintf("%s/%s/%s/%s", c, o.GetKind(), o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
 			}
 		}
-		return nil
 	}
+	return out, nil
 }
 
 // changedExactly asserts that between two snapshots exactly the listed

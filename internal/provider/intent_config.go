@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -23,7 +21,8 @@ import (
 //   - a traffic policy in its contribution to the composed objects.
 //
 // It is the configuration as written (values not set are left out), as
-// JSON; the same at plan and at apply, so the planned digests hold.
+// JSON, written at apply. No digest covers it, so plans need not compute
+// it and a configuration written differently shows no change.
 
 // ConfigAnnotation holds an intent's configuration on its objects;
 // contributionConfigKey is the field of a traffic policy's contribution
@@ -112,103 +111,11 @@ func tfToAny(v tftypes.Value) (any, error) {
 	return nil, fmt.Errorf("unsupported type %s", t)
 }
 
-// configValue rebuilds a value of type t from configJSON's output.
+// configValue rebuilds a value of type t from configJSON's output:
+// attributes left out are null, and one that t does not have is an error
+// naming it.
 func configValue(t tftypes.Type, raw string) (tftypes.Value, error) {
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	var x any
-	if err := dec.Decode(&x); err != nil {
-		return tftypes.Value{}, err
-	}
-	return anyToTF(t, x, "")
-}
-
-func anyToTF(t tftypes.Type, x any, at string) (tftypes.Value, error) {
-	if x == nil {
-		return tftypes.NewValue(t, nil), nil
-	}
-	wrong := func() (tftypes.Value, error) {
-		return tftypes.Value{}, fmt.Errorf("%s: %T is not a %s", strings.TrimPrefix(at, "."), x, t)
-	}
-	switch tt := t.(type) {
-	case tftypes.Object:
-		m, ok := x.(map[string]any)
-		if !ok {
-			return wrong()
-		}
-		fields := map[string]tftypes.Value{}
-		for k := range m {
-			if _, ok := tt.AttributeTypes[k]; !ok {
-				return tftypes.Value{}, fmt.Errorf("%s.%s: not an attribute of this provider version", strings.TrimPrefix(at, "."), k)
-			}
-		}
-		for k, et := range tt.AttributeTypes {
-			v, err := anyToTF(et, m[k], at+"."+k)
-			if err != nil {
-				return tftypes.Value{}, err
-			}
-			fields[k] = v
-		}
-		return tftypes.NewValue(tt, fields), nil
-	case tftypes.Map:
-		m, ok := x.(map[string]any)
-		if !ok {
-			return wrong()
-		}
-		fields := map[string]tftypes.Value{}
-		for k, e := range m {
-			v, err := anyToTF(tt.ElementType, e, at+"."+k)
-			if err != nil {
-				return tftypes.Value{}, err
-			}
-			fields[k] = v
-		}
-		return tftypes.NewValue(tt, fields), nil
-	case tftypes.List, tftypes.Set:
-		s, ok := x.([]any)
-		if !ok {
-			return wrong()
-		}
-		et := elementType(tt)
-		elems := make([]tftypes.Value, 0, len(s))
-		for i, e := range s {
-			v, err := anyToTF(et, e, fmt.Sprintf("%s[%d]", at, i))
-			if err != nil {
-				return tftypes.Value{}, err
-			}
-			elems = append(elems, v)
-		}
-		return tftypes.NewValue(tt, elems), nil
-	}
-	switch {
-	case t.Is(tftypes.String):
-		if s, ok := x.(string); ok {
-			return tftypes.NewValue(t, s), nil
-		}
-	case t.Is(tftypes.Bool):
-		if b, ok := x.(bool); ok {
-			return tftypes.NewValue(t, b), nil
-		}
-	case t.Is(tftypes.Number):
-		if n, ok := x.(json.Number); ok {
-			f, _, err := big.ParseFloat(string(n), 10, 512, big.ToNearestEven)
-			if err != nil {
-				return tftypes.Value{}, fmt.Errorf("%s: %v", strings.TrimPrefix(at, "."), err)
-			}
-			return tftypes.NewValue(t, f), nil
-		}
-	}
-	return wrong()
-}
-
-func elementType(t tftypes.Type) tftypes.Type {
-	switch tt := t.(type) {
-	case tftypes.List:
-		return tt.ElementType
-	case tftypes.Set:
-		return tt.ElementType
-	}
-	return nil
+	return tftypes.ValueFromJSON([]byte(raw), t)
 }
 
 // withConfig makes the spec keep the configuration cfg in the clusters
@@ -261,13 +168,4 @@ func contributionConfig(contribution string) (string, bool) {
 	}
 	c, ok := fields[contributionConfigKey]
 	return string(c), ok
-}
-
-func sortedStrings(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -66,10 +66,10 @@ func TestKeptConfigurationRefusesWhatDoesNotFit(t *testing.T) {
 		"ports": tftypes.List{ElementType: tftypes.Object{AttributeTypes: map[string]tftypes.Type{"number": tftypes.Number}}},
 	}}
 	for raw, want := range map[string]string{
-		`{"name":"a","color":"red"}`:      "color: not an attribute",
-		`{"name":1}`:                      "name: json.Number is not a tftypes.String",
-		`{"ports":[{"number":"eighty"}]}`: "ports[0].number",
-		`{"ports":{"number":80}}`:         "ports: map[string]interface {} is not a",
+		`{"name":"a","color":"red"}`:      `AttributeName("color"): unsupported attribute`,
+		`{"name":{"a":1}}`:                `AttributeName("name"): unsupported type`,
+		`{"ports":[{"number":"eighty"}]}`: `AttributeName("ports").ElementKeyInt(0).AttributeName("number")`,
+		`{"ports":{"number":80}}`:         `AttributeName("ports"): invalid JSON`,
 		`not json`:                        "invalid character",
 	} {
 		_, err := configValue(typ, raw)

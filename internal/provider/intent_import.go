@@ -142,11 +142,11 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 // not write.
 func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarget, name string) (found map[string]foundInstance, plain, unreachable []string) {
 	found = map[string]foundInstance{}
-	contributionKey := t.kind + ".mesh-intent.io/" + name
-	selector := fmt.Sprintf("%s=%s,%s=%s,%s=%s", engine.LabelManagedBy, engine.ManagedByValue, engine.LabelOwnerKind, t.kind, engine.LabelOwnerName, name)
+	owner := engine.Owner{Kind: t.kind, Name: name} // no ID: every instance
 	if t.composed {
-		selector = fmt.Sprintf("%s=%s,%s", engine.LabelManagedBy, engine.ManagedByValue, contributionKey)
+		owner.Composition = &engine.Composition{}
 	}
+	selector, contributionKey := owner.Selector(), owner.ContributionKey()
 	for _, cluster := range l.data.Registry.Names() {
 		c, err := l.data.Clients.Get(cluster)
 		if err != nil {

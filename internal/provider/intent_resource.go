@@ -45,8 +45,8 @@ type intentLifecycle[M any, P intentModel[M]] struct {
 	importer importTarget
 }
 
-// specOf resolves the model into intent; with the configuration (at plan
-// and apply), the spec keeps it in the clusters for import.
+// specOf resolves the model into intent; with the configuration (at
+// apply), the spec keeps it in the clusters for import.
 func (l *intentLifecycle[M, P]) specOf(ctx context.Context, m *M, planning bool, config *tfsdk.Config) (intentSpec, diag.Diagnostics) {
 	spec, diags := P(m).spec(ctx, l.data, planning)
 	spec.Owner.Adopt = P(m).adoptExisting()
@@ -89,7 +89,9 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	proposed := m
-	spec, diags := l.specOf(ctx, &m, true, &req.Config)
+	// The configuration kept for import is no part of a digest, so the
+	// plan does without it: apply writes it (Create, Update).
+	spec, diags := l.specOf(ctx, &m, true, nil)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

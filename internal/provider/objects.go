@@ -86,7 +86,8 @@ func planObjects(data *providerData, spec intentSpec) (types.Map, diag.Diagnosti
 		d.AddError("Rendering objects", err.Error())
 		return types.MapUnknown(types.StringType), d
 	}
-	if err := data.Planned.claim(spec.Owner, engine.Entries(desired)); err != nil {
+	entries := engine.Entries(desired)
+	if err := data.Planned.claim(spec.Owner, entries); err != nil {
 		var d diag.Diagnostics
 		addAttrError(&d, path.Root("name"), "Two intents write the same object", err.Error())
 		return types.MapUnknown(types.StringType), d
@@ -96,7 +97,7 @@ func planObjects(data *providerData, spec intentSpec) (types.Map, diag.Diagnosti
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", RenderDirEnv, spec.Owner, err))
 		return types.MapUnknown(types.StringType), d
 	}
-	return entriesValue(engine.Entries(desired))
+	return entriesValue(entries)
 }
 
 // applyObjects translates (all values are known at apply), applies and

@@ -105,9 +105,7 @@ func relBegin(t *testing.T) {
 // existed before the test began.
 func relAllOwned(t *testing.T) []string {
 	t.Helper()
-	name, _, _ := strings.Cut(t.Name(), "/")
-	v, _ := relForeign.Load(name)
-	foreign, _ := v.(map[string]bool)
+	foreign := relForeignSet(t)
 	var out []string
 	for _, k := range liveOwned(t, "", "") {
 		if !foreign[k] {
@@ -115,6 +113,14 @@ func relAllOwned(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// relForeignSet is what relBegin found before the test began.
+func relForeignSet(t *testing.T) map[string]bool {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	v, _ := relForeign.Load(name)
+	foreign, _ := v.(map[string]bool)
+	return foreign
 }
 
 func sortedKeys(m map[string]bool) []string {

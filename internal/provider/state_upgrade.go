@@ -74,11 +74,11 @@ func objectsV0ToV1(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	out := make(map[string]*string, len(list))
 	for _, o := range list {
-		e := engine.Entry{Cluster: o.Cluster, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
-		if _, err := engine.EntryFromStateKey(e.StateKey(), ""); err != nil {
+		key := engine.Entry{Cluster: o.Cluster, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}.StateKey()
+		if _, err := engine.EntryFromStateKey(key, ""); err != nil {
 			return nil, err
 		}
-		out[e.StateKey()] = o.Digest
+		out[key] = o.Digest
 	}
 	return json.Marshal(out)
 }

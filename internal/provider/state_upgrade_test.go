@@ -130,6 +130,6 @@ func TestStateUpgradeFromVersion0(t *testing.T) {
 		}
 	}
 	if len(seen) != len(schemas) {
-		t.Errorf("the version 0 state covers %v of the %d resource types", sortedStrings(seen), len(schemas))
+		t.Errorf("the version 0 state covers %v of the %d resource types", sortedKeys(seen), len(schemas))
 	}
 }

@@ -51,7 +51,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/upgrade-drops-digest", Why: "the state upgrader loses the digests of version 0",
-		File: "internal/provider/state_upgrade.go", From: "\t\tout[e.StateKey()] = o.Digest", To: "\t\tout[e.StateKey()] = nil",
+		File: "internal/provider/state_upgrade.go", From: "\t\tout[key] = o.Digest", To: "\t\tout[key] = nil",
 		Package: "./internal/provider",
 	},
 	{
