@@ -30,6 +30,15 @@ type Composition struct {
 	// Compose renders the object key from all contributions (by intent
 	// name). It returns nil when nothing of the object remains.
 	Compose func(key translate.Key, contributions map[string]string) (map[string]any, error)
+	// Workspace is the identity of the Terraform workspace this intent
+	// belongs to (the provider's workspace setting). A contribution of the
+	// same name, from another instance, that says it comes from this
+	// workspace is this workspace's own leftover (a destroyed or forgotten
+	// resource) and is replaced; from another workspace it is a conflict.
+	Workspace string
+	// Check reads a contribution found on an object: the workspace it says
+	// it comes from, or why it cannot be composed (contributions.go).
+	Check func(raw string) (workspace string, err error)
 }
 
 // composedRetries bounds the optimistic-concurrency retries of one object.
@@ -84,9 +93,13 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	case err != nil:
 		return err
 	}
+	manager := owner.composerManager(e.FieldManager)
 	contributions := map[string]string{}
-	prefix := owner.Kind + ".mesh-intent.io/"
+	prefix := owner.Kind + contributionInfix
 	adopting := false
+	// gone are contributions on the object that this write removes: ours
+	// when releasing, and those not to be trusted.
+	var gone []string
 	if live != nil {
 		if labels := live.GetLabels(); labels[LabelManagedBy] != ManagedByValue {
 			if !owner.Adopt || remove {
@@ -97,18 +110,48 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			adopting = true // what it holds now is nobody's contribution
 		}
 		if id, ok := live.GetLabels()[owner.ContributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
-			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
-				Detail: fmt.Sprintf("Another %s named %q (instance %s), from another Terraform state or a replaced resource, already contributes to %s. Rename one of them.", owner.Kind, owner.Name, id, entry)}
+			theirs := owner.workspaceOf(live.GetAnnotations()[owner.ContributionKey()])
+			switch {
+			case remove:
+				// Another instance of the name contributes now (this one
+				// was replaced): nothing of ours is left to release.
+				return nil
+			case owner.Composition.Workspace == "" || theirs != owner.Composition.Workspace:
+				return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+					Detail: fmt.Sprintf("Another %s named %q (instance %s, from workspace %s) already contributes to %s; this one is from workspace %s. "+
+						"Names identify contributions on a shared object, so rename one of them.", owner.Kind, owner.Name, id, workspaceName(theirs), entry, workspaceName(owner.Composition.Workspace))}
+			default:
+				logEntry(ctx, "replacing this workspace's leftover contribution of the same name", owner, entry, "leftover_instance", id)
+			}
 		}
 		for k, v := range live.GetAnnotations() {
-			if strings.HasPrefix(k, prefix) {
-				contributions[strings.TrimPrefix(k, prefix)] = v
+			if !strings.HasPrefix(k, prefix) {
+				continue
+			}
+			name := strings.TrimPrefix(k, prefix)
+			if name == owner.Name {
+				if remove {
+					gone = append(gone, name)
+				}
+				continue
+			}
+			if why := owner.untrusted(live, k, v); why != "" {
+				logEntry(ctx, "contribution not composed and removed: "+why, owner, entry, "annotation", k)
+				gone = append(gone, name)
+				continue
+			}
+			contributions[name] = v
+		}
+		// A contribution label without its annotation is a leftover too.
+		for k := range live.GetLabels() {
+			if name, ok := strings.CutPrefix(k, prefix); ok && name != owner.Name {
+				if _, has := live.GetAnnotations()[k]; !has {
+					gone = append(gone, name)
+				}
 			}
 		}
 	}
-	if remove {
-		delete(contributions, owner.Name)
-	} else {
+	if !remove {
 		contributions[owner.Name] = owner.Composition.Contribution
 	}
 	manifest, err := owner.Composition.Compose(entry.Key(), contributions)
@@ -125,6 +168,11 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			// Nobody else holds the object: it goes.
 			uid, rv := live.GetUID(), live.GetResourceVersion()
 			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+		}
+	}
+	if live != nil && len(gone) > 0 {
+		if live, err = forgetContributions(ctx, ri, live, prefix, gone, manager); err != nil {
+			return err
 		}
 	}
 	meta := manifest["metadata"].(map[string]any)
@@ -153,7 +201,9 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		// The create records the composer as an updater; the apply
 		// below makes it the applier (forced, as it is its own field
 		// set), so that drift is read from the composer's applied fields.
-		created, err := ri.Create(ctx, &unstructured.Unstructured{Object: manifest}, metav1.CreateOptions{FieldManager: owner.composerManager(e.FieldManager)})
+		// (What the create holds is removed explicitly when released:
+		// forgetContributions.)
+		created, err := ri.Create(ctx, &unstructured.Unstructured{Object: manifest}, metav1.CreateOptions{FieldManager: manager})
 		if err != nil {
 			return err
 		}
@@ -161,7 +211,6 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	}
 	meta["resourceVersion"] = live.GetResourceVersion()
 	obj := &unstructured.Unstructured{Object: manifest}
-	manager := owner.composerManager(e.FieldManager)
 	res, err := ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: forceOurs})
 	if managers, fields := conflictManagers(err); len(managers) > 0 {
 		// Our own intents (a virtual destination's fields in its
@@ -186,6 +235,14 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
 	}
 	return err
+}
+
+// workspaceName shows a workspace identity in messages.
+func workspaceName(ws string) string {
+	if ws == "" {
+		return "(none recorded)"
+	}
+	return fmt.Sprintf("%q", ws)
 }
 
 // oursOrEdits reports whether every manager is one of this provider's or
@@ -241,6 +298,9 @@ const digestDrifted = "drifted"
 // one kind of intent: the contributions and the composer's fields.
 type composedState struct {
 	contributions map[string]string
+	// ids are the contributors' instances (their labels); handWritten
+	// says, of contributions written by others than a composer, by whom.
+	ids, handWritten map[string]string
 	// have is the digest of the composer's spec fields; unreadable is set
 	// when its managed fields cannot be read, unheld when nobody holds
 	// the composition any more.
@@ -252,10 +312,16 @@ type composedState struct {
 
 func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
 	prefix := kind + contributionInfix
-	st := composedState{contributions: map[string]string{}}
+	st := composedState{contributions: map[string]string{}, ids: map[string]string{}, handWritten: map[string]string{}}
 	for k, v := range live.GetAnnotations() {
-		if strings.HasPrefix(k, prefix) {
-			st.contributions[strings.TrimPrefix(k, prefix)] = v
+		if name, ok := strings.CutPrefix(k, prefix); ok {
+			st.contributions[name] = v
+			if id := live.GetLabels()[k]; id != "true" {
+				st.ids[name] = id
+			}
+			if why := handWritten(live, kind, k); why != "" {
+				st.handWritten[name] = why
+			}
 		}
 	}
 	st.foreign, _ = e.foreignComposedFields(live, Owner{Kind: kind}.composerManager(e.FieldManager))
@@ -273,7 +339,17 @@ func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) c
 }
 
 func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState) bool {
-	manifest, err := owner.Composition.Compose(entry.Key(), st.contributions)
+	// What the next writer composes: the trusted contributions.
+	trusted := map[string]string{}
+	for name, raw := range st.contributions {
+		if owner.untrustedIn(st, name, raw) == "" {
+			trusted[name] = raw
+		}
+	}
+	if len(trusted) != len(st.contributions) {
+		return true // the next writer removes the others
+	}
+	manifest, err := owner.Composition.Compose(entry.Key(), trusted)
 	if err != nil || manifest == nil {
 		return false // composing fails or yields nothing: the next apply says so
 	}

@@ -74,6 +74,7 @@ func createReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
 	return func(a k8stesting.Action) (bool, runtime.Object, error) {
 		ca := a.(k8stesting.CreateActionImpl)
 		obj := ca.GetObject().(*unstructured.Unstructured).DeepCopy()
+		obj.SetManagedFields(metadataFields(obj, ca.CreateOptions.FieldManager, metav1.ManagedFieldsOperationUpdate))
 		obj.SetUID(nextUID())
 		obj.SetResourceVersion("1")
 		if err := d.Tracker().Create(ca.GetResource(), obj, ca.GetNamespace()); err != nil {
@@ -96,6 +97,7 @@ func applyReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
 			return true, nil, err
 		}
 		gvr, ns, name := pa.GetResource(), pa.GetNamespace(), pa.GetName()
+		obj.SetManagedFields(metadataFields(obj, pa.PatchOptions.FieldManager, metav1.ManagedFieldsOperationApply))
 		live, err := d.Tracker().Get(gvr, ns, name)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -121,6 +123,22 @@ func applyReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
 		obj.SetResourceVersion(strconv.Itoa(n + 1))
 		return true, obj, d.Tracker().Update(gvr, obj, ns)
 	}
+}
+
+// metadataFields is the managed-fields entry of manager for the labels
+// and annotations of obj: the fake does no field management of its own,
+// and contributions are trusted only when a composer holds them.
+func metadataFields(obj *unstructured.Unstructured, manager string, op metav1.ManagedFieldsOperationType) []metav1.ManagedFieldsEntry {
+	fields := map[string]any{}
+	for what, keys := range map[string]map[string]string{"f:labels": obj.GetLabels(), "f:annotations": obj.GetAnnotations()} {
+		set := map[string]any{}
+		for k := range keys {
+			set["f:"+k] = map[string]any{}
+		}
+		fields[what] = set
+	}
+	raw, _ := json.Marshal(map[string]any{"f:metadata": fields})
+	return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: op, APIVersion: obj.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}}
 }
 
 // seed stores an object in a fake cluster as someone (or we) left it.

@@ -212,7 +212,7 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if resp.Diagnostics.HasError() || !plan.knowable() {
 		return
 	}
-	objects, diags := planObjects(r.data, plan.spec())
+	objects, diags := planObjects(ctx, r.data, plan.spec())
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), objects)...)
 }

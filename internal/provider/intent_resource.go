@@ -70,7 +70,8 @@ func (l *intentLifecycle[M, P]) Configure(_ context.Context, req resource.Config
 }
 
 // ModifyPlan translates the planned intent into the objects attribute. It
-// contacts no cluster. Configuration values known only after apply leave
+// writes to no cluster (a traffic policy reads the objects it shares,
+// checkComposition). Configuration values known only after apply leave
 // the objects unknown.
 func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
@@ -96,7 +97,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	objects, diags := planObjects(l.data, spec)
+	objects, diags := planObjects(ctx, l.data, spec)
 	resp.Diagnostics.Append(diags...)
 	P(&m).setInventory(objects)
 	if sameValues(proposed, m) {

@@ -67,9 +67,11 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 	return k8sschema.FromAPIVersionAndKind(apiVersion, kind)
 }
 
-// planObjects computes the planned objects attribute, contacting no
-// cluster. Translation errors become attribute errors.
-func planObjects(data *providerData, spec intentSpec) (types.Map, diag.Diagnostics) {
+// planObjects computes the planned objects attribute from the
+// translation. Translation errors become attribute errors. It writes to
+// no cluster; only a composed intent reads the objects it shares
+// (checkComposition).
+func planObjects(ctx context.Context, data *providerData, spec intentSpec) (types.Map, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
 		return types.MapUnknown(types.StringType), nil
 	}
@@ -97,7 +99,12 @@ func planObjects(data *providerData, spec intentSpec) (types.Map, diag.Diagnosti
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", RenderDirEnv, spec.Owner, err))
 		return types.MapUnknown(types.StringType), d
 	}
-	return entriesValue(entries)
+	diags := checkComposition(ctx, data, spec.Owner, entries)
+	if diags.HasError() {
+		return types.MapUnknown(types.StringType), diags
+	}
+	l, d := entriesValue(entries)
+	return l, append(diags, d...)
 }
 
 // applyObjects translates (all values are known at apply), applies and

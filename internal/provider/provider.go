@@ -48,6 +48,7 @@ type providerModel struct {
 	RequestTimeout types.String `tfsdk:"request_timeout"`
 	Retired        types.Set    `tfsdk:"retired_clusters"`
 	RecordsNS      types.String `tfsdk:"records_namespace"`
+	Workspace      types.String `tfsdk:"workspace"`
 }
 
 // providerData is what Configure hands to every resource and data source.
@@ -70,6 +71,9 @@ type providerData struct {
 	RecordsNamespace string
 	// Planned tells which intent planned each object in this run.
 	Planned *plannedObjects
+	// Workspace is the identity composed contributions carry
+	// (workspace.go).
+	Workspace string
 }
 
 // recordsNamespace is where virtual destination records are written and
@@ -117,6 +121,7 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				Optional:   true,
 				Validators: []validator.String{dnsLabelValidator{}},
 			},
+			"workspace": workspaceAttribute(),
 			"retired_clusters": schema.SetAttribute{
 				MarkdownDescription: "Clusters that are gone for good (decommissioned, deleted together with their objects), by the names they had in `clusters`. " +
 					"Objects that resources still list in these clusters are dropped from state with a warning, without contacting the cluster, " +
@@ -262,6 +267,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		Planned:          &plannedObjects{},
 		TrafficPolicies:  &trafficPolicyIndex{},
 		RecordsNamespace: m.RecordsNS.ValueString(),
+		Workspace:        workspaceOf(m.Workspace),
 		Engine: &engine.Engine{
 			RecordsNamespace: m.RecordsNS.ValueString(),
 			Clients:          clients,

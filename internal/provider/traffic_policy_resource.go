@@ -109,11 +109,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 		return spec, diags
 	}
 	self := trafficpolicy.Named{Policy: in, Destination: dest}
-	raw, _ := json.Marshal(self)
-	spec.Owner.Composition.Contribution = string(raw)
-	spec.Owner.Composition.Compose = func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-		return trafficpolicy.ComposeContributions(key, contributions, data.Registry)
-	}
+	spec.Owner.Composition = trafficPolicyComposition(self, data)
 	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
 		if m.ResolvedDestination.IsUnknown() {
 			return nil, translate.ErrUnknownPlacement
@@ -140,3 +136,32 @@ func (m *trafficPolicyModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *trafficPolicyModel) ownerID() *types.String { return &m.ID }
 func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
+
+// trafficPolicyComposition is how a traffic policy takes part in the
+// objects it shares with other policies: its contribution, resolved with
+// this provider's registry so that any writer can recompose it, and how
+// contributions found on an object are read and checked.
+func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *engine.Composition {
+	if data == nil {
+		data = &providerData{}
+	}
+	c := &engine.Composition{
+		Compose: func(key translate.Key, contributions map[string]string) (map[string]any, error) {
+			return trafficpolicy.ComposeContributions(key, contributions, data.Registry)
+		},
+		Check: func(raw string) (string, error) {
+			c, err := trafficpolicy.DecodeContribution(raw)
+			return c.Workspace, err
+		},
+		Workspace: data.Workspace,
+	}
+	raw, err := trafficpolicy.NewContribution(self, data.Workspace, data.Registry)
+	if err != nil {
+		// The policy does not resolve (an error the translation reports,
+		// or placement known only after apply): nothing is written.
+		b, _ := json.Marshal(trafficpolicy.Contribution{Workspace: data.Workspace, Named: self})
+		raw = string(b)
+	}
+	c.Contribution = raw
+	return c
+}

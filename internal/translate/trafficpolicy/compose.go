@@ -6,8 +6,6 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -236,37 +234,4 @@ func composeDestinationRule(group []part) (*networkingapi.DestinationRule, trans
 	}
 	sort.SliceStable(rule.Subsets, func(i, j int) bool { return rule.Subsets[i].Name < rule.Subsets[j].Name })
 	return rule, nil
-}
-
-// ComposeContributions renders the shared object key from the traffic
-// policies contributing to it: contributions maps each policy's name to
-// its NamedTrafficPolicy as JSON, as the object's annotations keep them.
-// It returns nil when no policy contributes.
-func ComposeContributions(key translate.Key, contributions map[string]string, reg *translate.Registry) (map[string]any, error) {
-	names := make([]string, 0, len(contributions))
-	for n := range contributions {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	policies := make([]Named, 0, len(names))
-	for _, n := range names {
-		var p Named
-		if err := json.Unmarshal([]byte(contributions[n]), &p); err != nil {
-			return nil, fmt.Errorf("the contribution of traffic policy %q on the object cannot be read: %v", n, err)
-		}
-		policies = append(policies, p)
-	}
-	if len(policies) == 0 {
-		return nil, nil
-	}
-	objs, err := Compose(policies, reg)
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range objs {
-		if o.Key() == key {
-			return o.Manifest()
-		}
-	}
-	return nil, nil
 }

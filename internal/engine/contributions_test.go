@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// workspaceOwner is a composed owner whose contributions say which
+// workspace they come from ("<workspace>:route-of-<name>") and whose Check
+// refuses anything else.
+func workspaceOwner(name, id, workspace string) Owner {
+	o := composedOwner(name)
+	o.ID = id
+	o.Composition.Workspace = workspace
+	o.Composition.Contribution = workspace + ":route-of-" + name
+	o.Composition.Check = func(raw string) (string, error) {
+		ws, route, ok := strings.Cut(raw, ":")
+		if !ok || !strings.HasPrefix(route, "route-of-") {
+			return "", fmt.Errorf("not a contribution")
+		}
+		return ws, nil
+	}
+	return o
+}
+
+// A contribution annotation someone edited by hand is not composed and
+// is removed with its label by the next writer; the others stay.
+func TestComposeDropsHandWrittenContributions(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	for _, n := range []string{"a", "b"} {
+		if _, err := e.Apply(ctx, workspaceOwner(n, "id-"+n, "ws"), []Desired{d}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// kubectl annotate --overwrite: the value changes and kubectl holds it.
+	gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"traffic-policy.mesh-intent.io/a": "ws:route-of-evil"}}})
+	ri := fc["east"].Resource(gvr).Namespace(d.Entry.Namespace)
+	obj, err := ri.Patch(ctx, d.Entry.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-annotate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf := append(obj.GetManagedFields(), metadataFields(obj, "kubectl-annotate", metav1.ManagedFieldsOperationUpdate)...)
+	mf[len(mf)-1].FieldsV1.Raw = []byte(`{"f:metadata":{"f:annotations":{"f:traffic-policy.mesh-intent.io/a":{}}}}`)
+	obj.SetManagedFields(mf)
+	if err := fc["east"].Tracker().Update(gvr, obj, d.Entry.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	c := workspaceOwner("c", "id-c", "ws")
+	found, errs := e.Contributions(ctx, c, []Entry{d.Entry})
+	if len(errs) > 0 || len(found) != 2 || found[0].Untrusted == "" || !strings.Contains(found[0].Untrusted, "kubectl-annotate") || found[1].Untrusted != "" {
+		t.Fatalf("contributions %+v (errors %v): want a untrusted, naming kubectl-annotate, and b trusted", found, errs)
+	}
+	if _, err := e.Apply(ctx, c, []Desired{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	vs := live(t, fc["east"], d.Entry)
+	routes, _, _ := unstructuredSlice(vs.Object, "spec", "routes")
+	if fmt.Sprint(routes) != "[ws:route-of-b ws:route-of-c]" {
+		t.Fatalf("composed routes %v: the hand-written contribution was republished or another lost", routes)
+	}
+	if _, ok := vs.GetAnnotations()["traffic-policy.mesh-intent.io/a"]; ok {
+		t.Fatalf("the hand-written annotation is still there: %v", vs.GetAnnotations())
+	}
+	if _, ok := vs.GetLabels()["traffic-policy.mesh-intent.io/a"]; ok {
+		t.Fatalf("the hand-written contribution's label is still there: %v", vs.GetLabels())
+	}
+}
+
+// A contribution of the same name from another instance is this
+// workspace's leftover, replaced, when it says it comes from this
+// workspace, and a conflict naming both workspaces otherwise. Releasing
+// the old instance afterwards leaves the new one's contribution.
+func TestComposeLeftoverOfTheSameWorkspaceIsReplaced(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	old := workspaceOwner("a", "id-old", "team-a")
+	if _, err := e.Apply(ctx, old, []Desired{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := workspaceOwner("a", "id-other", "team-b")
+	_, err := e.Apply(ctx, other, []Desired{d}, nil)
+	if err == nil || !strings.Contains(err.Error(), `workspace "team-a"`) || !strings.Contains(err.Error(), `workspace "team-b"`) {
+		t.Fatalf("want a conflict naming both workspaces, got %v", err)
+	}
+	renewed := workspaceOwner("a", "id-new", "team-a")
+	if _, err := e.Apply(ctx, renewed, []Desired{d}, nil); err != nil {
+		t.Fatalf("the leftover of the same workspace was not replaced: %v", err)
+	}
+	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-new" {
+		t.Fatalf("contribution label %q, want the new instance", id)
+	}
+	if _, err := e.Delete(ctx, old, []Entry{d.Entry}); err != nil {
+		t.Fatal(err)
+	}
+	vs := live(t, fc["east"], d.Entry)
+	if vs == nil || vs.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-new" {
+		t.Fatalf("releasing the old instance removed the new one's contribution: %v", vs)
+	}
+}

@@ -1,0 +1,132 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+)
+
+// checkComposition is the plan's look at the shared objects a composed
+// intent (a traffic policy) writes, as the clusters hold them now: other
+// Terraform states contribute there too, and the apply will compose with
+// them. It reads the process's listings (one LIST per cluster and kind,
+// shared with refresh) and writes nothing. It reports:
+//   - conflicts with what other states contributed, as errors naming both
+//     policies and their workspaces (the apply would fail the same way);
+//   - a contribution of the same name from another instance: this
+//     workspace's leftover (replaced, a warning) or another workspace's
+//     policy (an error);
+//   - contributions that will not be composed (written by hand, or not
+//     valid), naming the object and the annotation;
+//   - other workspaces' contributions, so a reviewer sees who else shapes
+//     the traffic.
+//
+// A cluster that cannot be read is left to the apply, which checks again;
+// refresh already warns about it.
+func checkComposition(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if data == nil || data.Engine == nil || owner.Composition == nil || owner.Composition.Compose == nil || len(entries) == 0 {
+		return diags
+	}
+	found, errs := data.Engine.Contributions(ctx, owner, entries)
+	for _, e := range errs {
+		tflog.Debug(ctx, "plan: composed objects not checked in a cluster", map[string]any{"owner": owner.String(), "error": e.Error()})
+	}
+	type other struct{ name, workspace string }
+	others := map[other][]string{}
+	byObject := map[string]map[string]string{}
+	for _, c := range found {
+		where := fmt.Sprintf("%s in cluster %s", c.Entry.Key().Kind+" "+c.Entry.Namespace+"/"+c.Entry.Name, c.Entry.Cluster)
+		annotation := c.Annotation(owner.Kind)
+		switch {
+		case c.Name == owner.Name:
+			if c.ID == "" || c.ID == owner.ID {
+				continue
+			}
+			if c.Workspace != "" && c.Workspace == data.Workspace {
+				diags.AddAttributeWarning(path.Root("name"), "Leftover contribution will be replaced",
+					fmt.Sprintf("%s holds a contribution %s from another instance (%s) of this workspace (%q): a policy of this name that was destroyed, removed with `terraform state rm` or lost with its state, or the instance this plan replaces. "+
+						"It no longer belongs to any resource, so the apply replaces it with this one.", where, annotation, c.ID, data.Workspace))
+				continue
+			}
+			addAttrError(&diags, path.Root("name"), "Name taken by another workspace",
+				fmt.Sprintf("%s already holds %s %q from workspace %s (instance %s); this state's workspace is %q. Names identify contributions on a shared object: rename one of the two policies, "+
+					"or, if that policy really belongs to this state, set the provider's workspace to %s.", where, owner.Kind, owner.Name, quoteWorkspace(c.Workspace), c.ID, data.Workspace, quoteWorkspace(c.Workspace)))
+		case c.Untrusted != "":
+			diags.AddWarning("Contribution not trusted",
+				fmt.Sprintf("Annotation %s on %s is not used: %s. It is never composed into the object; the next apply that writes the object removes it, and its policy's own next apply writes it again.", annotation, where, c.Untrusted))
+		default:
+			key := c.Entry.StateKey()
+			if byObject[key] == nil {
+				byObject[key] = map[string]string{}
+			}
+			byObject[key][c.Name] = c.Raw
+			if c.Workspace != data.Workspace {
+				o := other{c.Name, c.Workspace}
+				others[o] = append(others[o], c.Entry.Cluster)
+			}
+		}
+	}
+	if diags.HasError() {
+		return diags
+	}
+	seen := map[string]bool{}
+	for _, en := range entries {
+		contributions := byObject[en.StateKey()]
+		if len(contributions) == 0 {
+			continue
+		}
+		contributions[owner.Name] = owner.Composition.Contribution
+		if _, err := owner.Composition.Compose(en.Key(), contributions); err != nil {
+			for _, d := range translateDiagnostics(err) {
+				if k := d.Summary() + d.Detail(); !seen[k] {
+					seen[k] = true
+					diags.Append(d)
+				}
+			}
+		}
+	}
+	list := make([]other, 0, len(others))
+	for o := range others {
+		list = append(list, o)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].workspace != list[j].workspace {
+			return list[i].workspace < list[j].workspace
+		}
+		return list[i].name < list[j].name
+	})
+	for _, o := range list {
+		clusters := unique(others[o])
+		diags.AddWarning("Traffic also shaped by another workspace",
+			fmt.Sprintf("%s %q from workspace %s also contributes to the objects %s %q writes (clusters %s). Both are composed into the same objects; its changes are planned in its own state.",
+				owner.Kind, o.name, quoteWorkspace(o.workspace), owner.Kind, owner.Name, strings.Join(clusters, ", ")))
+	}
+	return diags
+}
+
+func quoteWorkspace(ws string) string {
+	if ws == "" {
+		return "(none recorded, written by provider 0.1.0)"
+	}
+	return fmt.Sprintf("%q", ws)
+}
+
+// unique sorts and deduplicates.
+func unique(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
