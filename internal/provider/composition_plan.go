@@ -58,7 +58,7 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 			}
 			addAttrError(&diags, path.Root("name"), "Name taken by another workspace",
 				fmt.Sprintf("%s already holds %s %q from workspace %s (instance %s); this state's workspace is %q. Names identify contributions on a shared object: rename one of the two policies, "+
-					"or, if that policy really belongs to this state, set the provider's workspace to %s.", where, owner.Kind, owner.Name, quoteWorkspace(c.Workspace), c.ID, data.Workspace, quoteWorkspace(c.Workspace)))
+					"or, if that policy really belongs to this state, set the provider's workspace to %s.", where, kindWords(owner.Kind), owner.Name, quoteWorkspace(c.Workspace), c.ID, data.Workspace, quoteWorkspace(c.Workspace)))
 		case c.Untrusted != "":
 			diags.AddWarning("Contribution not trusted",
 				fmt.Sprintf("Annotation %s on %s is not used: %s. It is never composed into the object; the next apply that writes the object removes it, and its policy's own next apply writes it again.", annotation, where, c.Untrusted))
@@ -106,11 +106,14 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 	for _, o := range list {
 		clusters := unique(others[o])
 		diags.AddWarning("Traffic also shaped by another workspace",
-			fmt.Sprintf("%s %q from workspace %s also contributes to the objects %s %q writes (clusters %s). Both are composed into the same objects; its changes are planned in its own state.",
-				owner.Kind, o.name, quoteWorkspace(o.workspace), owner.Kind, owner.Name, strings.Join(clusters, ", ")))
+			fmt.Sprintf("%s %q from workspace %s also contributes to the objects of %s %q (clusters %s). Both are composed into the same objects; its changes are planned in its own state.",
+				kindWords(owner.Kind), o.name, quoteWorkspace(o.workspace), kindWords(owner.Kind), owner.Name, strings.Join(clusters, ", ")))
 	}
 	return diags
 }
+
+// kindWords is an owner kind as prose: "traffic policy".
+func kindWords(kind string) string { return strings.ReplaceAll(kind, "-", " ") }
 
 func quoteWorkspace(ws string) string {
 	if ws == "" {

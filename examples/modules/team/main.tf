@@ -41,6 +41,20 @@ resource "mesh_traffic_policy" "service" {
   retries     = { attempts = var.retry_attempts, retry_on = ["5xx", "connect-failure"] }
 }
 
+# How the team's own workloads call other teams' hostnames: one policy per
+# hostname, for callers in the team's namespace only. It composes with the
+# policies other teams (other states) declare on the same hostname: each
+# keeps its own routes, and a setting two of them give different values
+# for the same requests is a plan error naming both.
+resource "mesh_traffic_policy" "calls" {
+  for_each    = var.calls
+  name        = "${local.name}-to-${replace(each.key, ".", "-")}"
+  destination = { virtual_destination = each.key }
+  sources     = { namespaces = [var.namespace] }
+  timeout     = each.value.timeout
+  headers     = length(each.value.request_headers) == 0 ? null : { request = { set = each.value.request_headers } }
+}
+
 resource "mesh_access_policy" "service" {
   name        = local.name
   destination = { virtual_destination = mesh_virtual_destination.service.hostname }

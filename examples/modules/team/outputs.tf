@@ -6,5 +6,5 @@ output "hostname" {
 output "objects" {
   description = "Number of Istio objects the team's intents own, across clusters."
   value = (length(mesh_virtual_destination.service.objects) + length(mesh_traffic_policy.service.objects) +
-  length(mesh_access_policy.service.objects))
+  length(mesh_access_policy.service.objects) + sum(concat([0], [for p in mesh_traffic_policy.calls : length(p.objects)])))
 }

@@ -53,3 +53,12 @@ variable "callers" {
     service_account = string
   }))
 }
+
+variable "calls" {
+  description = "Global hostnames of other teams the team's workloads (in namespace) call, and how those requests behave: a timeout and request headers to set."
+  type = map(object({
+    timeout         = optional(string)
+    request_headers = optional(map(string), {})
+  }))
+  default = {}
+}
