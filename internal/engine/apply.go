@@ -276,6 +276,24 @@ func formerManagersOf(owner Owner, managers []string) bool {
 	return len(managers) > 0
 }
 
+// composersOnly reports whether every manager is one of this provider's
+// composers. An object's owner decides the fields it declares over a
+// composer's copy of them: a virtual destination's new hostname in its
+// DestinationRule's spec.host, which traffic policies' settings there
+// repeat until they are applied next (after it, as they depend on it).
+func (e *Engine) composersOnly(managers []string) bool {
+	base := e.FieldManager
+	if base == "" {
+		base = ManagedByValue
+	}
+	for _, m := range managers {
+		if !strings.HasPrefix(m, base+"/") || !strings.HasSuffix(m, "-composer") {
+			return false
+		}
+	}
+	return len(managers) > 0
+}
+
 // releaseFormerManagers migrates ownership after the provider's
 // field_manager changed: an intent's earlier manager (another base, the
 // same <kind>.<name>) still owns the fields it applied, which would then
@@ -356,7 +374,7 @@ func (e *Engine) upsertOnce(ctx context.Context, dyn dynamic.Interface, owner Ow
 func (e *Engine) afterApply(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, d Desired, obj *unstructured.Unstructured, manager string, err error) *Error {
 	if err != nil && apierrors.IsConflict(err) {
 		managers, fields := conflictManagers(err)
-		if !e.onlyEdits(ctx, ri, d.Name, managers) && !formerManagersOf(owner, managers) {
+		if !e.onlyEdits(ctx, ri, d.Name, managers) && !formerManagersOf(owner, managers) && !e.composersOnly(managers) {
 			logEntry(ctx, "conflict with other field managers: not forced", owner, d.Entry, "managers", managers, "fields", fields)
 			return conflictError(d.Entry, managers, fields, err)
 		}

@@ -71,7 +71,7 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 		if e, ok := err.(*Error); ok {
 			return e // explained already (a field conflict, not ours)
 		}
-		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) && !uidRefused(err) {
 			return objectError(entry, doing, err)
 		}
 		logEntry(ctx, "composed object changed by another writer: reading it again", owner, entry, "attempt", attempt+1)
@@ -209,7 +209,11 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		}
 		live, forceOurs = created, true
 	}
+	// Pinned to the object read, by version and UID: if another writer
+	// deleted it meanwhile (its last contribution released), the apply is
+	// a conflict and the compose reads again, rather than creating it anew.
 	meta["resourceVersion"] = live.GetResourceVersion()
+	meta["uid"] = string(live.GetUID())
 	obj := &unstructured.Unstructured{Object: manifest}
 	res, err := ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: forceOurs})
 	if managers, fields := conflictManagers(err); len(managers) > 0 {

@@ -108,29 +108,29 @@ func (o Owner) workspaceOf(raw string) string {
 }
 
 // forgetContributions removes the contribution annotations and labels of
-// names from live with one JSON patch guarded by its resourceVersion: a
+// names from live with one merge patch carrying its resourceVersion (a
+// concurrent writer makes it a conflict, and the compose is retried): a
 // composer's apply alone would not remove a field another manager (or the
 // create that made the object) also holds.
 func forgetContributions(ctx context.Context, ri dynamic.ResourceInterface, live *unstructured.Unstructured, prefix string, names []string, manager string) (*unstructured.Unstructured, error) {
-	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()}}
-	esc := strings.NewReplacer("~", "~0", "/", "~1")
-	sort.Strings(names)
+	annotations, labels := map[string]any{}, map[string]any{}
 	for _, n := range names {
 		if _, ok := live.GetAnnotations()[prefix+n]; ok {
-			ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + esc.Replace(prefix+n)})
+			annotations[prefix+n] = nil
 		}
 		if _, ok := live.GetLabels()[prefix+n]; ok {
-			ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/labels/" + esc.Replace(prefix+n)})
+			labels[prefix+n] = nil
 		}
 	}
-	if len(ops) == 1 {
+	if len(annotations)+len(labels) == 0 {
 		return live, nil
 	}
-	patch, err := json.Marshal(ops)
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": live.GetResourceVersion(), "annotations": annotations, "labels": labels}})
 	if err != nil {
 		return nil, err
 	}
-	return ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: manager})
+	return ri.Patch(ctx, live.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: manager})
 }
 
 // LiveContribution is one contribution found on a composed object.

@@ -62,16 +62,18 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 		case c.Untrusted != "":
 			diags.AddWarning("Contribution not trusted",
 				fmt.Sprintf("Annotation %s on %s is not used: %s. It is never composed into the object; the next apply that writes the object removes it, and its policy's own next apply writes it again.", annotation, where, c.Untrusted))
+		case c.Workspace == data.Workspace:
+			// This workspace's other policies are planned in this run, and
+			// checked against each other there (trafficPolicyIndex); what
+			// the clusters hold of them may be about to change.
 		default:
 			key := c.Entry.StateKey()
 			if byObject[key] == nil {
 				byObject[key] = map[string]string{}
 			}
 			byObject[key][c.Name] = c.Raw
-			if c.Workspace != data.Workspace {
-				o := other{c.Name, c.Workspace}
-				others[o] = append(others[o], c.Entry.Cluster)
-			}
+			o := other{c.Name, c.Workspace}
+			others[o] = append(others[o], c.Entry.Cluster)
 		}
 	}
 	if diags.HasError() {

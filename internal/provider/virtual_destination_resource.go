@@ -274,14 +274,17 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, _ bool) (intentSpec, diag.Diagnostics) {
+func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	if m.VIP.IsNull() || m.VIP.IsUnknown() {
 		m.VIP = types.StringValue(virtualdestination.VIP(m.Hostname))
 	}
 	in := m.intent()
 	in.VIP = m.VIP.ValueString()
 	var diags diag.Diagnostics
-	if data != nil {
+	// Only plans are remembered: a refresh reads the state of a virtual
+	// destination the plan may rename or re-host (replaced), and an apply
+	// deletes the old one while it creates the new one.
+	if data != nil && planning {
 		if at, summary, err := data.Destinations.remember(in); err != nil {
 			addAttrError(&diags, path.Root(at), summary, err.Error())
 		}

@@ -141,7 +141,11 @@ func ComposeContributions(key translate.Key, contributions map[string]string, re
 	if len(policies) == 0 {
 		return nil, nil
 	}
-	objs, err := Compose(policies, registryOf(policies))
+	// The policies on one object may place their other objects
+	// differently for a while: while a virtual destination is renamed,
+	// each policy moves its DestinationRule settings when it is applied.
+	// Only the parts that target key are composed into it.
+	objs, err := compose(policies, registryOf(policies), false)
 	if err != nil {
 		return nil, withOwners(err, workspaces)
 	}

@@ -408,6 +408,12 @@ func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translat
 //
 // Errors of one policy's own are returned with its name in the detail.
 func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, error) {
+	return compose(policies, reg, true)
+}
+
+// compose is Compose; sameTargets requires every policy on a host to place
+// its objects alike (checkTargets).
+func compose(policies []Named, reg *translate.Registry, sameTargets bool) ([]translate.Object, error) {
 	sorted := append([]Named(nil), policies...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Policy.Name < sorted[j].Policy.Name })
 	var (
@@ -431,7 +437,9 @@ func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, err
 			parts = append(parts, got...)
 		}
 	}
-	errs = append(errs, checkTargets(sorted)...)
+	if sameTargets {
+		errs = append(errs, checkTargets(sorted)...)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
