@@ -136,6 +136,28 @@ var mutations = []mutation{
 		File: "internal/translate/validate.go", From: "return n >= 1 && n <= 65535", To: "return n >= 0 && n <= 65535",
 		Package: "./internal/translate", Run: "TestFuzzSweep",
 	},
+	// Composition across workspaces (issue 15): engine and translator
+	// unit tests.
+	{
+		ID: "engine/trust-hand-written", Why: "a contribution annotation edited by hand is composed and republished",
+		File: "internal/engine/contributions.go", From: "\tif len(others) == 0 {\n\t\treturn \"\"", To: "\tif true {\n\t\treturn \"\"",
+		Package: "./internal/engine", Run: "TestComposeDropsHandWrittenContributions",
+	},
+	{
+		ID: "engine/leftover-of-other-workspace-replaced", Why: "a same-name contribution of another workspace is taken over",
+		File: "internal/engine/compose.go", From: "case owner.Composition.Workspace == \"\" || theirs != owner.Composition.Workspace:", To: "case false:",
+		Package: "./internal/engine", Run: "TestComposeLeftoverOfTheSameWorkspaceIsReplaced",
+	},
+	{
+		ID: "translate/compose-with-readers-registry", Why: "contributions are recomposed with the reader's registry, not as resolved",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "compose(policies, registryOf(policies), false)", To: "compose(policies, reg, false)",
+		Package: "./internal/translate/trafficpolicy", Run: "TestContributionsComposeWithoutTheWritersRegistry",
+	},
+	{
+		ID: "translate/contribution-unchecked", Why: "a contribution with fields no policy writes is accepted",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "\tdec.DisallowUnknownFields()\n", To: "",
+		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeContributionRefuses",
+	},
 	// Every attribute reaches the translator (provider unit tests).
 	{
 		ID: "provider/attribute-dropped", Why: "the decoder forgets one attribute (timeout)",

@@ -7,8 +7,11 @@ terraform {
   }
 }
 
-# The accounts team's root: another state, the same clusters.
+# The accounts team's root: another state, the same clusters. workspace
+# names this state in the contributions its traffic policies leave on
+# shared objects (both roots would otherwise be "default").
 provider "mesh" {
+  workspace = "accounts"
   clusters = {
     east = {
       kubernetes        = { config_path = "~/.kube/config" }
@@ -31,6 +34,12 @@ module "account" {
   namespace = "accounts"
   clusters  = ["east"]
   callers   = [{ namespace = "web", service_account = "frontend" }]
+
+  # The accounts workloads' calls to the payments team's ledger: composed
+  # with the payments team's own policy on that hostname.
+  calls = {
+    "ledger.payments.global" = { timeout = "2s", request_headers = { "x-caller-team" = "accounts" } }
+  }
 }
 
 # The payments team's ledger, owned by the other state, read from its

@@ -9,6 +9,7 @@ terraform {
 
 # The payments team's root: its own state, the platform's clusters.
 provider "mesh" {
+  workspace = "payments"
   clusters = {
     east = {
       kubernetes        = { config_path = "~/.kube/config" }
