@@ -383,3 +383,38 @@ func flatRun(w *relTF, args ...string) string {
 	out, _ := w.run(args...)
 	return strings.Join(strings.Fields(out), " ")
 }
+
+// The team module used twice from one root: the two teams' policies on the
+// ledger compose in one apply (from one workspace), the plan after is
+// empty, and destroy leaves nothing, composed objects included.
+func TestAccComposition_oneRoot(t *testing.T) {
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+		ensureNamespace(t, c, "accounts")
+	}
+	module := teamModule(t)
+	w := newRelTF(t)
+	relCleanup(t, w, nil)
+	// The accounts module's calls name the ledger by hostname: it must
+	// wait for the payments module's virtual destination.
+	w.write(providerConfig(t, "") + paymentsModule(module) + strings.Replace(accountsModule(module, ""), "  calls     =", "  depends_on = [module.ledger]\n  calls     =", 1))
+	if out, code := w.run("get", "-no-color"); code != 0 {
+		t.Fatalf("terraform get failed (exit %d):\n%s", code, out)
+	}
+	w.apply()
+	want := []string{callsPolicy + " (annotations)", callsPolicy + " (labels)", ledgerPolicy + " (annotations)", ledgerPolicy + " (labels)"}
+	for _, c := range testClusters {
+		if got := contributionsIn(ledgerVS(t, c)); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("contributions to the ledger's VirtualService in %s: %v, want %v", c, got, want)
+		}
+	}
+	requireNoOrphans(t, w)
+	if out := flatRun(w, "plan"); strings.Contains(out, "Traffic also shaped by another workspace") {
+		t.Fatalf("policies of one root are reported as another workspace's:\n%s", out)
+	}
+	w.planIsEmpty()
+	w.destroy()
+	if left := relAllOwned(t); len(left) > 0 {
+		t.Fatalf("destroy left %v", left)
+	}
+}
