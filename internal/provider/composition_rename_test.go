@@ -100,3 +100,73 @@ func TestAccComposition_renameDestination(t *testing.T) {
 		t.Fatalf("destroy left %v\n%s", left, strings.Join(dump, "\n"))
 	}
 }
+
+// A policy destroyed while one of its clusters does not answer: the apply
+// fails naming the cluster, the contribution is gone from the others, and
+// the policy stays in state (not tainted) listing only the cluster where
+// its contribution remains. Once the cluster is back, the next apply
+// finishes the job: nothing of it is left anywhere, and the plan after is
+// empty. A destroy interrupted the same way is finished by the next one.
+func TestAccComposition_releaseAfterAPartialFailure(t *testing.T) {
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
+	proxies := newRelProxies(t)
+	w := newRelTF(t)
+	relCleanup(t, w, func() { proxies.heal(t) })
+	provider := providerConfigWith(t, `workspace = "partial"
+  request_timeout = "5s"`, proxies.connection)
+	both := renameRoot(t, "ledger", "ledger.global")
+	both = both[strings.Index(both, "\nresource "):] // without the provider block
+	w.write(provider + both)
+	w.apply()
+	const web = "mesh_traffic_policy.web"
+	withoutWeb := both[:strings.Index(both, `resource "mesh_traffic_policy" "web"`)] + both[strings.Index(both, `resource "mesh_traffic_policy" "pool"`):]
+
+	proxies["onprem"].Refuse()
+	w.write(provider + withoutWeb)
+	out := w.applyFails()
+	relRequireClusterError(t, out, "onprem", `is unreachable`)
+	for _, c := range testClusters {
+		has := strings.Contains(strings.Join(contributionsIn(vsObject(getObject(t, c, gvrVS, "istio-system", "tp-ledger.global"))), ","), "ledger-web")
+		if has != (c == "onprem") {
+			t.Fatalf("after the failed release, ledger-web's contribution in %s: %v, want it only where the cluster did not answer", c, has)
+		}
+	}
+	in := w.inventory(web)
+	if !in.present || in.tainted {
+		t.Fatalf("after the failed release, %s present %v, tainted %v: want it kept, untainted", web, in.present, in.tainted)
+	}
+	for _, e := range in.entries {
+		if !strings.HasPrefix(e.Key, "onprem/") {
+			t.Fatalf("the state lists %s, which was released", e.Key)
+		}
+	}
+
+	proxies.heal(t)
+	w.apply()
+	for _, c := range testClusters {
+		if got := contributionsIn(vsObject(getObject(t, c, gvrVS, "istio-system", "tp-ledger.global"))); strings.Contains(strings.Join(got, ","), "ledger-web") {
+			t.Fatalf("ledger-web is still on the VirtualService in %s after the cluster came back: %v", c, got)
+		}
+	}
+	if w.inventory(web).present {
+		t.Fatalf("%s is still in state", web)
+	}
+	requireNoOrphans(t, w)
+	w.planIsEmpty()
+
+	proxies["onprem"].Refuse()
+	relRequireClusterError(t, func() string {
+		out, code := w.run("destroy", "-auto-approve")
+		if code == 0 {
+			t.Fatalf("destroy with onprem away succeeded:\n%s", out)
+		}
+		return out
+	}(), "onprem", `is unreachable`)
+	proxies.heal(t)
+	w.destroy()
+	if left := relAllOwned(t); len(left) > 0 {
+		t.Fatalf("the second destroy left %v", left)
+	}
+}
