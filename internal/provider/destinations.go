@@ -59,6 +59,21 @@ func (d *destinationIndex) remember(in virtualdestination.Intent) (string, strin
 	return "", "", nil
 }
 
+// clone is a copy of the index, for a rendering that must not count as
+// planned (mesh_rendered_objects).
+func (d *destinationIndex) clone() *destinationIndex {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := &destinationIndex{byHost: map[string]destinationEntry{}, byVIP: map[string]string{}}
+	for k, v := range d.byHost {
+		c.byHost[k] = v
+	}
+	for k, v := range d.byVIP {
+		c.byVIP[k] = v
+	}
+	return c
+}
+
 // rememberPending records that the virtual destination name serves
 // hostname, with a configuration known only after apply.
 func (d *destinationIndex) rememberPending(name, hostname string) error {

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"sort"
 	"strings"
 
@@ -207,25 +209,33 @@ func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarg
 // configuration left out (it keeps what was written, not what was
 // planned), as a plan would.
 func fillDefaults(ctx context.Context, resp *resource.ImportStateResponse) {
-	for name, a := range resp.State.Schema.GetAttributes() {
+	resp.Diagnostics.Append(fillStateDefaults(ctx, &resp.State)...)
+}
+
+// fillStateDefaults sets, in a state built from a configuration, the
+// top-level attributes with a default that are null.
+func fillStateDefaults(ctx context.Context, state *tfsdk.State) diag.Diagnostics {
+	var diags diag.Diagnostics
+	for name, a := range state.Schema.GetAttributes() {
 		p := path.Root(name)
 		switch a := a.(type) {
 		case schema.StringAttribute:
 			var v types.String
-			if a.Default == nil || resp.State.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
+			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
 				continue
 			}
 			var d defaults.StringResponse
 			a.Default.DefaultString(ctx, defaults.StringRequest{Path: p}, &d)
-			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, p, d.PlanValue)...)
+			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
 		case schema.BoolAttribute:
 			var v types.Bool
-			if a.Default == nil || resp.State.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
+			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
 				continue
 			}
 			var d defaults.BoolResponse
 			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: p}, &d)
-			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, p, d.PlanValue)...)
+			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
 		}
 	}
+	return diags
 }

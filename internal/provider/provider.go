@@ -300,6 +300,7 @@ func (p *meshProvider) DataSources(_ context.Context) []func() datasource.DataSo
 	return []func() datasource.DataSource{
 		NewClustersDataSource,
 		NewVirtualDestinationDataSource,
+		NewRenderedObjectsDataSource,
 	}
 }
 

@@ -25,34 +25,17 @@ func renderPlanned(owner engine.Owner, desired []engine.Desired) error {
 	if dir == "" {
 		return nil
 	}
+	docs, err := renderDocs(owner, desired)
+	if err != nil {
+		return err
+	}
 	byCluster := map[string][]string{}
 	var clusters []string
-	for _, d := range desired {
-		doc := fmt.Sprintf("# %s, owned by %s\n", d.Entry.StateKey(), owner)
-		manifest := d.Manifest
-		if owner.Composition != nil && owner.Composition.Compose != nil && manifest != nil {
-			// A composed object holds every contribution; apply composes
-			// them. This is the object with this intent's alone.
-			m, err := owner.Composition.Compose(d.Entry.Key(), map[string]string{owner.Name: owner.Composition.Contribution})
-			if err != nil {
-				return err
-			}
-			doc += "# composed at apply with the other contributions to this object; this intent's part:\n"
-			manifest = m
-		}
-		if manifest == nil {
-			doc += "# content known after apply\n"
-		} else {
-			out, err := yaml.Marshal(manifest)
-			if err != nil {
-				return err
-			}
-			doc += string(out)
-		}
+	for i, d := range desired {
 		if byCluster[d.Cluster] == nil {
 			clusters = append(clusters, d.Cluster)
 		}
-		byCluster[d.Cluster] = append(byCluster[d.Cluster], doc)
+		byCluster[d.Cluster] = append(byCluster[d.Cluster], docs[i])
 	}
 	for _, c := range clusters {
 		if err := os.MkdirAll(filepath.Join(dir, c), 0o755); err != nil {
@@ -64,4 +47,36 @@ func renderPlanned(owner engine.Owner, desired []engine.Desired) error {
 		}
 	}
 	return nil
+}
+
+// renderDocs renders each planned object of an intent as a YAML document
+// headed by a comment with its key and owner; a composed object is this
+// intent's part alone.
+func renderDocs(owner engine.Owner, desired []engine.Desired) ([]string, error) {
+	out := make([]string, 0, len(desired))
+	for _, d := range desired {
+		doc := fmt.Sprintf("# %s, owned by %s\n", d.Entry.StateKey(), owner)
+		manifest := d.Manifest
+		if owner.Composition != nil && owner.Composition.Compose != nil && manifest != nil {
+			// A composed object holds every contribution; apply composes
+			// them. This is the object with this intent's alone.
+			m, err := owner.Composition.Compose(d.Entry.Key(), map[string]string{owner.Name: owner.Composition.Contribution})
+			if err != nil {
+				return nil, err
+			}
+			doc += "# composed at apply with the other contributions to this object; this intent's part:\n"
+			manifest = m
+		}
+		if manifest == nil {
+			doc += "# content known after apply\n"
+		} else {
+			raw, err := yaml.Marshal(manifest)
+			if err != nil {
+				return nil, err
+			}
+			doc += string(raw)
+		}
+		out = append(out, doc)
+	}
+	return out, nil
 }
