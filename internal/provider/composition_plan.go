@@ -72,8 +72,10 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 				byObject[key] = map[string]string{}
 			}
 			byObject[key][c.Name] = c.Raw
-			o := other{c.Name, c.Workspace}
-			others[o] = append(others[o], c.Entry.Cluster)
+			if c.Workspace != "" { // an earlier build's contribution says nothing of its workspace
+				o := other{c.Name, c.Workspace}
+				others[o] = append(others[o], c.Entry.Cluster)
+			}
 		}
 	}
 	if diags.HasError() {
@@ -119,7 +121,7 @@ func kindWords(kind string) string { return strings.ReplaceAll(kind, "-", " ") }
 
 func quoteWorkspace(ws string) string {
 	if ws == "" {
-		return "(none recorded, written by provider 0.1.0)"
+		return "(none recorded: written by an earlier provider build)"
 	}
 	return fmt.Sprintf("%q", ws)
 }

@@ -21,7 +21,7 @@ import (
 // workspace wrote it.
 
 // ContributionVersion is the version of the contribution format written
-// now. Version 0 (no "v") is the unresolved form of provider 0.1.0.
+// now. Version 0 (no "v") is the unresolved form earlier builds wrote.
 const ContributionVersion = 1
 
 // MaxContributionBytes bounds one contribution. Kubernetes allows 256 KiB
@@ -126,10 +126,10 @@ func ComposeContributions(key translate.Key, contributions map[string]string, re
 		}
 		if c.Version == 0 {
 			if reg == nil {
-				return nil, fmt.Errorf("the contribution of traffic policy %q was written by provider 0.1.0 and needs the cluster registry to be read", n)
+				return nil, fmt.Errorf("the contribution of traffic policy %q was written by an earlier provider build and needs the cluster registry to be read", n)
 			}
 			if c.Named, err = Resolve(c.Named, reg); err != nil {
-				return nil, fmt.Errorf("the contribution of traffic policy %q, written by provider 0.1.0, does not resolve in this registry: %v", n, err)
+				return nil, fmt.Errorf("the contribution of traffic policy %q, written by an earlier provider build, does not resolve in this registry: %v", n, err)
 			}
 		}
 		if c.Policy.Name != n {
