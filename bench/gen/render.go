@@ -3,7 +3,6 @@ package gen
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -127,9 +126,9 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
 		self := trafficpolicy.Named{Policy: tp.Intent, Destination: dest}
-		raw, err := json.Marshal(self)
+		raw, err := trafficpolicy.NewContribution(self, Workspace, reg)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
 		o := owner("traffic-policy", tp.Intent.Name)
 		o.Composition = &engine.Composition{Contribution: string(raw)}
@@ -137,6 +136,11 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 	}
 	return out, nil
 }
+
+// Workspace is the workspace identity the provider records in the bench's
+// working directories: none is configured or selected there, so it is the
+// default.
+const Workspace = "default"
 
 // Render returns what the floor writes and what state should list
 // afterwards.

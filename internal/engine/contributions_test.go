@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // workspaceOwner is a composed owner whose contributions say which
@@ -106,5 +108,43 @@ func TestComposeLeftoverOfTheSameWorkspaceIsReplaced(t *testing.T) {
 	vs := live(t, fc["east"], d.Entry)
 	if vs == nil || vs.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-new" {
 		t.Fatalf("releasing the old instance removed the new one's contribution: %v", vs)
+	}
+}
+
+// An intent takes back from our composers the fields it declares in its
+// own object (a virtual destination's new host in its DestinationRule,
+// which the traffic policies' composer repeats until they are applied);
+// the same conflict with another tool stays an error.
+func TestApplyTakesItsFieldsBackFromComposers(t *testing.T) {
+	for _, tc := range []struct {
+		manager   string
+		wantForce bool
+	}{{"test/traffic-policy-composer", true}, {"argocd-controller", false}} {
+		t.Run(tc.manager, func(t *testing.T) {
+			e, fc := newFakeEngine(t, "east")
+			want := serviceEntry(testOwner, "east", "a")
+			seed(t, fc["east"], want.Entry, testOwner.Labels())
+			gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
+			u := live(t, fc["east"], want.Entry)
+			u.SetManagedFields(applyManaged(tc.manager))
+			if err := fc["east"].Tracker().Update(gvr, u, "istio-system"); err != nil {
+				t.Fatal(err)
+			}
+			fc["east"].PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				pa := a.(k8stesting.PatchActionImpl)
+				if pa.PatchOptions.Force != nil && *pa.PatchOptions.Force {
+					return false, nil, nil
+				}
+				return true, nil, fieldConflict(tc.manager, ".spec.hosts")
+			})
+			_, err := e.Apply(context.Background(), testOwner, []Desired{want}, []Entry{want.Entry})
+			forced := false
+			for _, a := range applies(fc["east"]) {
+				forced = forced || (a.PatchOptions.Force != nil && *a.PatchOptions.Force)
+			}
+			if forced != tc.wantForce || (err == nil) != tc.wantForce {
+				t.Fatalf("conflict with %s: forced %v, error %v; want forced %v", tc.manager, forced, err, tc.wantForce)
+			}
+		})
 	}
 }

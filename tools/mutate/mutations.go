@@ -149,6 +149,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestComposeLeftoverOfTheSameWorkspaceIsReplaced",
 	},
 	{
+		ID: "engine/owner-yields-to-composers", Why: "a virtual destination cannot take its DestinationRule's host back from the composer (hostname change fails)",
+		File: "internal/engine/apply.go", From: " && !e.composersOnly(managers) {", To: " {",
+		Package: "./internal/engine", Run: "TestApplyTakesItsFieldsBackFromComposers",
+	},
+	{
 		ID: "translate/compose-with-readers-registry", Why: "contributions are recomposed with the reader's registry, not as resolved",
 		File: "internal/translate/trafficpolicy/contribution.go", From: "compose(policies, registryOf(policies), false)", To: "compose(policies, reg, false)",
 		Package: "./internal/translate/trafficpolicy", Run: "TestContributionsComposeWithoutTheWritersRegistry",
