@@ -150,8 +150,9 @@ type LiveContribution struct {
 func (c LiveContribution) Annotation(kind string) string { return kind + contributionInfix + c.Name }
 
 // Contributions lists the contributions of owner's kind on the live
-// objects of entries, from the process's listings (listcache.go): plan
-// uses them to compose with what other states contributed. A cluster that
+// objects of entries, from the process's latest listings, stale or not
+// (listedSnapshot): plan uses them to compose with what other states
+// contributed; the apply composes again with what the object holds then. A cluster that
 // cannot be read is an error of its own; the others are still listed.
 func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry) ([]LiveContribution, []*Error) {
 	var out []LiveContribution
@@ -167,7 +168,7 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 			errs = append(errs, clusterError(en.Cluster, "Reading composed objects", err))
 			continue
 		}
-		l, lerr := e.listed(ctx, c.Dynamic, en.Cluster, schema.FromAPIVersionAndKind(en.APIVersion, en.Kind))
+		l, lerr := e.listedSnapshot(ctx, c.Dynamic, en.Cluster, schema.FromAPIVersionAndKind(en.APIVersion, en.Kind))
 		if lerr != nil {
 			failed[en.Cluster] = true
 			errs = append(errs, lerr)

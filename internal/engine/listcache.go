@@ -130,6 +130,31 @@ func (e *Engine) listed(ctx context.Context, dyn dynamic.Interface, cluster stri
 	return l, nil
 }
 
+// listedSnapshot returns the latest listing of cluster and kind, stale or
+// not, and lists only when there is none. It serves checks that are
+// advice, made again by the write they advise on: a traffic policy's
+// plan-time look at what other states contributed (Contributions), which
+// Terraform runs again for every resource during apply, between writes
+// that would otherwise make each check list every composed object anew.
+func (e *Engine) listedSnapshot(ctx context.Context, dyn dynamic.Interface, cluster string, gvk schema.GroupVersionKind) (*listing, *Error) {
+	s := &e.lists
+	s.mu.Lock()
+	l := s.m[listKey{cluster, gvk}]
+	s.mu.Unlock()
+	if l == nil {
+		return e.listed(ctx, dyn, cluster, gvk)
+	}
+	select {
+	case <-l.ready:
+	case <-ctx.Done():
+		return nil, clusterError(cluster, "Reading owned objects", ctx.Err())
+	}
+	if l.err != nil {
+		return e.listed(ctx, dyn, cluster, gvk)
+	}
+	return l, nil
+}
+
 // wrote marks the listing of cluster and kind stale after a write of this
 // process (attempted: a request cut off may have taken effect).
 func (e *Engine) wrote(cluster string, gvk schema.GroupVersionKind) {
