@@ -29,3 +29,8 @@ data "mesh_rendered_objects" "user" {
 output "user_objects" {
   value = data.mesh_rendered_objects.user.yaml
 }
+
+# One object's YAML, by the key a plan shows for it.
+output "user_east_service_entry" {
+  value = data.mesh_rendered_objects.user.objects["east/ServiceEntry.networking.istio.io/istio-system/vd-user"]
+}
