@@ -282,10 +282,7 @@ func formerManagersOf(owner Owner, managers []string) bool {
 // DestinationRule's spec.host, which traffic policies' settings there
 // repeat until they are applied next (after it, as they depend on it).
 func (e *Engine) composersOnly(managers []string) bool {
-	base := e.FieldManager
-	if base == "" {
-		base = ManagedByValue
-	}
+	base := e.managerBase()
 	for _, m := range managers {
 		if !strings.HasPrefix(m, base+"/") || !strings.HasSuffix(m, "-composer") {
 			return false

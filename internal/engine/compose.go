@@ -49,10 +49,7 @@ const composedRetries = 8
 func (o Owner) ContributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
 
 func (o Owner) composerManager(base string) string {
-	if base == "" {
-		base = ManagedByValue
-	}
-	return base + "/" + o.Kind + "-composer"
+	return managerBase(base) + composerSuffix(o.Kind)
 }
 
 // compose writes one composed object with this intent's contribution set
@@ -110,7 +107,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			adopting = true // what it holds now is nobody's contribution
 		}
 		if id, ok := live.GetLabels()[owner.ContributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
-			theirs := owner.workspaceOf(live.GetAnnotations()[owner.ContributionKey()])
+			theirs, _ := owner.checked(live.GetAnnotations()[owner.ContributionKey()])
 			switch {
 			case remove:
 				// Another instance of the name contributes now (this one
@@ -119,11 +116,12 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			case owner.Composition.Workspace == "" || theirs != owner.Composition.Workspace:
 				return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
 					Detail: fmt.Sprintf("Another %s named %q (instance %s, from workspace %s) already contributes to %s; this one is from workspace %s. "+
-						"Names identify contributions on a shared object, so rename one of them.", owner.Kind, owner.Name, id, workspaceName(theirs), entry, workspaceName(owner.Composition.Workspace))}
+						"Names identify contributions on a shared object, so rename one of them.", owner.Kind, owner.Name, id, WorkspaceName(theirs), entry, WorkspaceName(owner.Composition.Workspace))}
 			default:
 				logEntry(ctx, "replacing this workspace's leftover contribution of the same name", owner, entry, "leftover_instance", id)
 			}
 		}
+		hand := handWritten(live, owner.Kind)
 		for k, v := range live.GetAnnotations() {
 			if !strings.HasPrefix(k, prefix) {
 				continue
@@ -135,7 +133,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 				}
 				continue
 			}
-			if why := owner.untrusted(live, k, v); why != "" {
+			if why := owner.untrusted(hand[name], v); why != "" {
 				logEntry(ctx, "contribution not composed and removed: "+why, owner, entry, "annotation", k)
 				gone = append(gone, name)
 				continue
@@ -241,10 +239,10 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	return err
 }
 
-// workspaceName shows a workspace identity in messages.
-func workspaceName(ws string) string {
+// WorkspaceName shows a workspace identity in messages.
+func WorkspaceName(ws string) string {
 	if ws == "" {
-		return "(none recorded)"
+		return "(none recorded: written by an earlier provider build)"
 	}
 	return fmt.Sprintf("%q", ws)
 }
@@ -252,10 +250,7 @@ func workspaceName(ws string) string {
 // oursOrEdits reports whether every manager is one of this provider's or
 // only ever updated the object (kubectl edit, patch).
 func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string) bool {
-	base := e.FieldManager
-	if base == "" {
-		base = ManagedByValue
-	}
+	base := e.managerBase()
 	applied := map[string]bool{}
 	for _, mf := range live.GetManagedFields() {
 		if mf.Operation == metav1.ManagedFieldsOperationApply {
@@ -316,15 +311,12 @@ type composedState struct {
 
 func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
 	prefix := kind + contributionInfix
-	st := composedState{contributions: map[string]string{}, ids: map[string]string{}, handWritten: map[string]string{}}
+	st := composedState{contributions: map[string]string{}, ids: map[string]string{}, handWritten: handWritten(live, kind)}
 	for k, v := range live.GetAnnotations() {
 		if name, ok := strings.CutPrefix(k, prefix); ok {
 			st.contributions[name] = v
 			if id := live.GetLabels()[k]; id != "true" {
 				st.ids[name] = id
-			}
-			if why := handWritten(live, kind, k); why != "" {
-				st.handWritten[name] = why
 			}
 		}
 	}
@@ -346,7 +338,7 @@ func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState)
 	// What the next writer composes: the trusted contributions.
 	trusted := map[string]string{}
 	for name, raw := range st.contributions {
-		if owner.untrustedIn(st, name, raw) == "" {
+		if owner.untrusted(st.handWritten[name], raw) == "" {
 			trusted[name] = raw
 		}
 	}

@@ -29,82 +29,76 @@ import (
 // whatever the field_manager base of the writer.
 func composerSuffix(kind string) string { return "/" + kind + "-composer" }
 
-// annotationWriters lists the managers holding annotation key of live.
-func annotationWriters(live *unstructured.Unstructured, key string) ([]string, error) {
-	p := fieldpath.MakePathOrDie("metadata", "annotations", key)
-	var out []string
+// handWritten says, for each contribution annotation of kind on live
+// (by intent name), who other than a composer wrote it; contributions only
+// composers wrote are left out. The managed fields are read once for all.
+func handWritten(live *unstructured.Unstructured, kind string) map[string]string {
+	prefix := kind + contributionInfix
+	writers := map[string][]string{}
+	for k := range live.GetAnnotations() {
+		if name, ok := strings.CutPrefix(k, prefix); ok {
+			writers[name] = nil
+		}
+	}
+	out := map[string]string{}
+	if len(writers) == 0 {
+		return out
+	}
 	for _, mf := range live.GetManagedFields() {
 		if mf.FieldsV1 == nil || mf.Subresource != "" {
 			continue
 		}
 		set := &fieldpath.Set{}
 		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+			for name := range writers {
+				out[name] = fmt.Sprintf("reading managed fields of %s: %v", mf.Manager, err)
+			}
+			return out
 		}
-		if set.Has(p) {
-			out = append(out, mf.Manager)
+		for name := range writers {
+			if set.Has(fieldpath.MakePathOrDie("metadata", "annotations", prefix+name)) {
+				writers[name] = append(writers[name], mf.Manager)
+			}
 		}
 	}
-	return out, nil
+	for name, ws := range writers {
+		var others []string
+		for _, w := range ws {
+			if !strings.HasSuffix(w, composerSuffix(kind)) {
+				others = append(others, fmt.Sprintf("field manager %q", w))
+			}
+		}
+		if len(ws) == 0 {
+			others = append(others, "no field manager")
+		}
+		if len(others) > 0 {
+			out[name] = "it was written by " + strings.Join(others, " and ") + ", not by terraform-provider-mesh"
+		}
+	}
+	return out
 }
 
-// handWritten says who other than a composer wrote the contribution
-// annotation key, or "" when only composers did.
-func handWritten(live *unstructured.Unstructured, kind, key string) string {
-	writers, err := annotationWriters(live, key)
-	if err != nil {
-		return err.Error()
-	}
-	var others []string
-	for _, w := range writers {
-		if !strings.HasSuffix(w, composerSuffix(kind)) {
-			others = append(others, fmt.Sprintf("field manager %q", w))
-		}
-	}
-	if len(writers) == 0 {
-		others = append(others, "no field manager")
-	}
-	if len(others) == 0 {
-		return ""
-	}
-	return "it was written by " + strings.Join(others, " and ") + ", not by terraform-provider-mesh"
-}
-
-// untrusted says why a contribution found on live must not be composed,
-// or "" when it may.
-func (o Owner) untrusted(live *unstructured.Unstructured, key, raw string) string {
-	if why := handWritten(live, o.Kind, key); why != "" {
-		return why
-	}
-	if o.Composition != nil && o.Composition.Check != nil {
-		if _, err := o.Composition.Check(raw); err != nil {
-			return err.Error()
-		}
-	}
-	return ""
-}
-
-// untrustedIn is untrusted for a contribution of a listed object.
-func (o Owner) untrustedIn(st composedState, name, raw string) string {
-	if why := st.handWritten[name]; why != "" {
-		return why
-	}
-	if o.Composition != nil && o.Composition.Check != nil {
-		if _, err := o.Composition.Check(raw); err != nil {
-			return err.Error()
-		}
-	}
-	return ""
-}
-
-// workspaceOf is the workspace a contribution says it comes from, "" when
-// it does not say or cannot be read.
-func (o Owner) workspaceOf(raw string) string {
+// checked reads a contribution with the intent's Check: the workspace it
+// says it comes from, and why it cannot be composed ("" when it can).
+func (o Owner) checked(raw string) (workspace, why string) {
 	if o.Composition == nil || o.Composition.Check == nil {
-		return ""
+		return "", ""
 	}
-	ws, _ := o.Composition.Check(raw)
-	return ws
+	ws, err := o.Composition.Check(raw)
+	if err != nil {
+		return ws, err.Error()
+	}
+	return ws, ""
+}
+
+// untrusted says why a contribution must not be composed, or "" when it
+// may: handWritten is what handWritten found for it.
+func (o Owner) untrusted(handWritten, raw string) string {
+	if handWritten != "" {
+		return handWritten
+	}
+	_, why := o.checked(raw)
+	return why
 }
 
 // forgetContributions removes the contribution annotations and labels of
@@ -185,13 +179,11 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 		sort.Strings(names)
 		for _, n := range names {
 			raw := st.contributions[n]
-			lc := LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: owner.workspaceOf(raw), Untrusted: st.handWritten[n]}
-			if lc.Untrusted == "" && owner.Composition != nil && owner.Composition.Check != nil {
-				if _, err := owner.Composition.Check(raw); err != nil {
-					lc.Untrusted = err.Error()
-				}
+			ws, why := owner.checked(raw)
+			if st.handWritten[n] != "" {
+				why = st.handWritten[n]
 			}
-			out = append(out, lc)
+			out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: ws, Untrusted: why})
 		}
 	}
 	return out, errs

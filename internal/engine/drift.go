@@ -38,10 +38,7 @@ type foreignField struct {
 // virtual destination's DestinationRule, and an intent's former managers
 // (field_manager changed) are released by the next apply.
 func (e *Engine) foreignSpecFields(live *unstructured.Unstructured, owner Owner, manager string) ([]foreignField, error) {
-	base := e.FieldManager
-	if base == "" {
-		base = ManagedByValue
-	}
+	base := e.managerBase()
 	suffix := "/" + owner.Kind + "." + owner.Name
 	return foreignFields(live, manager, func(m string) bool {
 		return m == manager || strings.HasPrefix(m, base+"/") || strings.HasSuffix(m, suffix)

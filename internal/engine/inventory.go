@@ -103,11 +103,19 @@ func (o Owner) owns(labels map[string]string) bool {
 // so two intents writing the same field of one object conflict instead of
 // overwriting each other.
 func (o Owner) FieldManager(base string) string {
-	if base == "" {
-		base = ManagedByValue
-	}
-	return base + "/" + o.Kind + "." + o.Name
+	return managerBase(base) + "/" + o.Kind + "." + o.Name
 }
+
+// managerBase is the field_manager base, the default when none is set.
+func managerBase(base string) string {
+	if base == "" {
+		return ManagedByValue
+	}
+	return base
+}
+
+// managerBase is the engine's field_manager base.
+func (e *Engine) managerBase() string { return managerBase(e.FieldManager) }
 
 // Entry is one owned object as Terraform state records it: where it is and
 // a digest of the fields we own, nothing more.

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,7 +44,7 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 	others := map[other][]string{}
 	byObject := map[string]map[string]string{}
 	for _, c := range found {
-		where := fmt.Sprintf("%s in cluster %s", c.Entry.Key().Kind+" "+c.Entry.Namespace+"/"+c.Entry.Name, c.Entry.Cluster)
+		where := c.Entry.String()
 		annotation := c.Annotation(owner.Kind)
 		switch {
 		case c.Name == owner.Name:
@@ -58,7 +59,7 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 			}
 			addAttrError(&diags, path.Root("name"), "Name taken by another workspace",
 				fmt.Sprintf("%s already holds %s %q from workspace %s (instance %s); this state's workspace is %q. Names identify contributions on a shared object: rename one of the two policies, "+
-					"or, if that policy really belongs to this state, set the provider's workspace to %s.", where, kindWords(owner.Kind), owner.Name, quoteWorkspace(c.Workspace), c.ID, data.Workspace, quoteWorkspace(c.Workspace)))
+					"or, if that policy really belongs to this state, set the provider's workspace to %s.", where, kindWords(owner.Kind), owner.Name, engine.WorkspaceName(c.Workspace), c.ID, data.Workspace, engine.WorkspaceName(c.Workspace)))
 		case c.Untrusted != "":
 			diags.AddWarning("Contribution not trusted",
 				fmt.Sprintf("Annotation %s on %s is not used: %s. It is never composed into the object; the next apply that writes the object removes it, and its policy's own next apply writes it again.", annotation, where, c.Untrusted))
@@ -108,32 +109,13 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 		return list[i].name < list[j].name
 	})
 	for _, o := range list {
-		clusters := unique(others[o])
+		clusters := slices.Compact(slices.Sorted(slices.Values(others[o])))
 		diags.AddWarning("Traffic also shaped by another workspace",
 			fmt.Sprintf("%s %q from workspace %s also contributes to the objects of %s %q (clusters %s). Both are composed into the same objects; its changes are planned in its own state.",
-				kindWords(owner.Kind), o.name, quoteWorkspace(o.workspace), kindWords(owner.Kind), owner.Name, strings.Join(clusters, ", ")))
+				kindWords(owner.Kind), o.name, engine.WorkspaceName(o.workspace), kindWords(owner.Kind), owner.Name, strings.Join(clusters, ", ")))
 	}
 	return diags
 }
 
 // kindWords is an owner kind as prose: "traffic policy".
 func kindWords(kind string) string { return strings.ReplaceAll(kind, "-", " ") }
-
-func quoteWorkspace(ws string) string {
-	if ws == "" {
-		return "(none recorded: written by an earlier provider build)"
-	}
-	return fmt.Sprintf("%q", ws)
-}
-
-// unique sorts and deduplicates.
-func unique(s []string) []string {
-	sort.Strings(s)
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
-}

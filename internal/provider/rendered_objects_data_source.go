@@ -88,7 +88,7 @@ func (d *renderedObjectsDataSource) Schema(_ context.Context, _ datasource.Schem
 			"the apply composes it with the other policies on the same objects. `make render` prints the same for a whole configuration.",
 		Attributes: map[string]schema.Attribute{
 			"type": schema.StringAttribute{
-				MarkdownDescription: "The resource type whose configuration `configuration` is: " + strings.Join(backquoted(kinds), ", ") + ".",
+				MarkdownDescription: "The resource type whose configuration `configuration` is: " + oneOf(kinds) + ".",
 				Required:            true,
 				Validators:          []validator.String{stringvalidator.OneOf(kinds...)},
 			},
@@ -108,14 +108,6 @@ func (d *renderedObjectsDataSource) Schema(_ context.Context, _ datasource.Schem
 			},
 		},
 	}
-}
-
-func backquoted(list []string) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = "`" + s + "`"
-	}
-	return out
 }
 
 func (d *renderedObjectsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, _ *datasource.ConfigureResponse) {

@@ -140,7 +140,7 @@ var mutations = []mutation{
 	// unit tests.
 	{
 		ID: "engine/trust-hand-written", Why: "a contribution annotation edited by hand is composed and republished",
-		File: "internal/engine/contributions.go", From: "\tif len(others) == 0 {\n\t\treturn \"\"", To: "\tif true {\n\t\treturn \"\"",
+		File: "internal/engine/contributions.go", From: "\t\tif len(others) > 0 {\n\t\t\tout[name] =", To: "\t\tif false {\n\t\t\tout[name] =",
 		Package: "./internal/engine", Run: "TestComposeDropsHandWrittenContributions",
 	},
 	{

@@ -95,9 +95,7 @@ func DecodeContribution(raw string) (Contribution, error) {
 	if errs := Validate(c.Policy, c.Destination); len(errs) > 0 {
 		return c, fmt.Errorf("its policy is not valid: %s", errs[0].Detail)
 	}
-	if c.Config != nil && !json.Valid(c.Config) {
-		return c, errors.New("its kept configuration is not JSON")
-	}
+	// The decoder has checked that Config is JSON; it must be an object.
 	if c.Config != nil && !bytes.HasPrefix(bytes.TrimSpace(c.Config), []byte("{")) {
 		return c, errors.New("its kept configuration is not an object")
 	}
