@@ -169,21 +169,65 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 			continue
 		}
 		st, ok := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
-		if !ok {
+		if ok {
+			out = append(out, owner.liveContributions(en, st)...)
+		}
+	}
+	return out, errs
+}
+
+// liveContributions lists the contributions of owner's kind in st, the
+// composed state of the object en, by name.
+func (o Owner) liveContributions(en Entry, st composedState) []LiveContribution {
+	names := make([]string, 0, len(st.contributions))
+	for n := range st.contributions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]LiveContribution, 0, len(names))
+	for _, n := range names {
+		raw := st.contributions[n]
+		ws, why := o.checked(raw)
+		if st.handWritten[n] != "" {
+			why = st.handWritten[n]
+		}
+		out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: ws, Untrusted: why})
+	}
+	return out
+}
+
+// ContributionsIn lists every contribution of owner's kind (owner's name
+// is not used) on the objects of kinds in clusters, from fresh listings:
+// a workspace's orphans are found among them. Objects are in key order. A
+// cluster that cannot be read is an error of its own; the others are
+// still listed.
+func (e *Engine) ContributionsIn(ctx context.Context, owner Owner, clusters []string, kinds []schema.GroupVersionKind) ([]LiveContribution, []*Error) {
+	var out []LiveContribution
+	var errs []*Error
+	for _, cluster := range clusters {
+		c, err := e.Clients.Get(cluster)
+		if err != nil {
+			errs = append(errs, clusterError(cluster, "Reading composed objects", err))
 			continue
 		}
-		names := make([]string, 0, len(st.contributions))
-		for n := range st.contributions {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			raw := st.contributions[n]
-			ws, why := owner.checked(raw)
-			if st.handWritten[n] != "" {
-				why = st.handWritten[n]
+		for _, gvk := range kinds {
+			l, lerr := e.listed(ctx, c.Dynamic, cluster, gvk)
+			if lerr != nil {
+				errs = append(errs, lerr)
+				break
 			}
-			out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: ws, Untrusted: why})
+			keys := make([]string, 0, len(l.objects))
+			for k, o := range l.objects {
+				if _, ok := o.composed[owner.Kind]; ok {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				ns, name, _ := strings.Cut(k, "/")
+				en := Entry{Cluster: cluster, APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: ns, Name: name}
+				out = append(out, owner.liveContributions(en, l.objects[k].composed[owner.Kind])...)
+			}
 		}
 	}
 	return out, errs

@@ -64,6 +64,9 @@ type providerData struct {
 	Destinations *destinationIndex
 	// TrafficPolicies indexes the traffic policies planned in this run.
 	TrafficPolicies *trafficPolicyIndex
+	// Roster is what this run's mesh_workspace lists
+	// (workspace_resource.go).
+	Roster *workspaceRoster
 	// Retired are clusters gone for good: objects listed there are
 	// forgotten, never contacted (see forgetRetired).
 	Retired map[string]bool
@@ -266,6 +269,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		Destinations:     &destinationIndex{},
 		Planned:          &plannedObjects{},
 		TrafficPolicies:  &trafficPolicyIndex{},
+		Roster:           &workspaceRoster{},
 		RecordsNamespace: m.RecordsNS.ValueString(),
 		Workspace:        workspaceOf(m.Workspace),
 		Engine: &engine.Engine{
@@ -293,6 +297,7 @@ func (p *meshProvider) Resources(_ context.Context) []func() resource.Resource {
 		NewVirtualDestinationResource,
 		NewAccessPolicyResource,
 		NewTrafficPolicyResource,
+		NewWorkspaceResource,
 	}
 }
 

@@ -102,6 +102,9 @@ func TestEveryAttributeReachesTheIntent(t *testing.T) {
 		var sr resource.SchemaResponse
 		r.Schema(ctx, resource.SchemaRequest{}, &sr)
 		name := meta.TypeName
+		if name == "mesh_workspace" {
+			continue // a roster of traffic policies' names, not an intent: TestOrphansAmong
+		}
 		decode, ok := leafDecoders[name]
 		if !ok {
 			t.Errorf("%s has no decoder in leafDecoders", name)

@@ -129,7 +129,8 @@ func TestStateUpgradeFromVersion0(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != len(schemas) {
+	// mesh_workspace came after version 1: no state of it is older.
+	if len(seen) != len(schemas)-1 {
 		t.Errorf("the version 0 state covers %v of the %d resource types", sortedKeys(seen), len(schemas))
 	}
 }

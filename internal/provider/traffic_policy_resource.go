@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -103,6 +104,14 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
 	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: &engine.Composition{}}
 	in := m.intent()
+	if data != nil {
+		data.Roster.hold(name)
+	}
+	if planning && data != nil && data.Roster.plan(name) {
+		diags.AddAttributeError(path.Root("name"), "Traffic policy not listed",
+			fmt.Sprintf("This state's mesh_workspace (the roster of workspace %q) does not list traffic policy %q, so the apply would release its contributions as orphans. Add it to the roster's traffic_policies.", data.Workspace, name))
+		return spec, diags
+	}
 	dest, d := m.destination(ctx, data, planning)
 	diags.Append(d...)
 	if diags.HasError() {

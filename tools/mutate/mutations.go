@@ -163,6 +163,17 @@ var mutations = []mutation{
 		File: "internal/translate/trafficpolicy/contribution.go", From: "\tdec.DisallowUnknownFields()\n", To: "",
 		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeContributionRefuses",
 	},
+	// A workspace's roster (provider unit tests).
+	{
+		ID: "provider/orphans-of-any-workspace", Why: "the roster releases other workspaces' contributions as orphans",
+		File: "internal/provider/workspace_resource.go", From: "workspace == \"\" || c.Workspace != workspace || ", To: "workspace == \"\" || ",
+		Package: "./internal/provider", Run: "TestOrphansAmong",
+	},
+	{
+		ID: "provider/unlisted-policy-planned", Why: "a traffic policy the roster leaves out plans clean, and the apply releases it",
+		File: "internal/provider/workspace_resource.go", From: "return w.listed != nil && !w.listed[name]", To: "return false",
+		Package: "./internal/provider", Run: "TestWorkspaceRosterCatchesUnlistedPolicies",
+	},
 	// Every attribute reaches the translator (provider unit tests).
 	{
 		ID: "provider/attribute-dropped", Why: "the decoder forgets one attribute (timeout)",

@@ -42,6 +42,14 @@ module "account" {
   }
 }
 
+# The roster of the workspace: a contribution that carries "accounts" but
+# names no policy listed here (its resource forgotten with `terraform state
+# rm`, or lost with a state) is reported by the plan and released by the
+# apply.
+resource "mesh_workspace" "accounts" {
+  traffic_policies = module.account.traffic_policies
+}
+
 # The payments team's ledger, owned by the other state, read from its
 # records in the clusters.
 data "mesh_virtual_destination" "ledger" {

@@ -45,6 +45,12 @@ module "invoices" {
   callers   = [{ namespace = "billing", service_account = "billing" }]
 }
 
+# Every traffic policy of this workspace, from both modules: contributions
+# of "payments" that name none of them are orphans, released by the apply.
+resource "mesh_workspace" "payments" {
+  traffic_policies = concat(module.ledger.traffic_policies, module.invoices.traffic_policies)
+}
+
 output "hostnames" {
   value = [module.ledger.hostname, module.invoices.hostname]
 }

@@ -1,0 +1,193 @@
+package provider
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+)
+
+// A workspace's roster (mesh_workspace) finds its orphans: a traffic
+// policy forgotten with `terraform state rm` and deleted from the
+// configuration is reported by the plan, which writes nothing, and
+// released by the apply; a policy of another workspace on the same objects
+// is never an orphan; a policy the state holds but the roster does not
+// list is a plan error. Istio's validation webhook of the local mesh
+// admits every object written.
+func TestAccWorkspace_releasesOrphans(t *testing.T) {
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+		ensureNamespace(t, c, "accounts")
+	}
+	module := teamModule(t)
+	w := newRelTF(t)
+	relCleanup(t, w, nil)
+	// A policy of workspace "others" on the ledger, written through a
+	// second provider configuration.
+	others := strings.Replace(providerConfig(t, `workspace = "others"`), "provider \"mesh\" {\n", "provider \"mesh\" {\n  alias = \"others\"\n", 1) + `
+resource "mesh_traffic_policy" "others" {
+  provider    = mesh.others
+  depends_on  = [module.ledger]
+  name        = "web-to-ledger"
+  destination = { virtual_destination = "` + ledgerHost + `" }
+  sources     = { namespaces = ["web"] }
+  headers     = { request = { set = { "x-caller-team" = "web" } } }
+}
+`
+	roster := `
+resource "mesh_workspace" "teams" {
+  traffic_policies = concat(module.ledger.traffic_policies, module.account.traffic_policies)
+}
+`
+	accounts := func(calls bool) string {
+		m := strings.Replace(accountsModule(module, ""), "  calls     =", "  depends_on = [module.ledger]\n  calls     =", 1)
+		if !calls {
+			m = strings.Replace(m, "  calls     =", "  # calls   =", 1)
+		}
+		return m
+	}
+	config := func(calls bool, extra string) string {
+		return providerConfig(t, `workspace = "teams"`) + others + paymentsModule(module) + accounts(calls) + roster + extra
+	}
+	w.write(config(true, ""))
+	if out, code := w.run("get", "-no-color"); code != 0 {
+		t.Fatalf("terraform get failed (exit %d):\n%s", code, out)
+	}
+	// The other provider configuration finds the ledger by its records in
+	// the clusters, as another state would.
+	w.apply("-target=module.ledger.mesh_virtual_destination.service")
+	w.apply()
+	want := []string{callsPolicy, ledgerPolicy, "web-to-ledger"}
+	requireContributors(t, want)
+	w.planIsEmpty()
+	if got := w.attribute("mesh_workspace.teams", "id"); got != "teams" {
+		t.Fatalf("the roster's id is %q, want the provider's workspace %q", got, "teams")
+	}
+
+	// A policy the state holds but the roster leaves out: a plan error
+	// naming it, and nothing written.
+	before := composedSnapshot(t)
+	w.write(config(true, `
+resource "mesh_traffic_policy" "unlisted" {
+  depends_on  = [module.ledger]
+  name        = "unlisted"
+  destination = { virtual_destination = "`+ledgerHost+`" }
+  sources     = { namespaces = ["users"] }
+  headers     = { request = { set = { "x-unlisted" = "1" } } }
+}
+`))
+	out, code := w.run("plan", "-no-color")
+	flat := strings.Join(strings.Fields(out), " ")
+	if code == 0 || !strings.Contains(flat, "Traffic policy not listed") || !strings.Contains(flat, `"unlisted"`) {
+		t.Fatalf("a traffic policy missing from the roster planned (exit %d):\n%s", code, out)
+	}
+	requireSameSnapshot(t, "after the refused plan", before, composedSnapshot(t))
+	w.write(config(true, ""))
+
+	// Forgotten by the state and deleted from the configuration: the
+	// orphan is reported, the plan writes nothing, the apply releases it.
+	if out, code := w.run("state", "rm", callsAddr); code != 0 {
+		t.Fatalf("terraform state rm failed:\n%s", out)
+	}
+	w.write(config(false, ""))
+	out, code = w.run("plan", "-no-color", "-detailed-exitcode")
+	flat = strings.Join(strings.Fields(out), " ")
+	if code != 2 {
+		t.Fatalf("the plan with an orphan shows no change (exit %d):\n%s", code, out)
+	}
+	for _, s := range []string{"Orphaned contribution will be released", "Traffic policy " + callsPolicy + " (instance ", contribPrefix + callsPolicy,
+		"VirtualService istio-system/tp-" + ledgerHost + " in cluster east", "~ orphans = {} -> (known after apply)"} {
+		if !strings.Contains(flat, s) {
+			t.Fatalf("the plan does not show %q:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"Traffic policy web-to-ledger", "Traffic policy " + ledgerPolicy} {
+		if strings.Contains(flat, s) {
+			t.Fatalf("the plan calls a live policy an orphan (%s):\n%s", s, out)
+		}
+	}
+	requireSameSnapshot(t, "after the plan", before, composedSnapshot(t))
+	w.apply()
+	requireContributors(t, []string{ledgerPolicy, "web-to-ledger"})
+	out, _ = w.run("state", "show", "-no-color", "mesh_workspace.teams")
+	if !strings.Contains(out, `"`+callsPolicy+`/east/VirtualService.networking.istio.io/istio-system/tp-`+ledgerHost+`"`) {
+		t.Fatalf("the roster does not record the released orphan:\n%s", out)
+	}
+	for _, c := range testClusters {
+		raw, err := json.Marshal(ledgerVS(t, c)["spec"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), `"x-caller-team":"accounts"`) {
+			t.Fatalf("the released policy's routes are still composed in %s: %s", c, raw)
+		}
+	}
+	w.planIsEmpty()
+
+	w.destroy()
+	if left := relAllOwned(t); len(left) > 0 {
+		t.Fatalf("destroy left %v", left)
+	}
+}
+
+// requireContributors checks which traffic policies contribute to the
+// ledger's composed objects, across clusters (annotation and label each).
+func requireContributors(t *testing.T, want []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range testClusters {
+		for _, got := range contributionsIn(ledgerVS(t, c)) {
+			name, _, _ := strings.Cut(got, " (")
+			seen[name] = true
+		}
+	}
+	if got := sortedKeys(seen); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("traffic policies contributing to the ledger's VirtualService: %v, want %v", got, want)
+	}
+}
+
+func TestOrphansAmong(t *testing.T) {
+	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
+	found := []engine.LiveContribution{
+		{Entry: en, Name: "listed", ID: "1", Workspace: "teams"},
+		{Entry: en, Name: "gone", ID: "2", Workspace: "teams"},
+		{Entry: en, Name: "theirs", ID: "3", Workspace: "others"},
+		{Entry: en, Name: "old-build", ID: "4", Workspace: ""},
+		{Entry: en, Name: "forged", ID: "5", Workspace: "teams", Untrusted: "it was written by kubectl"},
+	}
+	got := orphansAmong(found, "teams", map[string]bool{"listed": true})
+	if len(got) != 1 || got[0].Policy != "gone" || got[0].ID != "2" || got[0].key() != "gone/east/VirtualService.networking.istio.io/istio-system/tp-a" {
+		t.Fatalf("orphans: %+v, want only gone (instance 2)", got)
+	}
+	if got := orphansAmong(found, "", nil); len(got) != 0 {
+		t.Fatalf("with no workspace identity nothing is an orphan, got %+v", got)
+	}
+}
+
+func TestWorkspaceRosterCatchesUnlistedPolicies(t *testing.T) {
+	// Policy planned before the roster: the roster reports it.
+	r := &workspaceRoster{}
+	if r.plan("early") {
+		t.Fatal("a policy planned before any roster was reported unlisted")
+	}
+	unlisted, second := r.list(map[string]bool{"late": true})
+	if strings.Join(unlisted, ",") != "early" || second {
+		t.Fatalf("roster planned after: unlisted %v (second %v), want [early]", unlisted, second)
+	}
+	// Policy planned after the roster: the policy reports itself.
+	if !r.plan("stray") || r.plan("late") {
+		t.Fatal("a policy planned after the roster is not checked against it")
+	}
+	if _, second := r.list(map[string]bool{}); !second {
+		t.Fatal("a second roster in one run is not reported")
+	}
+	r.hold("destroyed")
+	if held := r.heldNow(); !held["destroyed"] || len(held) != 1 {
+		t.Fatalf("held: %v, want [destroyed]", held)
+	}
+	var none *workspaceRoster
+	if none.plan("x") || len(none.heldNow()) != 0 {
+		t.Fatal("without a roster (a rendering), no policy is unlisted")
+	}
+}
