@@ -125,6 +125,24 @@ resource "mesh_traffic_policy" "unlisted" {
 	}
 	w.planIsEmpty()
 
+	// Imported by the workspace identity: the roster lists every policy
+	// that contributes with it (not the other workspace's), and plans
+	// no change against the configuration.
+	if out, code := w.run("state", "rm", "mesh_workspace.teams"); code != 0 {
+		t.Fatalf("terraform state rm failed:\n%s", out)
+	}
+	if out, code := w.run("import", "mesh_workspace.teams", "others"); code == 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), `must be the provider's workspace, "teams"`) {
+		t.Fatalf("importing the roster of another workspace did not fail naming this one (exit %d):\n%s", code, out)
+	}
+	if out, code := w.run("import", "mesh_workspace.teams", "teams"); code != 0 {
+		t.Fatalf("terraform import failed:\n%s", out)
+	}
+	out, _ = w.run("state", "show", "-no-color", "mesh_workspace.teams")
+	if !strings.Contains(out, `"`+ledgerPolicy+`"`) || !strings.Contains(out, `"accounts-account"`) || strings.Contains(out, "web-to-ledger") {
+		t.Fatalf("the imported roster does not list exactly this workspace's policies:\n%s", out)
+	}
+	w.planIsEmpty()
+
 	w.destroy()
 	if left := relAllOwned(t); len(left) > 0 {
 		t.Fatalf("destroy left %v", left)
