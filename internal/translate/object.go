@@ -72,7 +72,18 @@ func (o Object) Key() Key {
 
 // Sort orders objects by Key, the order every translator returns.
 func Sort(objs []Object) {
-	sort.SliceStable(objs, func(i, j int) bool { return objs[i].Key().Less(objs[j].Key()) })
+	type keyed struct {
+		key Key
+		obj Object
+	}
+	ks := make([]keyed, len(objs))
+	for i, o := range objs {
+		ks[i] = keyed{o.Key(), o}
+	}
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].key.Less(ks[j].key) })
+	for i := range ks {
+		objs[i] = ks[i].obj
+	}
 }
 
 // Manifest renders o as the plain JSON object a server-side apply sends:

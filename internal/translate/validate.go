@@ -101,14 +101,23 @@ func CheckDestinationChoice(at Path, virtualDestination, service, namespace stri
 // Generic validators, shared by every intent's validation.
 
 var (
-	dnsLabelRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	dns1035LabelRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 )
 
 // ValidDNSLabel reports whether s is a DNS-1123 label (Kubernetes namespace
 // and object names without dots): at most 63 lowercase letters, digits and
 // '-', starting and ending with a letter or digit.
-func ValidDNSLabel(s string) bool { return len(s) <= 63 && dnsLabelRE.MatchString(s) }
+func ValidDNSLabel(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidDNS1035Label reports whether s is a DNS-1035 label (Kubernetes
 // Service names): a DNS-1123 label that starts with a letter.

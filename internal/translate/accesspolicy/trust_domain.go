@@ -46,6 +46,12 @@ func checkTrustDomains(in Intent, plan plan, reg *translate.Registry) translate.
 		cluster string
 	}
 	rewrites := map[rewriteKey]map[string]bool{} // enforcing clusters
+	// The registered clusters by trust domain, in name order.
+	byTD := map[string][]string{}
+	for _, x := range reg.Names() {
+		td := trustDomain(reg.Cluster(x))
+		byTD[td] = append(byTD[td], x)
+	}
 
 	for _, b := range enforcingClusters(plan) {
 		tdB := trustDomain(reg.Cluster(b))
@@ -67,7 +73,7 @@ func checkTrustDomains(in Intent, plan plan, reg *translate.Registry) translate.
 			if !s.to[b] {
 				continue
 			}
-			key := [2]string{s.in.Namespace, s.in.ServiceAccount}
+			allowedHere := allowed[[2]string{s.in.Namespace, s.in.ServiceAccount}]
 			for _, c := range s.clusters {
 				td := trustDomain(reg.Cluster(c))
 				if translate.IsUnknown(td) {
@@ -81,8 +87,8 @@ func checkTrustDomains(in Intent, plan plan, reg *translate.Registry) translate.
 					rewrites[k][b] = true
 					continue
 				}
-				for _, x := range reg.Names() {
-					if allowed[key][x] || trustDomain(reg.Cluster(x)) != td {
+				for _, x := range byTD[td] {
+					if allowedHere[x] {
 						continue
 					}
 					k := collisionKey{s.index, td}

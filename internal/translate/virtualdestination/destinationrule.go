@@ -112,7 +112,7 @@ func applyPriorityFailover(tp *networkingapi.TrafficPolicy, v *view) {
 func failoverPriority(tiers int, mark string) []string {
 	var out []string
 	for t := tiers - 2; t >= 0; t-- {
-		out = append(out, FailoverRankLabelPrefix+strconv.Itoa(t)+"="+mark)
+		out = append(out, failoverRankKey(t)+"="+mark)
 	}
 	return out
 }
@@ -153,6 +153,17 @@ type subsetOrder struct {
 	labelPrefix string
 	rank        map[string]int // backend cluster -> rank in this order
 	tiers       int
+	// keys are the rank labels, labelPrefix + t for t in 0..tiers-2.
+	keys []string
+}
+
+// withKeys fills keys from labelPrefix and tiers.
+func (o subsetOrder) withKeys() subsetOrder {
+	o.keys = make([]string, 0, max(o.tiers-1, 0))
+	for t := 0; t < o.tiers-1; t++ {
+		o.keys = append(o.keys, o.labelPrefix+strconv.Itoa(t))
+	}
+	return o
 }
 
 func (o subsetOrder) failoverPriority(mark string) []string {
@@ -166,7 +177,7 @@ func (o subsetOrder) failoverPriority(mark string) []string {
 // rankLabels are the labels an endpoint of cluster needs for this order.
 func (o subsetOrder) rankLabels(cluster, mark string, into map[string]string) {
 	for t := o.rank[cluster]; t < o.tiers-1; t++ {
-		into[o.labelPrefix+strconv.Itoa(t)] = mark
+		into[o.keys[t]] = mark
 	}
 }
 
@@ -183,7 +194,7 @@ func subsetOrders(v *view) []subsetOrder {
 			for _, t := range v.targets {
 				o.rank[t.backend.Cluster] = t.rank
 			}
-			out = append(out, o)
+			out = append(out, o.withKeys())
 			continue
 		}
 		o.labelPrefix, o.tiers = SubsetName(x.backend.Cluster)+subsetRankLabelSuffix, 1
@@ -198,7 +209,26 @@ func subsetOrders(v *view) []subsetOrder {
 			}
 			o.rank[t.backend.Cluster] = o.tiers - 1
 		}
-		out = append(out, o)
+		out = append(out, o.withKeys())
 	}
 	return out
+}
+
+// failoverRankKeys are the first failover rank labels, made once: every
+// endpoint of every client cluster carries some.
+var failoverRankKeys = func() []string {
+	out := make([]string, 32)
+	for t := range out {
+		out[t] = FailoverRankLabelPrefix + strconv.Itoa(t)
+	}
+	return out
+}()
+
+// failoverRankKey is the label of failover rank t: FailoverRankLabelPrefix
+// and t.
+func failoverRankKey(t int) string {
+	if t < len(failoverRankKeys) {
+		return failoverRankKeys[t]
+	}
+	return FailoverRankLabelPrefix + strconv.Itoa(t)
 }

@@ -4,7 +4,6 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
 	"sort"
-	"strconv"
 	"strings"
 
 	networkingapi "istio.io/api/networking/v1alpha3"
@@ -152,7 +151,7 @@ func endpoint(p *plan, v *view, t target) *networkingapi.WorkloadEntry {
 	// Rank r carries rank-le-t for every t in r..tiers-2; see
 	// failoverPriority.
 	for tier := t.rank; tier < v.tiers-1; tier++ {
-		ep.Labels[FailoverRankLabelPrefix+strconv.Itoa(tier)] = v.rankMark()
+		ep.Labels[failoverRankKey(tier)] = v.rankMark()
 	}
 	// The same, for the order inside each cluster's subset.
 	for _, o := range v.subsets {

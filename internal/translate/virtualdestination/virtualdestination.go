@@ -13,6 +13,7 @@ import (
 	"hash/fnv"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -528,7 +529,18 @@ func BackendObjectName(name string) string {
 
 // portName names a ServiceEntry port: <protocol>-<number>, e.g. http-8080.
 func portName(p Port) string {
-	return fmt.Sprintf("%s-%d", strings.ToLower(p.Protocol), p.Number)
+	var buf [48]byte
+	b := buf[:0]
+	for i := 0; i < len(p.Protocol); i++ {
+		c := p.Protocol[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	b = append(b, '-')
+	b = strconv.AppendInt(b, p.Number, 10)
+	return string(b)
 }
 
 // serviceFQDN is the cluster-local DNS name of a Kubernetes Service.
