@@ -60,6 +60,10 @@ func (k Key) Less(o Key) bool {
 
 // Key returns the identity of o.
 func (o Object) Key() Key {
+	if tm, ok := o.Resource.GetObjectKind().(*metav1.TypeMeta); ok && strings.Contains(tm.APIVersion, "/") {
+		// Typed objects: their API version is already group/version.
+		return Key{Cluster: o.Cluster, APIVersion: tm.APIVersion, Kind: tm.Kind, Namespace: o.Resource.GetNamespace(), Name: o.Resource.GetName()}
+	}
 	gvk := o.Resource.GetObjectKind().GroupVersionKind()
 	return Key{
 		Cluster:    o.Cluster,
@@ -72,18 +76,18 @@ func (o Object) Key() Key {
 
 // Sort orders objects by Key, the order every translator returns.
 func Sort(objs []Object) {
-	type keyed struct {
-		key Key
-		obj Object
-	}
-	ks := make([]keyed, len(objs))
+	keys := make([]Key, len(objs))
+	order := make([]int, len(objs))
 	for i, o := range objs {
-		ks[i] = keyed{o.Key(), o}
+		keys[i], order[i] = o.Key(), i
 	}
-	sort.SliceStable(ks, func(i, j int) bool { return ks[i].key.Less(ks[j].key) })
-	for i := range ks {
-		objs[i] = ks[i].obj
+	// Sorting indices moves ints, not objects and keys.
+	sort.SliceStable(order, func(i, j int) bool { return keys[order[i]].Less(keys[order[j]]) })
+	sorted := make([]Object, len(objs))
+	for i, k := range order {
+		sorted[i] = objs[k]
 	}
+	copy(objs, sorted)
 }
 
 // Manifest renders o as the plain JSON object a server-side apply sends:

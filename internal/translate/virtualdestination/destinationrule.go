@@ -34,8 +34,8 @@ func destinationRules(p *plan, v *view) []translate.Object {
 // this order.
 func clientDestinationRule(p *plan, v *view) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
-	applyMutualTLS(tp)
-	applyOutlierDetection(tp, p.outlier)
+	p.applyMutualTLS(tp)
+	p.applyOutlierDetection(tp)
 	applyPriorityFailover(tp, v)
 	return &networking.DestinationRule{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
@@ -54,7 +54,7 @@ func clientDestinationRule(p *plan, v *view) *networking.DestinationRule {
 // the backend ServiceEntry.
 func backendDestinationRule(p *plan, b *Backend) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
-	applyMutualTLS(tp)
+	p.applyMutualTLS(tp)
 	return &networking.DestinationRule{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
 		ObjectMeta: translate.ObjectMeta(b.Namespace, BackendObjectName(p.in.Name)),
@@ -66,21 +66,37 @@ func backendDestinationRule(p *plan, b *Backend) *networking.DestinationRule {
 	}
 }
 
+// localityOn and localityOff are the values of
+// LocalityLoadBalancerSetting.enabled, shared by every DestinationRule
+// (translated objects are never changed afterwards).
+var localityOn, localityOff = wrapperspb.Bool(true), wrapperspb.Bool(false)
+
 // applyMutualTLS originates Istio mTLS: the east-west gateway routes by
 // the SNI of that handshake, and the backend's sidecar terminates it.
-func applyMutualTLS(tp *networkingapi.TrafficPolicy) {
-	tp.Tls = &networkingapi.ClientTLSSettings{Mode: networkingapi.ClientTLSSettings_ISTIO_MUTUAL}
+//
+// The settings are made once per virtual destination and shared by its
+// DestinationRules, as is the outlier detection: translated objects are
+// never changed afterwards.
+func (p *plan) applyMutualTLS(tp *networkingapi.TrafficPolicy) {
+	if p.tls == nil {
+		p.tls = &networkingapi.ClientTLSSettings{Mode: networkingapi.ClientTLSSettings_ISTIO_MUTUAL}
+	}
+	tp.Tls = p.tls
 }
 
 // applyOutlierDetection ejects a failing backend; without it Envoy never
 // leaves a priority and failover does nothing.
-func applyOutlierDetection(tp *networkingapi.TrafficPolicy, o outlier) {
-	tp.OutlierDetection = &networkingapi.OutlierDetection{
-		Consecutive_5XxErrors: wrapperspb.UInt32(o.consecutive5xx),
-		Interval:              durationpb.New(o.interval),
-		BaseEjectionTime:      durationpb.New(o.ejection),
-		MaxEjectionPercent:    o.maxEjectionPercent,
+func (p *plan) applyOutlierDetection(tp *networkingapi.TrafficPolicy) {
+	if p.outlierDetection == nil {
+		o := p.outlier
+		p.outlierDetection = &networkingapi.OutlierDetection{
+			Consecutive_5XxErrors: wrapperspb.UInt32(o.consecutive5xx),
+			Interval:              durationpb.New(o.interval),
+			BaseEjectionTime:      durationpb.New(o.ejection),
+			MaxEjectionPercent:    o.maxEjectionPercent,
+		}
 	}
+	tp.OutlierDetection = p.outlierDetection
 }
 
 // applyPriorityFailover makes the client send traffic to the lowest
@@ -99,9 +115,9 @@ func applyOutlierDetection(tp *networkingapi.TrafficPolicy, o outlier) {
 func applyPriorityFailover(tp *networkingapi.TrafficPolicy, v *view) {
 	lb := &networkingapi.LocalityLoadBalancerSetting{}
 	if v.tiers <= 1 {
-		lb.Enabled = wrapperspb.Bool(false)
+		lb.Enabled = localityOff
 	} else {
-		lb.Enabled = wrapperspb.Bool(true)
+		lb.Enabled = localityOn
 		lb.FailoverPriority = failoverPriority(v.tiers, v.rankMark())
 	}
 	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
@@ -125,18 +141,18 @@ func failoverPriority(tiers int, mark string) []string {
 // requests to one cluster sends it there, and that share still fails over.
 func clusterHostDestinationRule(p *plan, v *view, o subsetOrder) *networking.DestinationRule {
 	tp := &networkingapi.TrafficPolicy{}
-	applyMutualTLS(tp)
-	applyOutlierDetection(tp, p.outlier)
-	lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(false)}
+	p.applyMutualTLS(tp)
+	p.applyOutlierDetection(tp)
+	lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOff}
 	if o.tiers > 1 {
-		lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: wrapperspb.Bool(true), FailoverPriority: o.failoverPriority(v.rankMark())}
+		lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOn, FailoverPriority: o.failoverPriority(p, v.rankMark())}
 	}
 	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 	return &networking.DestinationRule{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
 		ObjectMeta: translate.ObjectMeta(p.namespace, ClusterObjectName(p.in.Name, SubsetName(o.cluster))),
 		Spec: networkingapi.DestinationRule{
-			Host:          ClusterHost(p.in.Hostname, o.cluster),
+			Host:          p.clusterHost(o.cluster),
 			TrafficPolicy: tp,
 			ExportTo:      append([]string(nil), p.exportTo...),
 		},
@@ -158,18 +174,16 @@ type subsetOrder struct {
 }
 
 // withKeys fills keys from labelPrefix and tiers.
-func (o subsetOrder) withKeys() subsetOrder {
-	o.keys = make([]string, 0, max(o.tiers-1, 0))
-	for t := 0; t < o.tiers-1; t++ {
-		o.keys = append(o.keys, o.labelPrefix+strconv.Itoa(t))
-	}
+func (o subsetOrder) withKeys(p *plan) subsetOrder {
+	o.keys = p.rankKeysOf(o.labelPrefix, max(o.tiers-1, 0))
 	return o
 }
 
-func (o subsetOrder) failoverPriority(mark string) []string {
-	var out []string
-	for t := o.tiers - 2; t >= 0; t-- {
-		out = append(out, o.labelPrefix+strconv.Itoa(t)+"="+mark)
+func (o subsetOrder) failoverPriority(p *plan, mark string) []string {
+	entries := p.rankKeysOf(o.labelPrefix+"="+mark, len(o.keys))
+	out := make([]string, 0, len(entries))
+	for t := len(entries) - 1; t >= 0; t-- {
+		out = append(out, entries[t])
 	}
 	return out
 }
@@ -185,7 +199,7 @@ func (o subsetOrder) rankLabels(cluster, mark string, into map[string]string) {
 // subset: the cluster, then the destination's ranks without it. A cluster
 // that is already alone in the destination's first rank reuses the
 // destination's labels.
-func subsetOrders(v *view) []subsetOrder {
+func subsetOrders(p *plan, v *view) []subsetOrder {
 	out := make([]subsetOrder, 0, len(v.targets))
 	for i, x := range v.targets {
 		o := subsetOrder{cluster: x.backend.Cluster, rank: map[string]int{}}
@@ -194,7 +208,7 @@ func subsetOrders(v *view) []subsetOrder {
 			for _, t := range v.targets {
 				o.rank[t.backend.Cluster] = t.rank
 			}
-			out = append(out, o.withKeys())
+			out = append(out, o.withKeys(p))
 			continue
 		}
 		o.labelPrefix, o.tiers = SubsetName(x.backend.Cluster)+subsetRankLabelSuffix, 1
@@ -209,7 +223,7 @@ func subsetOrders(v *view) []subsetOrder {
 			}
 			o.rank[t.backend.Cluster] = o.tiers - 1
 		}
-		out = append(out, o.withKeys())
+		out = append(out, o.withKeys(p))
 	}
 	return out
 }

@@ -16,8 +16,9 @@ import (
 func serviceEntries(p *plan, v *view) []translate.Object {
 	var out []translate.Object
 	if v.client {
-		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: clientServiceEntry(p, v)})
-		if se := clusterHostsServiceEntry(p, v); se != nil {
+		client := clientServiceEntry(p, v)
+		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: client})
+		if se := clusterHostsServiceEntry(p, v, client); se != nil {
 			out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: se})
 		}
 	}
@@ -77,10 +78,28 @@ func subjectAltNames(v *view) []string {
 // directly) and only the HTTP ports: traffic shifts and mirrors are HTTP
 // routes, and Istio refuses a ServiceEntry with several hosts and a TCP
 // port. nil when the hostname has no HTTP port.
-func clusterHostsServiceEntry(p *plan, v *view) *networking.ServiceEntry {
+//
+// When every port is routable its endpoints are the client ServiceEntry's
+// own (client), shared: translated objects are never changed afterwards.
+func clusterHostsServiceEntry(p *plan, v *view, client *networking.ServiceEntry) *networking.ServiceEntry {
 	ports := routablePorts(p.in.Ports)
 	if len(ports) == 0 || len(v.subsets) == 0 {
 		return nil
+	}
+	if len(ports) == len(p.in.Ports) {
+		return &networking.ServiceEntry{
+			TypeMeta:   client.TypeMeta,
+			ObjectMeta: translate.ObjectMeta(p.namespace, ClusterObjectName(p.in.Name, "clusters")),
+			Spec: networkingapi.ServiceEntry{
+				Hosts:           clusterHosts(p, v),
+				Ports:           client.Spec.Ports,
+				Location:        client.Spec.Location,
+				Resolution:      client.Spec.Resolution,
+				ExportTo:        client.Spec.ExportTo,
+				Endpoints:       client.Spec.Endpoints,
+				SubjectAltNames: client.Spec.SubjectAltNames,
+			},
+		}
 	}
 	se := clientServiceEntry(p, v)
 	se.ObjectMeta = translate.ObjectMeta(p.namespace, ClusterObjectName(p.in.Name, "clusters"))
@@ -97,11 +116,17 @@ func clusterHostsServiceEntry(p *plan, v *view) *networking.ServiceEntry {
 			}
 		}
 	}
-	se.Spec.Hosts = nil
-	for _, o := range v.subsets {
-		se.Spec.Hosts = append(se.Spec.Hosts, ClusterHost(p.in.Hostname, o.cluster))
-	}
+	se.Spec.Hosts = clusterHosts(p, v)
 	return se
+}
+
+// clusterHosts are the per-cluster hosts of the hostname, in subset order.
+func clusterHosts(p *plan, v *view) []string {
+	out := make([]string, 0, len(v.subsets))
+	for _, o := range v.subsets {
+		out = append(out, p.clusterHost(o.cluster))
+	}
+	return out
 }
 
 // endpoint is one backend as an endpoint of a client ServiceEntry.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
+	networkingapi "istio.io/api/networking/v1alpha3"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -185,6 +187,48 @@ type plan struct {
 	vip       string
 	exportTo  []string
 	views     []*view // sorted by cluster name
+	// Shared by the DestinationRules (applyMutualTLS).
+	tls              *networkingapi.ClientTLSSettings
+	outlierDetection *networkingapi.OutlierDetection
+	// Names and labels every client cluster repeats, made once
+	// (plan.clusterHost, plan.rankKeys).
+	clusterHosts map[string]string
+	rankKeys     map[string][]string
+}
+
+// clusterHost is ClusterHost of the hostname and cluster, made once.
+func (p *plan) clusterHost(cluster string) string {
+	h, ok := p.clusterHosts[cluster]
+	if !ok {
+		if p.clusterHosts == nil {
+			p.clusterHosts = map[string]string{}
+		}
+		h = ClusterHost(p.in.Hostname, cluster)
+		p.clusterHosts[cluster] = h
+	}
+	return h
+}
+
+// rankKeysOf returns the rank labels prefix + t for t in 0..n-1, made once
+// per prefix. With a prefix "<label prefix>=<mark>" it returns the
+// failoverPriority entries "<label prefix><t>=<mark>" instead.
+func (p *plan) rankKeysOf(prefix string, n int) []string {
+	keys := p.rankKeys[prefix]
+	if len(keys) < n {
+		if p.rankKeys == nil {
+			p.rankKeys = map[string][]string{}
+		}
+		label, mark, entry := strings.Cut(prefix, "=")
+		for t := len(keys); t < n; t++ {
+			if entry {
+				keys = append(keys, label+strconv.Itoa(t)+"="+mark)
+			} else {
+				keys = append(keys, prefix+strconv.Itoa(t))
+			}
+		}
+		p.rankKeys[prefix] = keys
+	}
+	return keys[:n:n]
 }
 
 // outlier is the effective outlier detection.
@@ -318,7 +362,7 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*plan, error) {
 				c, in.Hostname))
 		}
 		rankTargets(v, p.mode)
-		v.subsets = subsetOrders(v)
+		v.subsets = subsetOrders(p, v)
 	}
 	for i, b := range in.Backends {
 		at := translate.Root("backends").Index(i)

@@ -381,7 +381,7 @@ func TestVDSubsetFailoverOrder(t *testing.T) {
 	}
 	v := &view{cluster: &translate.Cluster{Name: "a"}, targets: []target{mk("a", 0), mk("b", 1), mk("c", 1), mk("d", 2)}}
 	rankTargets(v, FailoverModePriority)
-	v.subsets = subsetOrders(v)
+	v.subsets = subsetOrders(p, v)
 	want := map[string]map[string]int{
 		"a": {"a": 0, "b": 1, "c": 1, "d": 2},
 		"b": {"b": 0, "a": 1, "c": 2, "d": 3},
