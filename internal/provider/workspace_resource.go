@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -187,9 +188,10 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	if !m.ID.IsUnknown() && m.ID.ValueString() != r.data.Workspace {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Roster of another workspace",
-			fmt.Sprintf("This mesh_workspace is the roster of workspace %q, but the provider's workspace is now %q. A roster stands for one workspace: remove it from the state (`terraform state rm`) and declare it again, or set the provider's workspace back.", m.ID.ValueString(), r.data.Workspace))
-		return
+		// The provider's workspace changed: this is the roster of another
+		// workspace now, so it is replaced (forgetting the old one
+		// releases nothing).
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("id"))
 	}
 	m.ID = types.StringValue(r.data.Workspace)
 	m.Orphans = types.MapValueMust(types.StringType, nil)
@@ -203,7 +205,7 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	unlisted, second := r.data.Roster.list(listed)
 	if second {
 		resp.Diagnostics.AddError("Two rosters of one workspace",
-			fmt.Sprintf("Another mesh_workspace is planned with the same provider (workspace %q). A workspace has one roster listing all of its traffic policies: merge their lists.", r.data.Workspace))
+			fmt.Sprintf("Another mesh_workspace with another list is planned with the same provider (workspace %q). A workspace has one roster listing all of its traffic policies: merge their lists.", r.data.Workspace))
 	}
 	for _, name := range unlisted {
 		resp.Diagnostics.AddAttributeError(path.Root("traffic_policies"), "Traffic policy not listed",
@@ -325,7 +327,9 @@ func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, 
 		resp.Diagnostics.Append(d...)
 		m.TrafficPolicies = set
 	}
-	m.ID = types.StringValue(r.data.Workspace)
+	if m.ID.ValueString() == "" {
+		m.ID = types.StringValue(r.data.Workspace)
+	} // else the workspace it stands for: a new provider workspace replaces it at plan
 	m.Orphans = types.MapValueMust(types.StringType, nil)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
@@ -354,7 +358,6 @@ func (r *workspaceResource) ImportState(ctx context.Context, req resource.Import
 type workspaceRoster struct {
 	mu      sync.Mutex
 	listed  map[string]bool // nil until a roster is planned
-	rosters int
 	planned map[string]bool
 	// held are the traffic policies this run read or planned: the state
 	// holds them (one being destroyed releases its own contribution).
@@ -389,24 +392,24 @@ func (w *workspaceRoster) heldNow() map[string]bool {
 }
 
 // list records the roster's names and returns the policies planned so far
-// that it does not list; second is set when another roster was planned in
-// this run already.
+// that it does not list; second is set when a roster with another list was
+// planned in this run already. (Terraform plans a replaced resource twice,
+// so the same list again is the same roster.)
 func (w *workspaceRoster) list(listed map[string]bool) (unlisted []string, second bool) {
 	if w == nil {
 		return nil, false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.rosters++
+	second = w.listed != nil && !maps.Equal(w.listed, listed)
 	w.listed = listed
-	var out []string
 	for name := range w.planned {
 		if !listed[name] {
-			out = append(out, name)
+			unlisted = append(unlisted, name)
 		}
 	}
-	sort.Strings(out)
-	return out, w.rosters > 1
+	sort.Strings(unlisted)
+	return unlisted, second
 }
 
 // plan records a planned traffic policy and reports whether a roster

@@ -143,6 +143,15 @@ resource "mesh_traffic_policy" "unlisted" {
 	}
 	w.planIsEmpty()
 
+	// Another workspace identity makes it another workspace's roster:
+	// replaced, not refused.
+	w.write(strings.Replace(config(false, ""), `workspace = "teams"`, `workspace = "teams-renamed"`, 1))
+	out, _ = w.run("plan", "-no-color")
+	if !strings.Contains(out, "mesh_workspace.teams must be replaced") {
+		t.Fatalf("a new workspace identity does not replace the roster:\n%s", out)
+	}
+	w.write(config(false, ""))
+
 	w.destroy()
 	if left := relAllOwned(t); len(left) > 0 {
 		t.Fatalf("destroy left %v", left)
@@ -197,8 +206,11 @@ func TestWorkspaceRosterCatchesUnlistedPolicies(t *testing.T) {
 	if !r.plan("stray") || r.plan("late") {
 		t.Fatal("a policy planned after the roster is not checked against it")
 	}
+	if _, second := r.list(map[string]bool{"late": true}); second {
+		t.Fatal("the same roster planned again (a replacement) is reported as a second one")
+	}
 	if _, second := r.list(map[string]bool{}); !second {
-		t.Fatal("a second roster in one run is not reported")
+		t.Fatal("a second roster with another list in one run is not reported")
 	}
 	r.hold("destroyed")
 	if held := r.heldNow(); !held["destroyed"] || len(held) != 1 {
