@@ -3,7 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,20 +42,22 @@ func (k Key) String() string {
 }
 
 // Less orders keys by cluster, kind, apiVersion, namespace, name.
-func (k Key) Less(o Key) bool {
-	if k.Cluster != o.Cluster {
-		return k.Cluster < o.Cluster
+func (k Key) Less(o Key) bool { return k.Compare(o) < 0 }
+
+// Compare orders keys by cluster, kind, API version, namespace and name.
+func (k Key) Compare(o Key) int {
+	switch {
+	case k.Cluster != o.Cluster:
+		return strings.Compare(k.Cluster, o.Cluster)
+	case k.Kind != o.Kind:
+		return strings.Compare(k.Kind, o.Kind)
+	case k.APIVersion != o.APIVersion:
+		return strings.Compare(k.APIVersion, o.APIVersion)
+	case k.Namespace != o.Namespace:
+		return strings.Compare(k.Namespace, o.Namespace)
+	default:
+		return strings.Compare(k.Name, o.Name)
 	}
-	if k.Kind != o.Kind {
-		return k.Kind < o.Kind
-	}
-	if k.APIVersion != o.APIVersion {
-		return k.APIVersion < o.APIVersion
-	}
-	if k.Namespace != o.Namespace {
-		return k.Namespace < o.Namespace
-	}
-	return k.Name < o.Name
 }
 
 // Key returns the identity of o.
@@ -82,7 +84,7 @@ func Sort(objs []Object) {
 		keys[i], order[i] = o.Key(), i
 	}
 	// Sorting indices moves ints, not objects and keys.
-	sort.SliceStable(order, func(i, j int) bool { return keys[order[i]].Less(keys[order[j]]) })
+	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })
 	sorted := make([]Object, len(objs))
 	for i, k := range order {
 		sorted[i] = objs[k]
