@@ -30,9 +30,14 @@ const (
 	contribPrefix = "traffic-policy.mesh-intent.io/"
 )
 
-// teamModule copies examples/modules/team for a test.
+// teamModule copies examples/modules/team for a test, and makes the
+// teams' namespaces in every cluster.
 func teamModule(t *testing.T) string {
 	t.Helper()
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+		ensureNamespace(t, c, "accounts")
+	}
 	module := filepath.Join(t.TempDir(), "team")
 	if err := os.CopyFS(module, os.DirFS(filepath.Join("..", "..", "examples", "modules", "team"))); err != nil {
 		t.Fatal(err)
@@ -165,10 +170,6 @@ func contributionsIn(obj map[string]any) []string {
 // with `terraform state rm`, a hand-edited contribution and a conflicting
 // setting each behave as documented.
 func TestAccComposition_twoStates(t *testing.T) {
-	for _, c := range testClusters {
-		ensureNamespace(t, c, "users")
-		ensureNamespace(t, c, "accounts")
-	}
 	module := teamModule(t)
 	payments, accounts := newRelTF(t), newRelTF(t)
 	relCleanup(t, payments, nil, engine.Owner{Kind: "virtual-destination", Name: "payments-ledger"}, engine.Owner{Kind: "virtual-destination", Name: "accounts-account"})
@@ -388,10 +389,6 @@ func flatRun(w *relTF, args ...string) string {
 // ledger compose in one apply (from one workspace), the plan after is
 // empty, and destroy leaves nothing, composed objects included.
 func TestAccComposition_oneRoot(t *testing.T) {
-	for _, c := range testClusters {
-		ensureNamespace(t, c, "users")
-		ensureNamespace(t, c, "accounts")
-	}
 	module := teamModule(t)
 	w := newRelTF(t)
 	relCleanup(t, w, nil)

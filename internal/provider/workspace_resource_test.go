@@ -16,10 +16,6 @@ import (
 // list is a plan error. Istio's validation webhook of the local mesh
 // admits every object written.
 func TestAccWorkspace_releasesOrphans(t *testing.T) {
-	for _, c := range testClusters {
-		ensureNamespace(t, c, "users")
-		ensureNamespace(t, c, "accounts")
-	}
 	module := teamModule(t)
 	w := newRelTF(t)
 	relCleanup(t, w, nil)
