@@ -78,6 +78,13 @@ func (o Object) Key() Key {
 
 // Sort orders objects by Key, the order every translator returns.
 func Sort(objs []Object) {
+	inOrder := true
+	for i := 1; i < len(objs) && inOrder; i++ {
+		inOrder = objs[i-1].Key().Compare(objs[i].Key()) <= 0
+	}
+	if inOrder {
+		return
+	}
 	keys := make([]Key, len(objs))
 	order := make([]int, len(objs))
 	for i, o := range objs {

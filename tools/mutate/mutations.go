@@ -136,6 +136,18 @@ var mutations = []mutation{
 		File: "internal/translate/validate.go", From: "return n >= 1 && n <= 65535", To: "return n >= 0 && n <= 65535",
 		Package: "./internal/translate", Run: "TestFuzzSweep",
 	},
+	// Parts shared between translated objects (the translator's speed):
+	// the golden files.
+	{
+		ID: "translate/shared-endpoints-changed", Why: "the per-cluster-hosts ServiceEntry drops ports from endpoints it shares with the client ServiceEntry",
+		File: "internal/translate/virtualdestination/serviceentry.go", From: "ep := proto.Clone(shared).(*networkingapi.WorkloadEntry)", To: "ep := shared; _ = proto.Clone",
+		Package: "./internal/translate/virtualdestination", Run: "TestGolden",
+	},
+	{
+		ID: "translate/order-without-ranks", Why: "client clusters whose backends rank differently share endpoints and failover settings",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tb.WriteString(strconv.Itoa(t.rank))\n", To: "",
+		Package: "./internal/translate/virtualdestination", Run: "TestGolden",
+	},
 	// Composition across workspaces (issue 15): engine and translator
 	// unit tests.
 	{

@@ -48,9 +48,14 @@ func checkTrustDomains(in Intent, plan plan, reg *translate.Registry) translate.
 	rewrites := map[rewriteKey]map[string]bool{} // enforcing clusters
 	// The registered clusters by trust domain, in name order.
 	byTD := map[string][]string{}
+	shared := false // two clusters on one trust domain, or one on "cluster.local"
 	for _, x := range reg.Names() {
 		td := trustDomain(reg.Cluster(x))
 		byTD[td] = append(byTD[td], x)
+		shared = shared || len(byTD[td]) > 1 || td == translate.DefaultTrustDomain
+	}
+	if !shared {
+		return nil // every cluster has a trust domain of its own: nothing to tell apart
 	}
 
 	for _, b := range enforcingClusters(plan) {

@@ -11,10 +11,9 @@ import (
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 )
 
-// destinationRules returns the DestinationRules of one cluster, alongside
-// its ServiceEntries (serviceEntries).
-func destinationRules(p *plan, v *view) []translate.Object {
-	var out []translate.Object
+// appendDestinationRules appends the DestinationRules of one cluster,
+// alongside its ServiceEntries (appendServiceEntries).
+func appendDestinationRules(out []translate.Object, p *plan, v *view) []translate.Object {
 	if v.client {
 		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: clientDestinationRule(p, v)})
 		if len(routablePorts(p.in.Ports)) > 0 {
@@ -33,10 +32,15 @@ func destinationRules(p *plan, v *view) []translate.Object {
 // hostname. Each feature touches one part of the traffic policy, applied in
 // this order.
 func clientDestinationRule(p *plan, v *view) *networking.DestinationRule {
-	tp := &networkingapi.TrafficPolicy{}
-	p.applyMutualTLS(tp)
-	p.applyOutlierDetection(tp)
-	applyPriorityFailover(tp, v)
+	op := p.parts(v)
+	tp := op.clientPolicy
+	if tp == nil {
+		tp = &networkingapi.TrafficPolicy{}
+		p.applyMutualTLS(tp)
+		p.applyOutlierDetection(tp)
+		applyPriorityFailover(tp, v)
+		op.clientPolicy = tp
+	}
 	return &networking.DestinationRule{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
 		ObjectMeta: translate.ObjectMeta(p.namespace, ObjectName(p.in.Name)),
@@ -140,14 +144,19 @@ func failoverPriority(tiers int, mark string) []string {
 // (subsetOrders). A traffic policy that shifts or mirrors a share of the
 // requests to one cluster sends it there, and that share still fails over.
 func clusterHostDestinationRule(p *plan, v *view, o subsetOrder) *networking.DestinationRule {
-	tp := &networkingapi.TrafficPolicy{}
-	p.applyMutualTLS(tp)
-	p.applyOutlierDetection(tp)
-	lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOff}
-	if o.tiers > 1 {
-		lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOn, FailoverPriority: o.failoverPriority(p, v.rankMark())}
+	op := p.parts(v)
+	tp := op.hostPolicies[o.cluster]
+	if tp == nil {
+		tp = &networkingapi.TrafficPolicy{}
+		p.applyMutualTLS(tp)
+		p.applyOutlierDetection(tp)
+		lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOff}
+		if o.tiers > 1 {
+			lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOn, FailoverPriority: o.failoverPriority(p, v.rankMark())}
+		}
+		tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
+		op.hostPolicies[o.cluster] = tp
 	}
-	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 	return &networking.DestinationRule{
 		TypeMeta:   translate.TypeMeta(translate.NetworkingV1, "DestinationRule"),
 		ObjectMeta: translate.ObjectMeta(p.namespace, ClusterObjectName(p.in.Name, SubsetName(o.cluster))),

@@ -6,15 +6,15 @@ import (
 	"sort"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	networkingapi "istio.io/api/networking/v1alpha3"
 	networking "istio.io/client-go/pkg/apis/networking/v1"
 )
 
-// serviceEntries returns the ServiceEntries of one cluster: the client one
-// when clients run there, the backend one when clients in other clusters
-// reach its backend.
-func serviceEntries(p *plan, v *view) []translate.Object {
-	var out []translate.Object
+// appendServiceEntries appends the ServiceEntries of one cluster: the
+// client one when clients run there, the backend one when clients in other
+// clusters reach its backend.
+func appendServiceEntries(out []translate.Object, p *plan, v *view) []translate.Object {
 	if v.client {
 		client := clientServiceEntry(p, v)
 		out = append(out, translate.Object{Cluster: v.cluster.Name, Resource: client})
@@ -39,8 +39,15 @@ func serviceEntries(p *plan, v *view) []translate.Object {
 func clientServiceEntry(p *plan, v *view) *networking.ServiceEntry {
 	se := hostnameServiceEntry(p, p.namespace, ObjectName(p.in.Name))
 	se.Spec.ExportTo = append([]string(nil), p.exportTo...)
+	op := p.parts(v)
 	for _, t := range v.targets {
-		se.Spec.Endpoints = append(se.Spec.Endpoints, endpoint(p, v, t))
+		k := endpointKey{t.backend, t.local}
+		ep := op.endpoints[k]
+		if ep == nil {
+			ep = endpoint(p, v, t)
+			op.endpoints[k] = ep
+		}
+		se.Spec.Endpoints = append(se.Spec.Endpoints, ep)
 	}
 	se.Spec.SubjectAltNames = subjectAltNames(v)
 	return se
@@ -109,12 +116,14 @@ func clusterHostsServiceEntry(p *plan, v *view, client *networking.ServiceEntry)
 	for _, port := range ports {
 		keep[portName(port)] = true
 	}
-	for _, ep := range se.Spec.Endpoints {
+	for i, shared := range se.Spec.Endpoints {
+		ep := proto.Clone(shared).(*networkingapi.WorkloadEntry) // the client ServiceEntry's, shared
 		for name := range ep.Ports {
 			if !keep[name] {
 				delete(ep.Ports, name)
 			}
 		}
+		se.Spec.Endpoints[i] = ep
 	}
 	se.Spec.Hosts = clusterHosts(p, v)
 	return se

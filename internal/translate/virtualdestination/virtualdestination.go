@@ -167,8 +167,11 @@ func Translate(in Intent, reg *translate.Registry) ([]translate.Object, error) {
 	}
 	var out []translate.Object
 	for _, v := range p.views {
-		out = append(out, serviceEntries(p, v)...)
-		out = append(out, destinationRules(p, v)...)
+		if v.client {
+			p.orderSubsets(v)
+		}
+		out = appendServiceEntries(out, p, v)
+		out = appendDestinationRules(out, p, v)
 	}
 	translate.Sort(out)
 	if err := translate.CheckIstioVersionShapes(out, reg); err != nil {
@@ -194,6 +197,67 @@ type plan struct {
 	// (plan.clusterHost, plan.rankKeys).
 	clusterHosts map[string]string
 	rankKeys     map[string][]string
+	// Parts that depend only on a view's order of backends (view.order),
+	// shared by every client cluster that sees the same order: most
+	// clusters do (see plan.shared).
+	shared map[string]*orderParts
+}
+
+// orderParts are what client clusters with one order of backends share.
+type orderParts struct {
+	subsets []subsetOrder
+	// endpoints by backend, local or remote.
+	endpoints map[endpointKey]*networkingapi.WorkloadEntry
+	// policies: the client DestinationRule's, and each cluster host's by
+	// cluster.
+	clientPolicy *networkingapi.TrafficPolicy
+	hostPolicies map[string]*networkingapi.TrafficPolicy
+}
+
+type endpointKey struct {
+	backend *Backend
+	local   bool
+}
+
+// parts returns what v shares with the client clusters that see the same
+// order of backends.
+func (p *plan) parts(v *view) *orderParts {
+	op := p.shared[v.order]
+	if op == nil {
+		if p.shared == nil {
+			p.shared = map[string]*orderParts{}
+		}
+		op = &orderParts{endpoints: map[endpointKey]*networkingapi.WorkloadEntry{}, hostPolicies: map[string]*networkingapi.TrafficPolicy{}}
+		p.shared[v.order] = op
+	}
+	return op
+}
+
+// orderSubsets fills a client view's order and subsets (shared with the
+// views of the same order). Only Translate needs them; PlanReach does not.
+func (p *plan) orderSubsets(v *view) {
+	v.order = orderOf(v)
+	op := p.parts(v)
+	if op.subsets == nil {
+		op.subsets = subsetOrders(p, v)
+	}
+	v.subsets = op.subsets
+}
+
+// orderOf is a view's order of backends: each target's backend and rank,
+// and the ranks' label value. Two client clusters with the same order get
+// the same endpoints (but for which one is local), subsets and traffic
+// policies.
+func orderOf(v *view) string {
+	var b strings.Builder
+	b.WriteString(v.rankUnknown)
+	for _, t := range v.targets {
+		b.WriteByte('|')
+		b.WriteString(t.backend.Cluster)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(t.rank))
+	}
+	return b.String()
 }
 
 // clusterHost is ClusterHost of the hostname and cluster, made once.
@@ -254,6 +318,8 @@ type view struct {
 	// known before apply (locality mode), so these objects are planned as
 	// known after apply.
 	rankUnknown string
+	// order identifies the order of targets (orderOf).
+	order string
 	// serves: the local backend that clients in other clusters reach; the
 	// cluster then gets the backend-side objects.
 	serves *Backend
@@ -362,7 +428,6 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*plan, error) {
 				c, in.Hostname))
 		}
 		rankTargets(v, p.mode)
-		v.subsets = subsetOrders(p, v)
 	}
 	for i, b := range in.Backends {
 		at := translate.Root("backends").Index(i)
