@@ -149,12 +149,31 @@ func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool(
 // trafficPolicyComposition is how a traffic policy takes part in the
 // objects it shares with other policies: its contribution, resolved with
 // this provider's registry so that any writer can recompose it, and how
-// contributions found on an object are read and checked.
+// contributions found on an object are read and checked (composer).
 func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *engine.Composition {
 	if data == nil {
 		data = &providerData{}
 	}
-	c := &engine.Composition{
+	c := trafficPolicyComposer(data)
+	raw, err := trafficpolicy.NewContribution(self, data.Workspace, data.Registry)
+	if err != nil {
+		// The policy does not resolve (an error the translation reports,
+		// or placement known only after apply): nothing is written, and
+		// the policy as given stands in for the checks at plan.
+		raw = ""
+		if b, merr := json.Marshal(trafficpolicy.Contribution{Workspace: data.Workspace, Named: self}); merr == nil {
+			raw = string(b)
+		}
+	}
+	c.Contribution = raw
+	return c
+}
+
+// trafficPolicyComposer composes and checks traffic policies'
+// contributions without adding one: what reading and releasing others'
+// contributions need (the workspace roster).
+func trafficPolicyComposer(data *providerData) *engine.Composition {
+	return &engine.Composition{
 		Compose: func(key translate.Key, contributions map[string]string) (map[string]any, error) {
 			return trafficpolicy.ComposeContributions(key, contributions, data.Registry)
 		},
@@ -164,13 +183,4 @@ func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *eng
 		},
 		Workspace: data.Workspace,
 	}
-	raw, err := trafficpolicy.NewContribution(self, data.Workspace, data.Registry)
-	if err != nil {
-		// The policy does not resolve (an error the translation reports,
-		// or placement known only after apply): nothing is written.
-		b, _ := json.Marshal(trafficpolicy.Contribution{Workspace: data.Workspace, Named: self})
-		raw = string(b)
-	}
-	c.Contribution = raw
-	return c
 }

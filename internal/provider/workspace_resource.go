@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -21,7 +23,6 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // mesh_workspace is the roster of a workspace: the traffic policies its
@@ -122,35 +123,42 @@ func orphansAmong(found []engine.LiveContribution, workspace string, listed map[
 }
 
 // findOrphans lists this workspace's orphans in every registered cluster:
-// contributions of policies neither listed nor held (in the state, seen
-// in this run). Clusters that cannot be read are errors of their own.
-func (r *workspaceResource) findOrphans(ctx context.Context, listed, held map[string]bool) ([]orphan, engine.Errors) {
+// contributions of policies not in known (listed in the roster, or held:
+// in the state and seen in this run). Clusters that cannot be read are
+// errors of their own.
+func (r *workspaceResource) findOrphans(ctx context.Context, known map[string]bool) ([]orphan, engine.Errors) {
 	var clusters []string
 	for _, c := range r.data.Registry.Names() {
 		if !r.data.Retired[c] {
 			clusters = append(clusters, c)
 		}
 	}
-	owner := engine.Owner{Kind: orphanKind, Composition: trafficPolicyComposition(trafficpolicy.Named{}, r.data)}
+	owner := engine.Owner{Kind: orphanKind, Composition: trafficPolicyComposer(r.data)}
 	kinds := []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}
 	found, errs := r.data.Engine.ContributionsIn(ctx, owner, clusters, kinds)
-	known := make(map[string]bool, len(listed)+len(held))
-	for n := range listed {
-		known[n] = true
-	}
-	for n := range held {
-		known[n] = true
-	}
 	return orphansAmong(found, r.data.Workspace, known), errs
 }
 
 func orphansMap(orphans []orphan) types.Map {
-	m := make(map[string]string, len(orphans))
+	m := make(map[string]attr.Value, len(orphans))
 	for _, o := range orphans {
-		m[o.key()] = o.ID
+		m[o.key()] = types.StringValue(o.ID)
 	}
-	v, _ := types.MapValueFrom(context.Background(), types.StringType, m)
-	return v
+	return types.MapValueMust(types.StringType, m)
+}
+
+// byInstance groups orphans by policy instance (an orphan without its
+// entry), in order.
+func byInstance(orphans []orphan) (order []orphan, entries map[orphan][]engine.Entry) {
+	entries = map[orphan][]engine.Entry{}
+	for _, o := range orphans {
+		k := orphan{Policy: o.Policy, ID: o.ID}
+		if entries[k] == nil {
+			order = append(order, k)
+		}
+		entries[k] = append(entries[k], o.Entry)
+	}
+	return order, entries
 }
 
 // listedNames reads traffic_policies; ok is false while it is unknown.
@@ -218,7 +226,7 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 		return
 	}
-	orphans, errs := r.findOrphans(ctx, listed, r.data.Roster.heldNow())
+	orphans, errs := r.findOrphans(ctx, r.data.Roster.withHeld(listed))
 	for _, e := range errs {
 		resp.Diagnostics.AddWarning("Orphans not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Orphans in that cluster are released by a later apply that can read it.")
 	}
@@ -234,21 +242,17 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 
 // warnOrphans reports the orphans a plan found, one warning per policy.
 func warnOrphans(diags *diag.Diagnostics, orphans []orphan, workspace string) {
-	byPolicy := map[string][]string{}
-	var policies []string
-	for _, o := range orphans {
-		k := o.Policy + " (instance " + o.ID + ")"
-		if byPolicy[k] == nil {
-			policies = append(policies, k)
+	order, entries := byInstance(orphans)
+	for _, k := range order {
+		where := make([]string, 0, len(entries[k]))
+		for _, en := range entries[k] {
+			where = append(where, en.String())
 		}
-		byPolicy[k] = append(byPolicy[k], o.Entry.String())
-	}
-	for _, p := range policies {
 		diags.AddAttributeWarning(path.Root("orphans"), "Orphaned contribution will be released",
-			fmt.Sprintf("Traffic policy %s contributes to %s with the identity of this workspace (%q), but is not in traffic_policies: its resource left the state without a destroy. "+
+			fmt.Sprintf("Traffic policy %s (instance %s) contributes to %s with the identity of this workspace (%q), but is not in traffic_policies: its resource left the state without a destroy. "+
 				"The apply removes its contribution (annotation and label %s) and rewrites each object from the others, deleting it when nothing else contributes. "+
 				"If the policy belongs to this state, add it to traffic_policies (and declare or import it) instead.",
-				p, strings.Join(byPolicy[p], ", "), workspace, orphanKind+".mesh-intent.io/"+strings.SplitN(p, " ", 2)[0]))
+				k.Policy, k.ID, strings.Join(where, ", "), workspace, orphanKind+".mesh-intent.io/"+k.Policy))
 	}
 }
 
@@ -271,7 +275,7 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, state *t
 	m.ID = types.StringValue(r.data.Workspace)
 	listed, _, d := listedNames(ctx, m.TrafficPolicies)
 	diags.Append(d...)
-	orphans, errs := r.findOrphans(ctx, listed, nil)
+	orphans, errs := r.findOrphans(ctx, listed)
 	diags.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
 	r.release(ctx, orphans, diags)
 	m.Orphans = orphansMap(orphans)
@@ -282,18 +286,9 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, state *t
 // could not remove is an error naming the cluster, and the next plan finds
 // it again.
 func (r *workspaceResource) release(ctx context.Context, orphans []orphan, diags *diag.Diagnostics) {
-	type instance struct{ policy, id string }
-	var order []instance
-	entries := map[instance][]engine.Entry{}
-	for _, o := range orphans {
-		k := instance{o.Policy, o.ID}
-		if entries[k] == nil {
-			order = append(order, k)
-		}
-		entries[k] = append(entries[k], o.Entry)
-	}
+	order, entries := byInstance(orphans)
 	for _, k := range order {
-		owner := engine.Owner{Kind: orphanKind, Name: k.policy, ID: k.id, Composition: trafficPolicyComposition(trafficpolicy.Named{}, r.data)}
+		owner := engine.Owner{Kind: orphanKind, Name: k.Policy, ID: k.ID, Composition: trafficPolicyComposer(r.data)}
 		_, err := r.data.Engine.Delete(ctx, owner, entries[k])
 		diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 	}
@@ -309,7 +304,7 @@ func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, 
 		return
 	}
 	if m.TrafficPolicies.IsNull() {
-		found, errs := r.findOrphans(ctx, map[string]bool{}, nil)
+		found, errs := r.findOrphans(ctx, nil)
 		if len(errs) > 0 {
 			resp.Diagnostics.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
 			return
@@ -318,12 +313,7 @@ func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, 
 		for _, o := range found {
 			names[o.Policy] = true
 		}
-		list := make([]string, 0, len(names))
-		for n := range names {
-			list = append(list, n)
-		}
-		sort.Strings(list)
-		set, d := types.SetValueFrom(ctx, types.StringType, list)
+		set, d := types.SetValueFrom(ctx, types.StringType, slices.Sorted(maps.Keys(names)))
 		resp.Diagnostics.Append(d...)
 		m.TrafficPolicies = set
 	}
@@ -377,17 +367,18 @@ func (w *workspaceRoster) hold(name string) {
 	w.held[name] = true
 }
 
-// heldNow returns a copy of the policies held so far.
-func (w *workspaceRoster) heldNow() map[string]bool {
-	out := map[string]bool{}
+// withHeld returns listed and the policies held so far, in a new set.
+func (w *workspaceRoster) withHeld(listed map[string]bool) map[string]bool {
+	out := maps.Clone(listed)
+	if out == nil {
+		out = map[string]bool{}
+	}
 	if w == nil {
 		return out
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for n := range w.held {
-		out[n] = true
-	}
+	maps.Copy(out, w.held)
 	return out
 }
 

@@ -209,11 +209,11 @@ func TestWorkspaceRosterCatchesUnlistedPolicies(t *testing.T) {
 		t.Fatal("a second roster with another list in one run is not reported")
 	}
 	r.hold("destroyed")
-	if held := r.heldNow(); !held["destroyed"] || len(held) != 1 {
+	if held := r.withHeld(nil); !held["destroyed"] || len(held) != 1 {
 		t.Fatalf("held: %v, want [destroyed]", held)
 	}
 	var none *workspaceRoster
-	if none.plan("x") || len(none.heldNow()) != 0 {
+	if none.plan("x") || len(none.withHeld(nil)) != 0 {
 		t.Fatal("without a roster (a rendering), no policy is unlisted")
 	}
 }

@@ -78,17 +78,33 @@ func (o Object) Key() Key {
 
 // Sort orders objects by Key, the order every translator returns.
 func Sort(objs []Object) {
-	inOrder := true
-	for i := 1; i < len(objs) && inOrder; i++ {
-		inOrder = objs[i-1].Key().Compare(objs[i].Key()) <= 0
-	}
-	if inOrder {
+	if len(objs) < 2 {
 		return
 	}
-	keys := make([]Key, len(objs))
+	// Each key is made once: while the objects are in order (translators
+	// mostly make them so) only the previous one is kept.
+	var keys []Key
+	prev := objs[0].Key()
+	for i := 1; i < len(objs); i++ {
+		k := objs[i].Key()
+		if keys == nil && prev.Compare(k) <= 0 {
+			prev = k
+			continue
+		}
+		if keys == nil {
+			keys = make([]Key, len(objs))
+			for j := range i {
+				keys[j] = objs[j].Key()
+			}
+		}
+		keys[i] = k
+	}
+	if keys == nil {
+		return
+	}
 	order := make([]int, len(objs))
-	for i, o := range objs {
-		keys[i], order[i] = o.Key(), i
+	for i := range order {
+		order[i] = i
 	}
 	// Sorting indices moves ints, not objects and keys.
 	slices.SortStableFunc(order, func(a, b int) int { return keys[a].Compare(keys[b]) })

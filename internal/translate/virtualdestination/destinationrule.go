@@ -3,8 +3,6 @@ package virtualdestination
 import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 
-	"strconv"
-
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	networkingapi "istio.io/api/networking/v1alpha3"
@@ -38,7 +36,7 @@ func clientDestinationRule(p *plan, v *view) *networking.DestinationRule {
 		tp = &networkingapi.TrafficPolicy{}
 		p.applyMutualTLS(tp)
 		p.applyOutlierDetection(tp)
-		applyPriorityFailover(tp, v)
+		applyPriorityFailover(p, tp, v)
 		op.clientPolicy = tp
 	}
 	return &networking.DestinationRule{
@@ -116,25 +114,15 @@ func (p *plan) applyOutlierDetection(tp *networkingapi.TrafficPolicy) {
 // With a single rank locality load balancing is disabled: every backend
 // shares the load, and the mesh's default locality preference does not
 // apply.
-func applyPriorityFailover(tp *networkingapi.TrafficPolicy, v *view) {
+func applyPriorityFailover(p *plan, tp *networkingapi.TrafficPolicy, v *view) {
 	lb := &networkingapi.LocalityLoadBalancerSetting{}
 	if v.tiers <= 1 {
 		lb.Enabled = localityOff
 	} else {
 		lb.Enabled = localityOn
-		lb.FailoverPriority = failoverPriority(v.tiers, v.rankMark())
+		lb.FailoverPriority = p.failoverPriority(FailoverRankLabelPrefix, v.rankMark(), v.tiers)
 	}
 	tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
-}
-
-// failoverPriority is the failoverPriority list for tiers ranks; mark is
-// the labels' value (rankMark).
-func failoverPriority(tiers int, mark string) []string {
-	var out []string
-	for t := tiers - 2; t >= 0; t-- {
-		out = append(out, failoverRankKey(t)+"="+mark)
-	}
-	return out
 }
 
 // clusterHostDestinationRule is how the client reaches one backend
@@ -152,7 +140,7 @@ func clusterHostDestinationRule(p *plan, v *view, o subsetOrder) *networking.Des
 		p.applyOutlierDetection(tp)
 		lb := &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOff}
 		if o.tiers > 1 {
-			lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOn, FailoverPriority: o.failoverPriority(p, v.rankMark())}
+			lb = &networkingapi.LocalityLoadBalancerSetting{Enabled: localityOn, FailoverPriority: p.failoverPriority(o.labelPrefix, v.rankMark(), o.tiers)}
 		}
 		tp.LoadBalancer = &networkingapi.LoadBalancerSettings{LocalityLbSetting: lb}
 		op.hostPolicies[o.cluster] = tp
@@ -184,17 +172,8 @@ type subsetOrder struct {
 
 // withKeys fills keys from labelPrefix and tiers.
 func (o subsetOrder) withKeys(p *plan) subsetOrder {
-	o.keys = p.rankKeysOf(o.labelPrefix, max(o.tiers-1, 0))
+	o.keys = p.rankLabels(o.labelPrefix, o.tiers-1)
 	return o
-}
-
-func (o subsetOrder) failoverPriority(p *plan, mark string) []string {
-	entries := p.rankKeysOf(o.labelPrefix+"="+mark, len(o.keys))
-	out := make([]string, 0, len(entries))
-	for t := len(entries) - 1; t >= 0; t-- {
-		out = append(out, entries[t])
-	}
-	return out
 }
 
 // rankLabels are the labels an endpoint of cluster needs for this order.
@@ -235,23 +214,4 @@ func subsetOrders(p *plan, v *view) []subsetOrder {
 		out = append(out, o.withKeys(p))
 	}
 	return out
-}
-
-// failoverRankKeys are the first failover rank labels, made once: every
-// endpoint of every client cluster carries some.
-var failoverRankKeys = func() []string {
-	out := make([]string, 32)
-	for t := range out {
-		out[t] = FailoverRankLabelPrefix + strconv.Itoa(t)
-	}
-	return out
-}()
-
-// failoverRankKey is the label of failover rank t: FailoverRankLabelPrefix
-// and t.
-func failoverRankKey(t int) string {
-	if t < len(failoverRankKeys) {
-		return failoverRankKeys[t]
-	}
-	return FailoverRankLabelPrefix + strconv.Itoa(t)
 }

@@ -184,8 +184,9 @@ func endpoint(p *plan, v *view, t target) *networkingapi.WorkloadEntry {
 	}
 	// Rank r carries rank-le-t for every t in r..tiers-2; see
 	// failoverPriority.
+	keys := p.rankLabels(FailoverRankLabelPrefix, v.tiers-1)
 	for tier := t.rank; tier < v.tiers-1; tier++ {
-		ep.Labels[failoverRankKey(tier)] = v.rankMark()
+		ep.Labels[keys[tier]] = v.rankMark()
 	}
 	// The same, for the order inside each cluster's subset.
 	for _, o := range v.subsets {

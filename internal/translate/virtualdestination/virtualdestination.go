@@ -194,9 +194,9 @@ type plan struct {
 	tls              *networkingapi.ClientTLSSettings
 	outlierDetection *networkingapi.OutlierDetection
 	// Names and labels every client cluster repeats, made once
-	// (plan.clusterHost, plan.rankKeys).
+	// (plan.clusterHost, plan.ranked).
 	clusterHosts map[string]string
-	rankKeys     map[string][]string
+	rankStrings  map[rankKey][]string
 	// Parts that depend only on a view's order of backends (view.order),
 	// shared by every client cluster that sees the same order: most
 	// clusters do (see plan.shared).
@@ -273,26 +273,52 @@ func (p *plan) clusterHost(cluster string) string {
 	return h
 }
 
-// rankKeysOf returns the rank labels prefix + t for t in 0..n-1, made once
-// per prefix. With a prefix "<label prefix>=<mark>" it returns the
-// failoverPriority entries "<label prefix><t>=<mark>" instead.
-func (p *plan) rankKeysOf(prefix string, n int) []string {
-	keys := p.rankKeys[prefix]
-	if len(keys) < n {
-		if p.rankKeys == nil {
-			p.rankKeys = map[string][]string{}
-		}
-		label, mark, entry := strings.Cut(prefix, "=")
-		for t := len(keys); t < n; t++ {
-			if entry {
-				keys = append(keys, label+strconv.Itoa(t)+"="+mark)
-			} else {
-				keys = append(keys, prefix+strconv.Itoa(t))
-			}
-		}
-		p.rankKeys[prefix] = keys
+// rankLabels returns the rank labels <prefix><t> for t in 0..n-1, made
+// once per prefix.
+func (p *plan) rankLabels(prefix string, n int) []string {
+	return p.ranked(rankKey{prefix: prefix}, n)
+}
+
+// failoverPriority is the failoverPriority list of an order of tiers ranks
+// whose labels start with prefix: <prefix><t>=<mark> for t from tiers-2
+// down to 0 (see applyPriorityFailover). mark is the labels' value
+// (rankMark).
+func (p *plan) failoverPriority(prefix, mark string, tiers int) []string {
+	entries := p.ranked(rankKey{prefix: prefix, mark: mark, entries: true}, tiers-1)
+	out := make([]string, 0, len(entries))
+	for t := len(entries) - 1; t >= 0; t-- {
+		out = append(out, entries[t])
 	}
-	return keys[:n:n]
+	return out
+}
+
+// rankKey names a list of rank strings: the labels of a prefix, or its
+// failoverPriority entries with a mark.
+type rankKey struct {
+	prefix, mark string
+	entries      bool
+}
+
+// ranked returns the first n strings of k's list, extending it as needed.
+func (p *plan) ranked(k rankKey, n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	list := p.rankStrings[k]
+	if len(list) < n {
+		if p.rankStrings == nil {
+			p.rankStrings = map[rankKey][]string{}
+		}
+		for t := len(list); t < n; t++ {
+			s := k.prefix + strconv.Itoa(t)
+			if k.entries {
+				s += "=" + k.mark
+			}
+			list = append(list, s)
+		}
+		p.rankStrings[k] = list
+	}
+	return list[:n:n]
 }
 
 // outlier is the effective outlier detection.
