@@ -30,12 +30,12 @@ type Composition struct {
 	// Compose renders the object key from all contributions (by intent
 	// name). It returns nil when nothing of the object remains.
 	Compose func(key translate.Key, contributions map[string]string) (map[string]any, error)
-	// Workspace is the identity of the Terraform workspace this intent
-	// belongs to (the provider's workspace setting). A contribution of the
-	// same name, from another instance, that says it comes from this
-	// workspace is this workspace's own leftover (a destroyed or forgotten
-	// resource) and is replaced; from another workspace it is a conflict.
-	Workspace string
+	// Own says whether an instance ID is one this Terraform state holds:
+	// a contribution of the same name from such an instance (this
+	// resource's previous instance, being replaced) is replaced; from any
+	// other instance it is a conflict, whatever workspace it names, since
+	// two states may carry one workspace name.
+	Own func(id string) bool
 	// Check reads a contribution found on an object: the workspace it says
 	// it comes from, or why it cannot be composed (contributions.go).
 	Check func(raw string) (workspace string, err error)
@@ -113,12 +113,13 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 				// Another instance of the name contributes now (this one
 				// was replaced): nothing of ours is left to release.
 				return nil
-			case owner.Composition.Workspace == "" || theirs != owner.Composition.Workspace:
+			case owner.Composition.Own == nil || !owner.Composition.Own(id):
 				return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
-					Detail: fmt.Sprintf("Another %s named %q (instance %s, from workspace %s) already contributes to %s; this one is from workspace %s. "+
-						"Names identify contributions on a shared object, so rename one of them.", owner.Kind, owner.Name, id, WorkspaceName(theirs), entry, WorkspaceName(owner.Composition.Workspace))}
+					Detail: fmt.Sprintf("Another %s named %q (instance %s, from workspace %s) already contributes to %s, and this state does not hold that instance. "+
+						"Names identify contributions on a shared object, and only the instance that wrote one replaces or releases it: rename one of the two policies, "+
+						"or, if that instance is this state's own (removed with terraform state rm or lost with the state), import it instead of creating a new one.", owner.Kind, owner.Name, id, WorkspaceName(theirs), entry)}
 			default:
-				logEntry(ctx, "replacing this workspace's leftover contribution of the same name", owner, entry, "leftover_instance", id)
+				logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", id)
 			}
 		}
 		hand := handWritten(live, owner.Kind)

@@ -16,11 +16,18 @@ import (
 
 // workspaceOwner is a composed owner whose contributions say which
 // workspace they come from ("<workspace>:route-of-<name>") and whose Check
-// refuses anything else.
-func workspaceOwner(name, id, workspace string) Owner {
+// refuses anything else. Its state holds only its own instance.
+func workspaceOwner(name, id, workspace string, held ...string) Owner {
 	o := composedOwner(name)
 	o.ID = id
-	o.Composition.Workspace = workspace
+	o.Composition.Own = func(other string) bool {
+		for _, h := range held {
+			if h == other {
+				return true
+			}
+		}
+		return false
+	}
 	o.Composition.Contribution = workspace + ":route-of-" + name
 	o.Composition.Check = func(raw string) (string, error) {
 		ws, route, ok := strings.Cut(raw, ":")
@@ -78,26 +85,32 @@ func TestComposeDropsHandWrittenContributions(t *testing.T) {
 	}
 }
 
-// A contribution of the same name from another instance is this
-// workspace's leftover, replaced, when it says it comes from this
-// workspace, and a conflict naming both workspaces otherwise. Releasing
-// the old instance afterwards leaves the new one's contribution.
-func TestComposeLeftoverOfTheSameWorkspaceIsReplaced(t *testing.T) {
+// A contribution of the same name from another instance is a conflict
+// whatever workspace either names, two states left at the default
+// workspace included; only an instance the writer's state holds (its
+// previous instance, being replaced) is replaced. Releasing the old
+// instance afterwards leaves the new one's contribution.
+func TestComposeSameNameIsReplacedOnlyByItsOwnState(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := composedEntry()
 	ctx := context.Background()
-	old := workspaceOwner("a", "id-old", "team-a")
+	old := workspaceOwner("a", "id-old", "default")
 	if _, err := e.Apply(ctx, old, []Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
-	other := workspaceOwner("a", "id-other", "team-b")
-	_, err := e.Apply(ctx, other, []Desired{d}, nil)
-	if err == nil || !strings.Contains(err.Error(), `workspace "team-a"`) || !strings.Contains(err.Error(), `workspace "team-b"`) {
-		t.Fatalf("want a conflict naming both workspaces, got %v", err)
+	for _, ws := range []string{"default", "team-b"} {
+		other := workspaceOwner("a", "id-other", ws)
+		_, err := e.Apply(ctx, other, []Desired{d}, nil)
+		if err == nil || !strings.Contains(err.Error(), `instance id-old, from workspace "default"`) || !strings.Contains(err.Error(), "import it") {
+			t.Fatalf("another state's instance of the same name (workspace %q): want a conflict naming the instance, got %v", ws, err)
+		}
+		if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-old" {
+			t.Fatalf("the refused write replaced the contribution: label %q", id)
+		}
 	}
-	renewed := workspaceOwner("a", "id-new", "team-a")
+	renewed := workspaceOwner("a", "id-new", "default", "id-old")
 	if _, err := e.Apply(ctx, renewed, []Desired{d}, nil); err != nil {
-		t.Fatalf("the leftover of the same workspace was not replaced: %v", err)
+		t.Fatalf("the state's own previous instance was not replaced: %v", err)
 	}
 	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-new" {
 		t.Fatalf("contribution label %q, want the new instance", id)

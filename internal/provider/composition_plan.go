@@ -21,9 +21,10 @@ import (
 // shared with refresh) and writes nothing. It reports:
 //   - conflicts with what other states contributed, as errors naming both
 //     policies and their workspaces (the apply would fail the same way);
-//   - a contribution of the same name from another instance: this
-//     workspace's leftover (replaced, a warning) or another workspace's
-//     policy (an error);
+//   - a contribution of the same name from an instance this state does not
+//     hold (another state's policy, or this state's resource forgotten
+//     with `terraform state rm`): an error, never a replacement, since
+//     workspace names are not identities;
 //   - contributions that will not be composed (written by hand, or not
 //     valid), naming the object and the annotation;
 //   - other workspaces' contributions, so a reviewer sees who else shapes
@@ -48,23 +49,21 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 		annotation := c.Annotation(owner.Kind)
 		switch {
 		case c.Name == owner.Name:
-			if c.ID == "" || c.ID == owner.ID {
+			if c.ID == "" || c.ID == owner.ID || data.Roster.holds(c.Name, c.ID) {
+				// This instance, or this resource's previous instance, which
+				// this run replaces (its destroy releases it first).
 				continue
 			}
-			if c.Workspace != "" && c.Workspace == data.Workspace {
-				diags.AddAttributeWarning(path.Root("name"), "Leftover contribution will be replaced",
-					fmt.Sprintf("%s holds a contribution %s from another instance (%s) of this workspace (%q): a policy of this name that was destroyed, removed with `terraform state rm` or lost with its state, or the instance this plan replaces. "+
-						"It no longer belongs to any resource, so the apply replaces it with this one.", where, annotation, c.ID, data.Workspace))
-				continue
-			}
-			addAttrError(&diags, path.Root("name"), "Name taken by another workspace",
-				fmt.Sprintf("%s already holds %s %q from workspace %s (instance %s); this state's workspace is %q. Names identify contributions on a shared object: rename one of the two policies, "+
-					"or, if that policy really belongs to this state, set the provider's workspace to %s.", where, kindWords(owner.Kind), owner.Name, engine.WorkspaceName(c.Workspace), c.ID, data.Workspace, engine.WorkspaceName(c.Workspace)))
+			addAttrError(&diags, path.Root("name"), "Name taken by another instance",
+				fmt.Sprintf("%s already holds %s (%s %q) from instance %s (workspace %s), which this state does not hold; this state's workspace is %q. "+
+					"Names identify contributions on a shared object, and only the instance that wrote a contribution replaces or releases it: workspace names are labels, not identities, so two states that both use %q cannot take each other's policies. "+
+					"If that policy is another state's, rename this one. If it is this state's own (its resource was removed with `terraform state rm` or lost with the state), import it instead of creating it: `terraform import <address> %s`.",
+					where, annotation, kindWords(owner.Kind), owner.Name, c.ID, engine.WorkspaceName(c.Workspace), data.Workspace, data.Workspace, owner.Name))
 		case c.Untrusted != "":
 			diags.AddWarning("Contribution not trusted",
 				fmt.Sprintf("Annotation %s on %s is not used: %s. It is never composed into the object; the next apply that writes the object removes it, and its policy's own next apply writes it again.", annotation, where, c.Untrusted))
-		case c.Workspace == data.Workspace:
-			// This workspace's other policies are planned in this run, and
+		case data.Roster.holds(c.Name, c.ID):
+			// This state's other policies are planned in this run, and
 			// checked against each other there (trafficPolicyIndex); what
 			// the clusters hold of them may be about to change.
 		default:
@@ -73,7 +72,7 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 				byObject[key] = map[string]string{}
 			}
 			byObject[key][c.Name] = c.Raw
-			if c.Workspace != "" { // an earlier build's contribution says nothing of its workspace
+			if c.Workspace != "" && c.Workspace != data.Workspace { // an earlier build's contribution says nothing of its workspace
 				o := other{c.Name, c.Workspace}
 				others[o] = append(others[o], c.Entry.Cluster)
 			}

@@ -74,9 +74,11 @@ type providerData struct {
 	RecordsNamespace string
 	// Planned tells which intent planned each object in this run.
 	Planned *plannedObjects
-	// Workspace is the identity composed contributions carry
-	// (workspace.go).
-	Workspace string
+	// Workspace is the workspace name composed contributions carry
+	// (workspace.go); WorkspaceExplicit is set when the configuration gives
+	// it, which makes it the roster's identity.
+	Workspace         string
+	WorkspaceExplicit bool
 }
 
 // recordsNamespace is where virtual destination records are written and
@@ -263,15 +265,16 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 	clients := kubeclient.NewSet(conns, timeout)
 	data := &providerData{
-		Registry:         reg,
-		RegistryUnknown:  unknown,
-		Clients:          clients,
-		Destinations:     &destinationIndex{},
-		Planned:          &plannedObjects{},
-		TrafficPolicies:  &trafficPolicyIndex{},
-		Roster:           &workspaceRoster{},
-		RecordsNamespace: m.RecordsNS.ValueString(),
-		Workspace:        workspaceOf(m.Workspace),
+		Registry:          reg,
+		RegistryUnknown:   unknown,
+		Clients:           clients,
+		Destinations:      &destinationIndex{},
+		Planned:           &plannedObjects{},
+		TrafficPolicies:   &trafficPolicyIndex{},
+		Roster:            &workspaceRoster{},
+		RecordsNamespace:  m.RecordsNS.ValueString(),
+		Workspace:         workspaceOf(m.Workspace),
+		WorkspaceExplicit: m.Workspace.ValueString() != "",
 		Engine: &engine.Engine{
 			RecordsNamespace: m.RecordsNS.ValueString(),
 			Clients:          clients,

@@ -105,11 +105,11 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: &engine.Composition{}}
 	in := m.intent()
 	if data != nil {
-		data.Roster.hold(name)
+		data.Roster.hold(name, spec.Owner.ID)
 	}
 	if planning && data != nil && data.Roster.plan(name) {
 		diags.AddAttributeError(path.Root("name"), "Traffic policy not listed",
-			fmt.Sprintf("This state's mesh_workspace (the roster of workspace %q) does not list traffic policy %q, so the apply would release its contributions as orphans. Add it to the roster's traffic_policies.", data.Workspace, name))
+			fmt.Sprintf("This state's mesh_workspace does not list traffic policy %q, so the apply would release its contributions as orphans. Add it to the roster's traffic_policies.", name))
 		return spec, diags
 	}
 	dest, d := m.destination(ctx, data, planning)
@@ -166,6 +166,8 @@ func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *eng
 		}
 	}
 	c.Contribution = raw
+	name := self.Policy.Name
+	c.Own = func(id string) bool { return data.Roster.holds(name, id) }
 	return c
 }
 
@@ -181,6 +183,5 @@ func trafficPolicyComposer(data *providerData) *engine.Composition {
 			c, err := trafficpolicy.DecodeContribution(raw)
 			return c.Workspace, err
 		},
-		Workspace: data.Workspace,
 	}
 }

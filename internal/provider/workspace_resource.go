@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -25,14 +27,27 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
-// mesh_workspace is the roster of a workspace: the traffic policies its
-// state holds. Terraform tells a provider neither which resources a state
-// holds nor when a plan ends, so a contribution whose resource left the
-// state without a destroy (`terraform state rm` and the block deleted, a
-// lost state) would otherwise shape traffic for ever. With the roster
-// declared, every contribution that carries this workspace's identity and
-// names no listed policy is an orphan: the plan reports it and the apply
-// releases it, as prune does for an intent's own objects.
+// mesh_workspace is the roster of a Terraform state: the traffic policies
+// it holds, and the workspace identity it claims.
+//
+// Ownership is by instance. Every contribution carries the instance ID of
+// the resource that wrote it; the roster remembers the instances its state
+// held (members, in its private state), and a contribution is this state's
+// only when its instance is one of them. So two states that both leave the
+// provider's workspace at its default ("default") never take each other's
+// contributions for their own: the workspace name in a contribution is a
+// label for messages, never a key.
+//
+// An orphan is a trusted contribution of a member instance whose policy the
+// state no longer lists or holds (`terraform state rm` with the block
+// deleted): the plan reports it and the apply releases it, as prune does
+// for an intent's own objects.
+//
+// The identity is the provider's workspace when the configuration sets it,
+// else one minted at create ("<terraform workspace>-<random>"). The roster
+// claims it in every registered cluster (engine/claim.go) with a token only
+// this state knows; a state that names an identity another state claims
+// fails at plan, naming the other state's claim.
 
 var (
 	_ resource.ResourceWithConfigure   = &workspaceResource{}
@@ -49,13 +64,19 @@ type workspaceResource struct {
 
 type workspaceModel struct {
 	ID              types.String `tfsdk:"id"`
+	Token           types.String `tfsdk:"token"`
 	TrafficPolicies types.Set    `tfsdk:"traffic_policies"`
+	ClaimedIn       types.Set    `tfsdk:"claimed_in"`
 	Orphans         types.Map    `tfsdk:"orphans"`
 }
 
 // orphanKind is the kind of intent whose contributions the roster checks:
 // traffic policies are the only intents that compose.
 const orphanKind = "traffic-policy"
+
+// membersKey is the private-state key of the roster's members: the
+// instance IDs of the traffic policies its state held, to their names.
+const membersKey = "members"
 
 func (r *workspaceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_workspace"
@@ -64,26 +85,42 @@ func (r *workspaceResource) Metadata(_ context.Context, req resource.MetadataReq
 func (r *workspaceResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Version: schemaVersion,
-		MarkdownDescription: "The roster of this Terraform state's workspace (the provider's `workspace` setting): the traffic policies it holds. " +
-			"Every traffic policy's contribution to a shared VirtualService or DestinationRule records its workspace; a contribution that records this workspace but names no listed policy is an *orphan* " +
-			"(its resource left the state without a destroy: `terraform state rm` with the block deleted, or a lost state) and would otherwise keep shaping traffic. " +
-			"The plan lists orphans in every registered cluster, with a warning per policy, and the apply releases them (the composed objects are rewritten without them, or deleted when nothing else contributes). " +
-			"Declare one per workspace, listing every traffic policy of the state, typically from module outputs; a traffic policy planned in this state but not listed is a plan error, so that the apply never releases a policy the state still holds. " +
-			"Destroying the roster releases nothing.",
+		MarkdownDescription: "The roster of this Terraform state: the traffic policies it holds, and the workspace identity it claims. " +
+			"Every traffic policy's contribution to a shared VirtualService or DestinationRule records the instance ID of the resource that wrote it; the roster remembers which instances this state held, " +
+			"so a contribution is this state's only when its instance is one of them, whatever workspace name the contribution carries. " +
+			"A contribution of such an instance whose policy is no longer listed is an *orphan* (its resource left the state without a destroy: `terraform state rm` with the block deleted) " +
+			"and would otherwise keep shaping traffic: the plan lists orphans in every registered cluster, with a warning per policy, and the apply releases them. " +
+			"Contributions of other states are never orphans, even when both states leave the provider's `workspace` unset. " +
+			"The roster also claims its identity (`id`) in every registered cluster's records namespace; a state that names an identity another state claims fails at plan. " +
+			"Declare one per state, listing every traffic policy of the state, typically from module outputs; a traffic policy planned in this state but not listed is a plan error. " +
+			"Destroying the roster releases its claim and no contribution.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				MarkdownDescription: "The workspace identity the roster stands for (the provider's `workspace`).",
+				MarkdownDescription: "The workspace identity this state claims: the provider's `workspace` when the configuration sets it (a new value replaces the roster), " +
+					"else one minted at create, `<terraform workspace>-<8 hex digits>`, so that two states left at their defaults never share one. Also the import ID.",
+				Computed:      true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"token": schema.StringAttribute{
+				MarkdownDescription: "Random token minted at create that marks this state's claim on the identity in the clusters; another state's claim carries another token.",
 				Computed:            true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"traffic_policies": schema.SetAttribute{
-				MarkdownDescription: "Names of every `mesh_traffic_policy` this state holds, e.g. `[for p in mesh_traffic_policy.all : p.name]` or a module output. An empty set makes every contribution of the workspace an orphan.",
-				ElementType:         types.StringType,
-				Required:            true,
-				Validators:          []validator.Set{setvalidator.ValueStringsAre(dnsLabelValidator{})},
+				MarkdownDescription: "Names of every `mesh_traffic_policy` this state holds, e.g. `[for p in mesh_traffic_policy.all : p.name]` or a module output. " +
+					"A policy of this state (an instance the roster has seen) that is not listed is released as an orphan.",
+				ElementType: types.StringType,
+				Required:    true,
+				Validators:  []validator.Set{setvalidator.ValueStringsAre(dnsLabelValidator{})},
+			},
+			"claimed_in": schema.SetAttribute{
+				MarkdownDescription: "The clusters whose records namespace holds this state's claim on the identity (a ConfigMap `mesh-workspace-<hash of the identity>`): every registered cluster after an apply. " +
+					"Refresh drops a cluster whose claim is gone, and the next apply writes it again.",
+				ElementType: types.StringType,
+				Computed:    true,
 			},
 			"orphans": schema.MapAttribute{
-				MarkdownDescription: "The orphans the last apply released: contributions of this workspace that no listed policy owned, as `<policy>/<cluster>/<Kind>.<group>/<namespace>/<name>` to the instance ID of the resource that wrote it. " +
+				MarkdownDescription: "The orphans the last apply released: contributions of this state's policy instances that no listed policy owned, as `<policy>/<cluster>/<Kind>.<group>/<namespace>/<name>` to the instance ID of the resource that wrote it. " +
 					"A plan that finds orphans names each in a warning and plans this attribute as known after apply (the apply releases what it finds then, by the same rule); refresh empties it.",
 				ElementType: types.StringType,
 				Computed:    true,
@@ -106,14 +143,14 @@ type orphan struct {
 
 func (o orphan) key() string { return o.Policy + "/" + o.Entry.StateKey() }
 
-// orphansAmong picks the orphans of workspace from contributions found on
-// composed objects: those that say they come from it, are trusted (the
-// others are removed by any writer of the object and never composed), and
-// name no policy of listed.
-func orphansAmong(found []engine.LiveContribution, workspace string, listed map[string]bool) []orphan {
+// orphansAmong picks the orphans from contributions found on composed
+// objects: trusted ones (the others are removed by any writer of the
+// object and never composed) of an instance among members (this state's)
+// whose policy name is not known (listed in the roster, or held).
+func orphansAmong(found []engine.LiveContribution, members map[string]string, known map[string]bool) []orphan {
 	var out []orphan
 	for _, c := range found {
-		if workspace == "" || c.Workspace != workspace || c.Untrusted != "" || listed[c.Name] {
+		if c.ID == "" || members[c.ID] == "" || c.Untrusted != "" || known[c.Name] {
 			continue
 		}
 		out = append(out, orphan{Policy: c.Name, ID: c.ID, Entry: c.Entry})
@@ -122,21 +159,23 @@ func orphansAmong(found []engine.LiveContribution, workspace string, listed map[
 	return out
 }
 
-// findOrphans lists this workspace's orphans in every registered cluster:
-// contributions of policies not in known (listed in the roster, or held:
-// in the state and seen in this run). Clusters that cannot be read are
-// errors of their own.
-func (r *workspaceResource) findOrphans(ctx context.Context, known map[string]bool) ([]orphan, engine.Errors) {
+// liveClusters are the registered clusters that are not retired.
+func (r *workspaceResource) liveClusters() []string {
 	var clusters []string
 	for _, c := range r.data.Registry.Names() {
 		if !r.data.Retired[c] {
 			clusters = append(clusters, c)
 		}
 	}
+	return clusters
+}
+
+// contributions lists every traffic policy contribution in the registered
+// clusters. Clusters that cannot be read are errors of their own.
+func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveContribution, engine.Errors) {
 	owner := engine.Owner{Kind: orphanKind, Composition: trafficPolicyComposer(r.data)}
 	kinds := []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}
-	found, errs := r.data.Engine.ContributionsIn(ctx, owner, clusters, kinds)
-	return orphansAmong(found, r.data.Workspace, known), errs
+	return r.data.Engine.ContributionsIn(ctx, owner, r.liveClusters(), kinds)
 }
 
 func orphansMap(orphans []orphan) types.Map {
@@ -178,6 +217,42 @@ func listedNames(ctx context.Context, set types.Set) (map[string]bool, bool, dia
 	return listed, true, diags
 }
 
+// privateGetter and privateSetter are the framework's private state of a
+// request and a response.
+type privateGetter interface {
+	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
+}
+
+type privateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// membersOf reads the roster's members from its private state.
+func membersOf(ctx context.Context, p privateGetter) (map[string]string, diag.Diagnostics) {
+	members := map[string]string{}
+	if p == nil || reflect.ValueOf(p).IsNil() {
+		return members, nil
+	}
+	raw, diags := p.GetKey(ctx, membersKey)
+	if len(raw) == 0 || diags.HasError() {
+		return members, diags
+	}
+	if err := json.Unmarshal(raw, &members); err != nil {
+		diags.AddError("Roster members unreadable", fmt.Sprintf("The roster's private state holds members that are not a JSON object of strings (%v). Import the roster again to recover them from its claim.", err))
+	}
+	return members, diags
+}
+
+func setMembers(ctx context.Context, p privateSetter, members map[string]string) diag.Diagnostics {
+	raw, err := json.Marshal(members)
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Roster members not kept", err.Error())
+		return diags
+	}
+	return p.SetKey(ctx, membersKey, raw)
+}
+
 func (r *workspaceResource) ready(diags *diag.Diagnostics) bool {
 	if r.data == nil || r.data.Engine == nil {
 		diags.AddError("Provider not configured", "The mesh provider has no clusters to read: configure it before using mesh_workspace.")
@@ -186,23 +261,32 @@ func (r *workspaceResource) ready(diags *diag.Diagnostics) bool {
 	return true
 }
 
+// mintIdentity is the identity of a roster whose provider leaves workspace
+// unset: the Terraform workspace's name (readable in messages) and a random
+// part (unique to this state).
+func mintIdentity(workspace string) string {
+	return workspace + "-" + newOwnerID()[:8]
+}
+
 func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.data == nil {
-		return // destroy: the roster releases nothing
+		return // destroy: the roster releases its claim only
 	}
-	var m workspaceModel
+	var m, prior workspaceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if !m.ID.IsUnknown() && m.ID.ValueString() != r.data.Workspace {
-		// The provider's workspace changed: this is the roster of another
-		// workspace now, so it is replaced (forgetting the old one
-		// releases nothing).
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("id"))
-	}
-	m.ID = types.StringValue(r.data.Workspace)
+	m.ID, m.Token = r.plannedIdentity(prior, resp)
 	m.Orphans = types.MapValueMust(types.StringType, nil)
+	if r.data.RegistryUnknown {
+		m.ClaimedIn = types.SetUnknown(types.StringType)
+	} else {
+		m.ClaimedIn = stringSet(r.liveClusters())
+	}
 	listed, known, diags := listedNames(ctx, m.TrafficPolicies)
 	resp.Diagnostics.Append(diags...)
 	if !known {
@@ -212,12 +296,12 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	unlisted, second := r.data.Roster.list(listed)
 	if second {
-		resp.Diagnostics.AddError("Two rosters of one workspace",
-			fmt.Sprintf("Another mesh_workspace with another list is planned with the same provider (workspace %q). A workspace has one roster listing all of its traffic policies: merge their lists.", r.data.Workspace))
+		resp.Diagnostics.AddError("Two rosters in one state",
+			"Another mesh_workspace with another list is planned with the same provider configuration. A state has one roster listing all of its traffic policies: merge their lists.")
 	}
 	for _, name := range unlisted {
 		resp.Diagnostics.AddAttributeError(path.Root("traffic_policies"), "Traffic policy not listed",
-			fmt.Sprintf("mesh_traffic_policy %q is planned in this state (workspace %q) but is not in traffic_policies, so the apply would release its contributions as orphans. Add it to the list.", name, r.data.Workspace))
+			fmt.Sprintf("mesh_traffic_policy %q is planned in this state but is not in traffic_policies, so the apply would release its contributions as orphans. Add it to the list.", name))
 	}
 	if resp.Diagnostics.HasError() || r.data.RegistryUnknown {
 		if r.data.RegistryUnknown {
@@ -226,11 +310,17 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 		return
 	}
-	orphans, errs := r.findOrphans(ctx, r.data.Roster.withHeld(listed))
+	if !m.ID.IsUnknown() {
+		r.checkClaims(ctx, m.ID.ValueString(), m.Token.ValueString(), &resp.Diagnostics)
+	}
+	members, d := membersOf(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
+	found, errs := r.contributions(ctx)
 	for _, e := range errs {
 		resp.Diagnostics.AddWarning("Orphans not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Orphans in that cluster are released by a later apply that can read it.")
 	}
-	warnOrphans(&resp.Diagnostics, orphans, r.data.Workspace)
+	orphans := orphansAmong(found, r.data.Roster.membersWithHeld(members), r.data.Roster.withHeld(listed))
+	warnOrphans(&resp.Diagnostics, orphans)
 	if len(orphans) > 0 {
 		// Unknown rather than the keys: policies this apply destroys may
 		// release their contributions first, and a known value the apply
@@ -240,8 +330,68 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }
 
+// plannedIdentity is the identity and token the roster will have: the
+// configured workspace (another one replaces the roster), or the one it
+// has; minted at apply for a new roster, or for one an earlier build made
+// (no token) from the default workspace.
+func (r *workspaceResource) plannedIdentity(prior workspaceModel, resp *resource.ModifyPlanResponse) (types.String, types.String) {
+	priorID, priorToken := prior.ID.ValueString(), prior.Token.ValueString()
+	if r.data.WorkspaceExplicit {
+		if priorID != "" && priorID != r.data.Workspace {
+			// Another identity: another state's roster, as far as the
+			// clusters are concerned. Replaced (forgetting the old one
+			// releases its claim only).
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("id"))
+			return types.StringValue(r.data.Workspace), types.StringUnknown()
+		}
+		if priorToken == "" {
+			return types.StringValue(r.data.Workspace), types.StringUnknown()
+		}
+		return types.StringValue(r.data.Workspace), types.StringValue(priorToken)
+	}
+	if priorID != "" && priorToken != "" {
+		return types.StringValue(priorID), types.StringValue(priorToken)
+	}
+	return types.StringUnknown(), types.StringUnknown()
+}
+
+// checkClaims fails the plan when another state claims identity in a
+// cluster this state registers (token is this state's, "" when it has
+// none yet: then every claim is another state's).
+func (r *workspaceResource) checkClaims(ctx context.Context, identity, token string, diags *diag.Diagnostics) {
+	claims, errs := r.data.Engine.ReadClaims(ctx, r.liveClusters(), identity)
+	for _, e := range errs {
+		diags.AddWarning("Workspace claim not checked in "+e.Cluster, e.Summary+": "+e.Detail+" The apply checks it again before it writes this state's claim there.")
+	}
+	var theirs []engine.Claim
+	for _, c := range claims {
+		if c.Token != token {
+			theirs = append(theirs, c)
+		}
+	}
+	if len(theirs) == 0 {
+		return
+	}
+	names := map[string]bool{}
+	for _, c := range theirs {
+		for _, n := range c.Members {
+			names[n] = true
+		}
+	}
+	policies := "no traffic policy yet"
+	if len(names) > 0 {
+		policies = "traffic policies " + strings.Join(slices.Sorted(maps.Keys(names)), ", ")
+	}
+	diags.AddAttributeError(path.Root("id"), "Workspace identity claimed by another state",
+		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, token %s, in clusters %s, holding %s); this state's roster would claim it too. "+
+			"Two states with one identity could not tell their traffic policies apart, so nothing is written. "+
+			"Give this state an identity of its own: set the provider's workspace to a name no other state uses, or leave it unset so that the roster mints one. "+
+			"If that claim is this state's own (its state was lost), import the roster instead: terraform import <address of the mesh_workspace> %s.",
+			identity, engine.ClaimName(identity), theirs[0].Token, strings.Join(engine.ClaimClusters(theirs), ", "), policies, identity))
+}
+
 // warnOrphans reports the orphans a plan found, one warning per policy.
-func warnOrphans(diags *diag.Diagnostics, orphans []orphan, workspace string) {
+func warnOrphans(diags *diag.Diagnostics, orphans []orphan) {
 	order, entries := byInstance(orphans)
 	for _, k := range order {
 		where := make([]string, 0, len(entries[k]))
@@ -249,122 +399,296 @@ func warnOrphans(diags *diag.Diagnostics, orphans []orphan, workspace string) {
 			where = append(where, en.String())
 		}
 		diags.AddAttributeWarning(path.Root("orphans"), "Orphaned contribution will be released",
-			fmt.Sprintf("Traffic policy %s (instance %s) contributes to %s with the identity of this workspace (%q), but is not in traffic_policies: its resource left the state without a destroy. "+
+			fmt.Sprintf("Traffic policy %s (instance %s, a resource this state held) contributes to %s, but is not in traffic_policies: its resource left the state without a destroy. "+
 				"The apply removes its contribution (annotation and label %s) and rewrites each object from the others, deleting it when nothing else contributes. "+
 				"If the policy belongs to this state, add it to traffic_policies (and declare or import it) instead.",
-				k.Policy, k.ID, strings.Join(where, ", "), workspace, orphanKind+".mesh-intent.io/"+k.Policy))
+				k.Policy, k.ID, strings.Join(where, ", "), orphanKind+".mesh-intent.io/"+k.Policy))
 	}
 }
 
 func (r *workspaceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, nil, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
 func (r *workspaceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Private, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
-// apply releases the orphans it finds, by the rule the plan used, and
-// records them as released.
-func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics) {
+// apply mints what is unknown, releases the orphans it finds (by the rule
+// the plan used), records them as released, and writes the claim in every
+// registered cluster.
+func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPrivate privateGetter, state *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
 	var m workspaceModel
 	diags.Append(plan.Get(ctx, &m)...)
 	if diags.HasError() || !r.ready(diags) {
 		return
 	}
-	m.ID = types.StringValue(r.data.Workspace)
+	if m.ID.IsUnknown() || m.ID.ValueString() == "" {
+		m.ID = types.StringValue(mintIdentity(r.data.Workspace))
+	}
+	if m.Token.IsUnknown() || m.Token.ValueString() == "" {
+		m.Token = types.StringValue(newOwnerID())
+	}
+	identity, token := m.ID.ValueString(), m.Token.ValueString()
+	r.checkClaims(ctx, identity, token, diags)
+	if diags.HasError() {
+		return
+	}
+	members, d := membersOf(ctx, priorPrivate)
+	diags.Append(d...)
+	members = r.data.Roster.membersWithHeld(members)
 	listed, _, d := listedNames(ctx, m.TrafficPolicies)
 	diags.Append(d...)
-	orphans, errs := r.findOrphans(ctx, listed)
+	found, errs := r.contributions(ctx)
 	diags.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
-	r.release(ctx, orphans, diags)
+	orphans := orphansAmong(found, members, r.data.Roster.withHeld(listed))
+	released := r.release(ctx, orphans, diags)
 	m.Orphans = orphansMap(orphans)
+	members = prunedMembers(members, found, released, r.data.Roster.heldIDs(), len(errs) == 0)
+	diags.Append(setMembers(ctx, private, members)...)
+
+	var claimed []string
+	for _, cluster := range r.liveClusters() {
+		if err := r.data.Engine.WriteClaim(ctx, engine.Claim{Cluster: cluster, Identity: identity, Token: token, Members: members}); err != nil {
+			diags.Append(engineDiagnostics(err, diag.SeverityError)...)
+			continue
+		}
+		claimed = append(claimed, cluster)
+	}
+	m.ClaimedIn = stringSet(claimed)
 	diags.Append(state.Set(ctx, &m)...)
+}
+
+// prunedMembers keeps the members still of use: instances this run held,
+// and instances whose contributions are still on some object (when every
+// cluster could be read; otherwise all are kept), less those released.
+func prunedMembers(members map[string]string, found []engine.LiveContribution, released, held map[string]bool, complete bool) map[string]string {
+	live := map[string]bool{}
+	for _, c := range found {
+		live[c.ID] = true
+	}
+	out := map[string]string{}
+	for id, name := range members {
+		if released[id] || (complete && !live[id] && !held[id]) {
+			continue
+		}
+		out[id] = name
+	}
+	return out
 }
 
 // release removes each orphan from its object, policy by policy; what it
 // could not remove is an error naming the cluster, and the next plan finds
-// it again.
-func (r *workspaceResource) release(ctx context.Context, orphans []orphan, diags *diag.Diagnostics) {
+// it again. It returns the instances released everywhere.
+func (r *workspaceResource) release(ctx context.Context, orphans []orphan, diags *diag.Diagnostics) map[string]bool {
+	released := map[string]bool{}
 	order, entries := byInstance(orphans)
 	for _, k := range order {
 		owner := engine.Owner{Kind: orphanKind, Name: k.Policy, ID: k.ID, Composition: trafficPolicyComposer(r.data)}
 		_, err := r.data.Engine.Delete(ctx, owner, entries[k])
 		diags.Append(engineDiagnostics(err, diag.SeverityError)...)
+		if err == nil {
+			released[k.ID] = true
+		}
 	}
+	return released
 }
 
-// Read empties orphans: what the last apply released is gone, and the
-// next plan looks again. An imported roster (no list yet) lists every
-// policy that contributes with this workspace's identity.
+// Read empties orphans, adds the policy instances this run held to the
+// members, and finds the clusters that hold this state's claim.
 func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m workspaceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
 		return
 	}
-	if m.TrafficPolicies.IsNull() {
-		found, errs := r.findOrphans(ctx, nil)
-		if len(errs) > 0 {
-			resp.Diagnostics.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
-			return
+	members, d := membersOf(ctx, req.Private)
+	resp.Diagnostics.Append(d...)
+	resp.Diagnostics.Append(setMembers(ctx, resp.Private, r.data.Roster.membersWithHeld(members))...)
+	if id, token := m.ID.ValueString(), m.Token.ValueString(); id != "" && token != "" {
+		var prior []string
+		if !m.ClaimedIn.IsNull() && !m.ClaimedIn.IsUnknown() {
+			resp.Diagnostics.Append(m.ClaimedIn.ElementsAs(ctx, &prior, false)...)
 		}
-		names := map[string]bool{}
-		for _, o := range found {
-			names[o.Policy] = true
+		clusters := slices.Compact(slices.Sorted(slices.Values(append(r.liveClusters(), prior...))))
+		claims, errs := r.data.Engine.ReadClaims(ctx, clusters, id)
+		held := map[string]bool{}
+		for _, c := range claims {
+			if c.Token == token {
+				held[c.Cluster] = true
+			}
 		}
-		set, d := types.SetValueFrom(ctx, types.StringType, slices.Sorted(maps.Keys(names)))
-		resp.Diagnostics.Append(d...)
-		m.TrafficPolicies = set
+		for _, e := range errs {
+			// Unreadable: what the state says stands.
+			held[e.Cluster] = slices.Contains(prior, e.Cluster)
+			resp.Diagnostics.AddWarning("Workspace claim not read in "+e.Cluster, e.Summary+": "+e.Detail)
+		}
+		var claimed []string
+		for c, ok := range held {
+			if ok {
+				claimed = append(claimed, c)
+			}
+		}
+		m.ClaimedIn = stringSet(claimed)
 	}
-	if m.ID.ValueString() == "" {
-		m.ID = types.StringValue(r.data.Workspace)
-	} // else the workspace it stands for: a new provider workspace replaces it at plan
 	m.Orphans = types.MapValueMust(types.StringType, nil)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-func (r *workspaceResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
-	// The roster is a list: forgetting it releases nothing.
-}
-
-// ImportState takes the workspace identity as the import ID; the roster
-// lists every policy that contributes with it.
-func (r *workspaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if r.data != nil && req.ID != r.data.Workspace {
-		resp.Diagnostics.AddError("Import of another workspace",
-			fmt.Sprintf("The import ID is the workspace the roster stands for, and must be the provider's workspace, %q (got %q).", r.data.Workspace, req.ID))
+// Delete releases this state's claim on the identity; contributions are
+// their policies' to release.
+func (r *workspaceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m workspaceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) || m.Token.ValueString() == "" {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("traffic_policies"), types.SetNull(types.StringType))...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("orphans"), types.MapNull(types.StringType))...)
+	var clusters []string
+	if !m.ClaimedIn.IsNull() && !m.ClaimedIn.IsUnknown() {
+		resp.Diagnostics.Append(m.ClaimedIn.ElementsAs(ctx, &clusters, false)...)
+	}
+	for _, c := range clusters {
+		if r.data.Retired[c] {
+			continue
+		}
+		if err := r.data.Engine.ReleaseClaim(ctx, c, m.ID.ValueString(), m.Token.ValueString()); err != nil {
+			resp.Diagnostics.Append(engineDiagnostics(err, diag.SeverityError)...)
+		}
+	}
+}
+
+// ImportState takes the workspace identity as the import ID and adopts
+// this identity's claim from the clusters: its token, and its members (the
+// policies it lists are the roster's traffic_policies).
+func (r *workspaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if !r.ready(&resp.Diagnostics) {
+		return
+	}
+	if r.data.WorkspaceExplicit && req.ID != r.data.Workspace {
+		resp.Diagnostics.AddError("Import of another workspace",
+			fmt.Sprintf("The import ID is the identity the roster stands for, and must be the provider's workspace, %q (got %q).", r.data.Workspace, req.ID))
+		return
+	}
+	claims, errs := r.data.Engine.ReadClaims(ctx, r.liveClusters(), req.ID)
+	resp.Diagnostics.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if len(claims) == 0 {
+		resp.Diagnostics.AddError("No claim of this workspace identity",
+			fmt.Sprintf("No registered cluster holds a claim on workspace identity %q (ConfigMap %s in the records namespace). "+
+				"Import the identity of a roster that was applied, or declare the roster and apply it to claim a new one.", req.ID, engine.ClaimName(req.ID)))
+		return
+	}
+	token, members := claims[0].Token, map[string]string{}
+	for _, c := range claims {
+		if c.Token != token {
+			resp.Diagnostics.AddError("Two claims of one workspace identity",
+				fmt.Sprintf("Clusters %s and %s hold claims on identity %q with different tokens (%s and %s): two states claimed it. Remove the claim that is not this state's (ConfigMap %s in the records namespace), then import again.",
+					claims[0].Cluster, c.Cluster, req.ID, token, c.Token, engine.ClaimName(req.ID)))
+			return
+		}
+		maps.Copy(members, c.Members)
+	}
+	names := map[string]bool{}
+	for _, n := range members {
+		names[n] = true
+	}
+	policies, d := types.SetValueFrom(ctx, types.StringType, slices.Sorted(maps.Keys(names)))
+	resp.Diagnostics.Append(d...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &workspaceModel{
+		ID: types.StringValue(req.ID), Token: types.StringValue(token), TrafficPolicies: policies,
+		ClaimedIn: stringSet(engine.ClaimClusters(claims)), Orphans: types.MapNull(types.StringType),
+	})...)
+	resp.Diagnostics.Append(setMembers(ctx, resp.Private, members)...)
+}
+
+// stringSet is a set of strings.
+func stringSet(values []string) types.Set {
+	elems := make([]attr.Value, 0, len(values))
+	for _, v := range slices.Compact(slices.Sorted(slices.Values(values))) {
+		elems = append(elems, types.StringValue(v))
+	}
+	return types.SetValueMust(types.StringType, elems)
 }
 
 // workspaceRoster is what this run's mesh_workspace lists, checked against
 // the traffic policies planned in the same run in whichever order
 // Terraform plans them: a policy the state holds but the roster does not
-// list is a plan error, never an orphan the apply releases.
+// list is a plan error, never an orphan the apply releases. It also keeps
+// the policy instances the run saw, which become the roster's members.
 type workspaceRoster struct {
 	mu      sync.Mutex
 	listed  map[string]bool // nil until a roster is planned
 	planned map[string]bool
-	// held are the traffic policies this run read or planned: the state
-	// holds them (one being destroyed releases its own contribution).
-	held map[string]bool
+	// held are the traffic policies this run read, planned or applied (the
+	// state holds them; one being destroyed releases its own
+	// contribution), with their instance IDs where known.
+	held map[string]map[string]bool
 }
 
-// hold records a traffic policy of the state seen in this run.
-func (w *workspaceRoster) hold(name string) {
+// hold records a traffic policy of the state seen in this run, and its
+// instance ID when known.
+func (w *workspaceRoster) hold(name, id string) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held == nil {
-		w.held = map[string]bool{}
+		w.held = map[string]map[string]bool{}
 	}
-	w.held[name] = true
+	if w.held[name] == nil {
+		w.held[name] = map[string]bool{}
+	}
+	if id != "" {
+		w.held[name][id] = true
+	}
+}
+
+// holds reports whether the instance id of the policy name is held in this
+// run: a contribution of it is this state's.
+func (w *workspaceRoster) holds(name, id string) bool {
+	if w == nil || id == "" {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.held[name][id]
+}
+
+// heldIDs are the instance IDs held in this run.
+func (w *workspaceRoster) heldIDs() map[string]bool {
+	out := map[string]bool{}
+	if w == nil {
+		return out
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ids := range w.held {
+		maps.Copy(out, ids)
+	}
+	return out
+}
+
+// membersWithHeld returns members (instance ID to name) and the instances
+// held so far, in a new map.
+func (w *workspaceRoster) membersWithHeld(members map[string]string) map[string]string {
+	out := maps.Clone(members)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if w == nil {
+		return out
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name, ids := range w.held {
+		for id := range ids {
+			out[id] = name
+		}
+	}
+	return out
 }
 
 // withHeld returns listed and the policies held so far, in a new set.
@@ -378,7 +702,9 @@ func (w *workspaceRoster) withHeld(listed map[string]bool) map[string]bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	maps.Copy(out, w.held)
+	for name := range w.held {
+		out[name] = true
+	}
 	return out
 }
 

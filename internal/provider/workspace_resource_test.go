@@ -170,21 +170,26 @@ func requireContributors(t *testing.T, want []string) {
 	}
 }
 
+// Orphans are contributions of this state's instances (members) whose
+// policy is not listed: never another state's, whatever workspace name it
+// carries, never an untrusted one, never a listed one.
 func TestOrphansAmong(t *testing.T) {
 	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
 	found := []engine.LiveContribution{
-		{Entry: en, Name: "listed", ID: "1", Workspace: "teams"},
-		{Entry: en, Name: "gone", ID: "2", Workspace: "teams"},
-		{Entry: en, Name: "theirs", ID: "3", Workspace: "others"},
+		{Entry: en, Name: "listed", ID: "1", Workspace: "default"},
+		{Entry: en, Name: "gone", ID: "2", Workspace: "default"},
+		{Entry: en, Name: "theirs", ID: "3", Workspace: "default"},
 		{Entry: en, Name: "old-build", ID: "4", Workspace: ""},
-		{Entry: en, Name: "forged", ID: "5", Workspace: "teams", Untrusted: "it was written by kubectl"},
+		{Entry: en, Name: "forged", ID: "5", Workspace: "default", Untrusted: "it was written by kubectl"},
+		{Entry: en, Name: "no-id", ID: "", Workspace: "default"},
 	}
-	got := orphansAmong(found, "teams", map[string]bool{"listed": true})
+	members := map[string]string{"1": "listed", "2": "gone", "5": "forged"}
+	got := orphansAmong(found, members, map[string]bool{"listed": true})
 	if len(got) != 1 || got[0].Policy != "gone" || got[0].ID != "2" || got[0].key() != "gone/east/VirtualService.networking.istio.io/istio-system/tp-a" {
 		t.Fatalf("orphans: %+v, want only gone (instance 2)", got)
 	}
-	if got := orphansAmong(found, "", nil); len(got) != 0 {
-		t.Fatalf("with no workspace identity nothing is an orphan, got %+v", got)
+	if got := orphansAmong(found, nil, nil); len(got) != 0 {
+		t.Fatalf("a roster with no members has no orphans (another state's policies carry the same workspace), got %+v", got)
 	}
 }
 
@@ -208,9 +213,16 @@ func TestWorkspaceRosterCatchesUnlistedPolicies(t *testing.T) {
 	if _, second := r.list(map[string]bool{}); !second {
 		t.Fatal("a second roster with another list in one run is not reported")
 	}
-	r.hold("destroyed")
-	if held := r.withHeld(nil); !held["destroyed"] || len(held) != 1 {
-		t.Fatalf("held: %v, want [destroyed]", held)
+	r.hold("destroyed", "id-d")
+	r.hold("created", "")
+	if held := r.withHeld(nil); !held["destroyed"] || !held["created"] || len(held) != 2 {
+		t.Fatalf("held: %v, want [created destroyed]", held)
+	}
+	if !r.holds("destroyed", "id-d") || r.holds("destroyed", "id-x") || r.holds("created", "") {
+		t.Fatal("holds does not answer by instance")
+	}
+	if m := r.membersWithHeld(map[string]string{"id-old": "gone"}); len(m) != 2 || m["id-d"] != "destroyed" || m["id-old"] != "gone" {
+		t.Fatalf("members with held: %v", m)
 	}
 	var none *workspaceRoster
 	if none.plan("x") || len(none.withHeld(nil)) != 0 {

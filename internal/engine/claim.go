@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// A workspace claim says which Terraform state holds a workspace identity
+// (the identity a roster, mesh_workspace, stands for). It is a ConfigMap
+// in the records namespace of every cluster the state registers, named
+// after the identity, and holds a token that only that state knows (kept
+// in the roster's state). A second state that names the same identity
+// finds a claim with another token: a plan error, never a shared identity.
+//
+// The claim also lists the state's traffic policy instances (instance ID
+// to name): what another state's messages name, and what an import of the
+// roster, after the state was lost, recovers.
+
+// OwnerKindWorkspace is the owner kind of claims.
+const OwnerKindWorkspace = "workspace"
+
+const (
+	claimIdentityKey = "identity"
+	claimTokenKey    = "token"
+	claimMembersKey  = "members"
+)
+
+// Claim is one state's claim on an identity in one cluster.
+type Claim struct {
+	Cluster  string
+	Identity string
+	Token    string
+	// Members are the state's traffic policy instances: ID to name.
+	Members map[string]string
+}
+
+// ClaimName is the name of the claim ConfigMap of an identity: any string
+// becomes a valid, short object name.
+func ClaimName(identity string) string {
+	sum := sha256.Sum256([]byte(identity))
+	return "mesh-workspace-" + hex.EncodeToString(sum[:10])
+}
+
+var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+func (e *Engine) recordsNamespace() string {
+	if e.RecordsNamespace == "" {
+		return DefaultRecordsNamespace
+	}
+	return e.RecordsNamespace
+}
+
+// ClaimEntry is the inventory entry of identity's claim in a cluster.
+func (e *Engine) ClaimEntry(cluster, identity string) Entry {
+	return Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: e.recordsNamespace(), Name: ClaimName(identity)}
+}
+
+// ReadClaims reads identity's claim in each cluster. A cluster without one
+// is left out; a cluster that cannot be read is an error of its own.
+func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity string) ([]Claim, Errors) {
+	var out []Claim
+	var errs Errors
+	for _, cluster := range clusters {
+		en := e.ClaimEntry(cluster, identity)
+		c, err := e.Clients.Get(cluster)
+		if err != nil {
+			errs = append(errs, clusterError(cluster, "Reading the workspace claim", err))
+			continue
+		}
+		live, err := c.Dynamic.Resource(configMaps).Namespace(en.Namespace).Get(ctx, en.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			errs = append(errs, objectError(en, "Reading the workspace claim", err))
+			continue
+		}
+		claim, err := claimOf(cluster, live)
+		if err != nil {
+			errs = append(errs, objectError(en, "Reading the workspace claim", err))
+			continue
+		}
+		if claim.Identity != identity {
+			// A hash collision, or a hand-made object: not this identity's.
+			errs = append(errs, objectError(en, "Reading the workspace claim", fmt.Errorf("it claims identity %q, not %q", claim.Identity, identity)))
+			continue
+		}
+		out = append(out, claim)
+	}
+	return out, errs
+}
+
+func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
+	if live.GetLabels()[LabelManagedBy] != ManagedByValue || live.GetLabels()[LabelOwnerKind] != OwnerKindWorkspace {
+		return Claim{}, fmt.Errorf("it is not a workspace claim written by terraform-provider-mesh (labels %v)", live.GetLabels())
+	}
+	data, _, err := unstructured.NestedStringMap(live.Object, "data")
+	if err != nil {
+		return Claim{}, fmt.Errorf("its data is not a map of strings: %v", err)
+	}
+	c := Claim{Cluster: cluster, Identity: data[claimIdentityKey], Token: data[claimTokenKey], Members: map[string]string{}}
+	if raw := data[claimMembersKey]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &c.Members); err != nil {
+			return Claim{}, fmt.Errorf("its members are not a JSON object of strings: %v", err)
+		}
+	}
+	if c.Token == "" {
+		return Claim{}, fmt.Errorf("it has no token")
+	}
+	return c, nil
+}
+
+// WriteClaim writes c in its cluster. A claim of the identity with another
+// token is never overwritten: that is another state's, and an error names
+// it. Writes are pinned to the object read (its UID and resourceVersion).
+func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
+	en := e.ClaimEntry(c.Cluster, c.Identity)
+	cl, err := e.Clients.Get(c.Cluster)
+	if err != nil {
+		return clusterError(c.Cluster, "Writing the workspace claim", err)
+	}
+	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
+	members, err := json.Marshal(c.Members)
+	if err != nil {
+		return objectError(en, "Writing the workspace claim", err)
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace, "labels": map[string]any{
+			LabelManagedBy: ManagedByValue, LabelOwnerKind: OwnerKindWorkspace, LabelOwnerID: c.Token}},
+		"data": map[string]any{claimIdentityKey: c.Identity, claimTokenKey: c.Token, claimMembersKey: string(members)},
+	}}
+	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: e.managerBase() + "/workspace-claim"}); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return e.claimTakenError(en, c, nil)
+			}
+			return objectError(en, "Writing the workspace claim", err)
+		}
+		return nil
+	case err != nil:
+		return objectError(en, "Writing the workspace claim", err)
+	}
+	theirs, cerr := claimOf(c.Cluster, live)
+	if cerr != nil || theirs.Token != c.Token {
+		return e.claimTakenError(en, c, cerr)
+	}
+	obj.SetResourceVersion(live.GetResourceVersion())
+	obj.SetUID(live.GetUID())
+	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: e.managerBase() + "/workspace-claim"}); err != nil {
+		return objectError(en, "Writing the workspace claim", err)
+	}
+	return nil
+}
+
+func (e *Engine) claimTakenError(en Entry, c Claim, why error) *Error {
+	detail := fmt.Sprintf("%s holds the claim of another Terraform state on workspace identity %q, so this state cannot claim it.", en, c.Identity)
+	if why != nil {
+		detail = fmt.Sprintf("%s exists but cannot be read as a workspace claim (%v), so this state cannot claim identity %q.", en, why, c.Identity)
+	}
+	return &Error{Cluster: en.Cluster, Object: en.String(), Summary: "Workspace identity claimed by another state", Detail: detail}
+}
+
+// ReleaseClaim deletes identity's claim in a cluster if it holds token;
+// another state's claim is left alone.
+func (e *Engine) ReleaseClaim(ctx context.Context, cluster, identity, token string) *Error {
+	en := e.ClaimEntry(cluster, identity)
+	cl, err := e.Clients.Get(cluster)
+	if err != nil {
+		return clusterError(cluster, "Releasing the workspace claim", err)
+	}
+	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
+	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return objectError(en, "Releasing the workspace claim", err)
+	}
+	if theirs, cerr := claimOf(cluster, live); cerr != nil || theirs.Token != token {
+		return nil // not ours to delete
+	}
+	uid, rv := live.GetUID(), live.GetResourceVersion()
+	err = ri.Delete(ctx, en.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return objectError(en, "Releasing the workspace claim", err)
+	}
+	return nil
+}
+
+// ClaimClusters is the sorted list of the clusters of claims.
+func ClaimClusters(claims []Claim) []string {
+	out := make([]string, 0, len(claims))
+	for _, c := range claims {
+		out = append(out, c.Cluster)
+	}
+	sort.Strings(out)
+	return out
+}
