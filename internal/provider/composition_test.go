@@ -242,25 +242,30 @@ func TestAccComposition_twoStates(t *testing.T) {
 	accounts.planIsEmpty()
 	payments.planIsEmpty()
 
-	// Forgotten by its state: the leftover is reported and replaced.
+	// Forgotten by its state: the same name from an instance the state
+	// does not hold is a plan error (workspace names are not identities),
+	// and importing the instance takes it back.
 	before := ledgerVS(t, "east")
 	if out, code := accounts.run("state", "rm", callsAddr); code != 0 {
 		t.Fatalf("terraform state rm failed:\n%s", out)
 	}
-	out = flatRun(accounts, "plan")
-	if !strings.Contains(out, "Leftover contribution will be replaced") || !strings.Contains(out, contribPrefix+callsPolicy) {
-		t.Fatalf("the plan after state rm does not report the leftover contribution:\n%s", out)
+	out, code := accounts.run("plan")
+	out = strings.Join(strings.Fields(out), " ")
+	if code == 0 || !strings.Contains(out, "Name taken by another instance") || !strings.Contains(out, contribPrefix+callsPolicy) || !strings.Contains(out, "terraform import") {
+		t.Fatalf("the plan after state rm does not refuse the forgotten instance's name (exit %d):\n%s", code, out)
 	}
-	accounts.apply()
+	if out, code := accounts.run("import", callsAddr, callsPolicy); code != 0 {
+		t.Fatalf("terraform import of the forgotten policy failed:\n%s", out)
+	}
 	after := ledgerVS(t, "east")
 	oldID := before["metadata"].(map[string]any)["labels"].(map[string]any)[contribPrefix+callsPolicy]
 	newID := after["metadata"].(map[string]any)["labels"].(map[string]any)[contribPrefix+callsPolicy]
-	if oldID == newID || newID != accounts.attribute(callsAddr, "id") {
-		t.Fatalf("the leftover contribution (instance %v) was not replaced by the new instance %v (label now %v)", oldID, accounts.attribute(callsAddr, "id"), newID)
+	if oldID != newID || newID != accounts.attribute(callsAddr, "id") {
+		t.Fatalf("the import did not take back the instance %v (state id %v, label now %v)", oldID, accounts.attribute(callsAddr, "id"), newID)
 	}
 	accounts.planIsEmpty()
 	payments.planIsEmpty()
-	first = composedSnapshot(t) // the accounts instance changed
+	first = composedSnapshot(t) // the accounts policy was declared again above: another instance
 
 	// A hand-edited contribution: reported at plan, naming the object and
 	// the annotation, never composed; its owner's apply restores it.
@@ -286,7 +291,7 @@ func TestAccComposition_twoStates(t *testing.T) {
 	// A conflicting setting fails at plan, naming both policies and
 	// workspaces and the attribute, and nothing is written.
 	accounts.write(accountsConfig("1s"))
-	out, code := accounts.run("plan")
+	out, code = accounts.run("plan")
 	out = strings.Join(strings.Fields(out), " ")
 	if code == 0 {
 		t.Fatalf("a timeout conflicting with the payments policy planned:\n%s", out)

@@ -11,22 +11,20 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// The workspace identity. Traffic policies of several Terraform states
-// compose on one shared object; each contribution says which workspace
-// wrote it, so that a plan can tell its own leftovers (a resource
-// destroyed or forgotten, then declared again under the same name) from
-// another team's policy, and list who else shapes a hostname. Terraform
-// tells a provider neither its workspace nor its state, so the identity is
-// a provider setting, defaulting to the selected workspace's name.
+// The workspace name. Traffic policies of several Terraform states compose
+// on one shared object; each contribution carries the workspace name of the
+// state that wrote it, for messages ("also shaped by workspace payments").
+// It is never what decides ownership: that is the instance ID of the
+// resource that wrote a contribution (see mesh_workspace), because every
+// root left at its defaults has the same name. When set, it is also the
+// identity the state's roster claims in the clusters.
 
 func workspaceAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: "Identity of this Terraform state among those that compose traffic policies on the same hostnames. " +
-			"Every traffic policy's contribution to a shared VirtualService or DestinationRule records it. " +
-			"A contribution of the same name from another instance is replaced when it carries this workspace (a leftover of this state: a policy destroyed, removed with `terraform state rm`, or lost with the state, then declared again) " +
-			"and is a plan error naming both workspaces otherwise; contributions of other workspaces on the hostnames a policy shapes are listed as plan warnings. " +
-			"Default: the selected Terraform workspace (`TF_WORKSPACE`, else the workspace `terraform workspace select` recorded in the working directory, else `default`). " +
-			"Separate root modules that compose on the same hostnames each need their own value, e.g. `workspace = \"payments-prod\"`, since all of them start in the workspace `default`.",
+		MarkdownDescription: "Name of this Terraform state among those that compose traffic policies on the same hostnames, shown in their plans' messages: every traffic policy's contribution to a shared VirtualService or DestinationRule records it. " +
+			"It never decides ownership: a contribution belongs to the resource instance that wrote it, so two states that leave this unset (both `default`) never replace or release each other's policies. " +
+			"When set, it is also the identity this state's `mesh_workspace` claims in every registered cluster: a state that names an identity another state claims fails at plan, naming the claim. " +
+			"Default: the selected Terraform workspace (`TF_WORKSPACE`, else the workspace `terraform workspace select` recorded in the working directory, else `default`), and the roster then mints an identity of its own (`<workspace>-<8 hex digits>`).",
 		Optional:   true,
 		Validators: []validator.String{stringvalidator.LengthBetween(1, 128)},
 	}

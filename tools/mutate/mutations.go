@@ -155,10 +155,17 @@ var mutations = []mutation{
 		File: "internal/engine/contributions.go", From: "\t\tif len(others) > 0 {\n\t\t\tout[name] =", To: "\t\tif false {\n\t\t\tout[name] =",
 		Package: "./internal/engine", Run: "TestComposeDropsHandWrittenContributions",
 	},
+	// Identity that holds for real teams (issue 25): ownership by
+	// instance, identities claimed once.
 	{
-		ID: "engine/leftover-of-other-workspace-replaced", Why: "a same-name contribution of another workspace is taken over",
-		File: "internal/engine/compose.go", From: "case owner.Composition.Workspace == \"\" || theirs != owner.Composition.Workspace:", To: "case false:",
-		Package: "./internal/engine", Run: "TestComposeLeftoverOfTheSameWorkspaceIsReplaced",
+		ID: "engine/same-name-of-another-state-replaced", Why: "a same-name contribution of an instance this state does not hold is taken over (two states on the default workspace)",
+		File: "internal/engine/compose.go", From: "case owner.Composition.Own == nil || !owner.Composition.Own(id):", To: "case false:",
+		Package: "./internal/engine", Run: "TestComposeSameNameIsReplacedOnlyByItsOwnState",
+	},
+	{
+		ID: "engine/identity-collision", Why: "a second state overwrites another state's claim on a workspace identity",
+		File: "internal/engine/claim.go", From: "if cerr != nil || theirs.Token != c.Token {", To: "if _ = theirs; cerr != nil {",
+		Package: "./internal/engine", Run: "TestClaimIsOneStatesOnly",
 	},
 	{
 		ID: "engine/owner-yields-to-composers", Why: "a virtual destination cannot take its DestinationRule's host back from the composer (hostname change fails)",
@@ -177,8 +184,8 @@ var mutations = []mutation{
 	},
 	// A workspace's roster (provider unit tests).
 	{
-		ID: "provider/orphans-of-any-workspace", Why: "the roster releases other workspaces' contributions as orphans",
-		File: "internal/provider/workspace_resource.go", From: "workspace == \"\" || c.Workspace != workspace || ", To: "workspace == \"\" || ",
+		ID: "provider/orphans-of-any-state", Why: "the roster releases contributions of instances its state never held (another state's, on the same workspace name) as orphans",
+		File: "internal/provider/workspace_resource.go", From: "c.ID == \"\" || members[c.ID] == \"\" || ", To: "c.ID == \"\" || ",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
 	},
 	{

@@ -1,5 +1,4 @@
-# Imported by the provider's workspace identity. The roster then lists
-# every traffic policy that contributes with that identity in the
-# registered clusters; write the configuration from it (or use
-# -generate-config-out) and take out what no longer belongs to the state.
+# Imported by the identity the roster claims (its id). The import reads
+# the claim from the clusters: its token, and the policy instances it
+# lists, whose names become traffic_policies.
 terraform import mesh_workspace.this payments

@@ -12,10 +12,11 @@ resource "mesh_traffic_policy" "bar" {
   timeout     = each.value
 }
 
-# The roster of this state's workspace (the provider's workspace setting):
-# every traffic policy it holds. A contribution of this workspace on a
-# shared VirtualService or DestinationRule that names no policy listed here
-# is an orphan: the plan lists it under orphans and the apply releases it.
+# The roster of this state: every traffic policy it holds. A contribution
+# of a policy instance this state held that is no longer listed here is an
+# orphan: the plan lists it under orphans and the apply releases it. The
+# roster claims its identity (id: the provider's workspace when set, else
+# minted) in every registered cluster.
 resource "mesh_workspace" "this" {
   traffic_policies = [for p in mesh_traffic_policy.bar : p.name]
 }

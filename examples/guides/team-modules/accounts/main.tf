@@ -8,8 +8,8 @@ terraform {
 }
 
 # The accounts team's root: another state, the same clusters. workspace
-# names this state in the contributions its traffic policies leave on
-# shared objects (both roots would otherwise be "default").
+# names this state in the messages other states' plans show about its
+# traffic policies, and is the identity its roster claims.
 provider "mesh" {
   workspace = "accounts"
   clusters = {
@@ -42,10 +42,11 @@ module "account" {
   }
 }
 
-# The roster of the workspace: a contribution that carries "accounts" but
-# names no policy listed here (its resource forgotten with `terraform state
-# rm`, or lost with a state) is reported by the plan and released by the
-# apply.
+# The roster of the state: a contribution of a policy instance this state
+# held that is no longer listed here (its resource forgotten with
+# `terraform state rm`) is reported by the plan and released by the apply.
+# It also claims the identity "accounts" in the clusters, so that no other
+# state can name it by accident.
 resource "mesh_workspace" "accounts" {
   traffic_policies = module.account.traffic_policies
 }

@@ -45,8 +45,9 @@ module "invoices" {
   callers   = [{ namespace = "billing", service_account = "billing" }]
 }
 
-# Every traffic policy of this workspace, from both modules: contributions
-# of "payments" that name none of them are orphans, released by the apply.
+# Every traffic policy of this state, from both modules: a contribution of
+# a policy instance this state held that is no longer listed is an orphan,
+# released by the apply. The roster claims the identity "payments".
 resource "mesh_workspace" "payments" {
   traffic_policies = concat(module.ledger.traffic_policies, module.invoices.traffic_policies)
 }

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// A claim is written once per state: another token never overwrites or
+// releases it, and its own token updates and releases it.
+func TestClaimIsOneStatesOnly(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	ctx := context.Background()
+	mine := Claim{Cluster: "east", Identity: "default", Token: "t-mine", Members: map[string]string{"id-1": "ledger"}}
+	if err := e.WriteClaim(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	theirs := Claim{Cluster: "east", Identity: "default", Token: "t-theirs"}
+	err := e.WriteClaim(ctx, theirs)
+	if err == nil || err.Summary != "Workspace identity claimed by another state" || !strings.Contains(err.Detail, `"default"`) {
+		t.Fatalf("another state's write of a claimed identity: got %v, want a refusal naming the identity", err)
+	}
+	if err := e.ReleaseClaim(ctx, "east", "default", "t-theirs"); err != nil {
+		t.Fatal(err)
+	}
+	claims, errs := e.ReadClaims(ctx, []string{"east", "west"}, "default")
+	if len(claims) != 1 || claims[0].Token != "t-mine" || claims[0].Members["id-1"] != "ledger" {
+		t.Fatalf("claims %+v: want this state's, untouched by the other's write and release", claims)
+	}
+	if len(errs) != 1 || errs[0].Cluster != "west" {
+		t.Fatalf("errors %v: want the unreachable cluster west, alone", errs)
+	}
+	mine.Members["id-2"] = "calls"
+	if err := e.WriteClaim(ctx, mine); err != nil {
+		t.Fatalf("the state's own update of its claim: %v", err)
+	}
+	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "default"); len(claims) != 1 || len(claims[0].Members) != 2 {
+		t.Fatalf("claims after the update: %+v", claims)
+	}
+	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "other"); len(claims) != 0 {
+		t.Fatalf("another identity's claim was found: %+v", claims)
+	}
+	if err := e.ReleaseClaim(ctx, "east", "default", "t-mine"); err != nil {
+		t.Fatal(err)
+	}
+	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "default"); len(claims) != 0 {
+		t.Fatalf("the released claim is still there: %+v", claims)
+	}
+	if live(t, fc["east"], e.ClaimEntry("east", "default")) != nil {
+		t.Fatal("the claim ConfigMap is still in the cluster")
+	}
+}
