@@ -378,16 +378,20 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token str
 			names[n] = true
 		}
 	}
+	ours := "a new roster, without a token yet"
+	if token != "" {
+		ours = "token " + token
+	}
 	policies := "no traffic policy yet"
 	if len(names) > 0 {
 		policies = "traffic policies " + strings.Join(slices.Sorted(maps.Keys(names)), ", ")
 	}
 	diags.AddAttributeError(path.Root("id"), "Workspace identity claimed by another state",
-		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, token %s, in clusters %s, holding %s); this state's roster would claim it too. "+
+		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, token %s, in clusters %s, holding %s); this state's roster (%s) would claim it too. "+
 			"Two states with one identity could not tell their traffic policies apart, so nothing is written. "+
 			"Give this state an identity of its own: set the provider's workspace to a name no other state uses, or leave it unset so that the roster mints one. "+
 			"If that claim is this state's own (its state was lost), import the roster instead: terraform import <address of the mesh_workspace> %s.",
-			identity, engine.ClaimName(identity), theirs[0].Token, strings.Join(engine.ClaimClusters(theirs), ", "), policies, identity))
+			identity, engine.ClaimName(identity), theirs[0].Token, strings.Join(engine.ClaimClusters(theirs), ", "), policies, ours, identity))
 }
 
 // warnOrphans reports the orphans a plan found, one warning per policy.
