@@ -50,7 +50,6 @@ func newFakeClusterSet(t *testing.T, clusters ...string) fakeClusterSet {
 	return f
 }
 
-
 // putRecord writes the record of in, as instance id (none if empty), in
 // namespace ns of cluster, with config as its kept configuration.
 func (f fakeClusterSet) putRecord(t *testing.T, cluster, ns, id string, in virtualdestination.Intent, config string) {
@@ -213,11 +212,16 @@ func TestPlanRefusesAHostnameServedByAnotherInstance(t *testing.T) {
 	}
 
 	// The state's own instance, renamed (a replacement): its records are
-	// leftovers it replaces.
+	// leftovers it replaces. Terraform plans a replacement twice: with
+	// the prior state, then as a create without it.
 	f = newFakeClusterSet(t, "east", "west")
 	f.putRecord(t, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
-	if diags := vdPlan(t, recordsData(f), fmt.Sprintf(vdUserConfig, "user-v2"), "aaaa1111", nil); diags.HasError() {
+	data := recordsData(f)
+	if diags := vdPlan(t, data, fmt.Sprintf(vdUserConfig, "user-v2"), "aaaa1111", nil); diags.HasError() {
 		t.Fatalf("the rename of a virtual destination failed at plan: %s", diagText(diags))
+	}
+	if diags := vdPlan(t, data, fmt.Sprintf(vdUserConfig, "user-v2"), "", nil); diags.HasError() {
+		t.Fatalf("the create half of the rename failed at plan: %s", diagText(diags))
 	}
 }
 

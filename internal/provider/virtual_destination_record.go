@@ -230,7 +230,9 @@ func upperFirst(s string) string {
 // (in another state, or in this one under another address) serves the
 // hostname, and is an error naming both. Records of this resource's own
 // instance (planID, or priorID: the instance a replacement replaces) are
-// its own, or leftovers it replaces. Clusters that cannot be searched are
+// its own, or leftovers it replaces. Terraform plans a replacement twice,
+// the second time as a create without prior state, so the prior IDs seen
+// are remembered per hostname for the run (destinationIndex.notePrior). Clusters that cannot be searched are
 // a warning: the check is made again when the apply plans once more.
 func checkHostnameRecords(ctx context.Context, data *providerData, at path.Path, name, hostname, planID, priorID string) diag.Diagnostics {
 	var diags diag.Diagnostics
@@ -249,10 +251,13 @@ func checkHostnameRecords(ctx context.Context, data *providerData, at path.Path,
 			fmt.Sprintf("Whether another virtual destination already serves hostname %q could not be checked in these clusters: %s. "+
 				"The check is made again when the apply plans this resource; make sure the clusters answer.", hostname, strings.Join(unsearched, "; ")))
 	}
+	if priorID != "" && data.Destinations != nil {
+		data.Destinations.notePrior(hostname, priorID)
+	}
 	trusted, _ := splitRecords(records)
 	var own, others []engine.Record
 	for _, r := range trusted {
-		if r.OwnerID == planID && planID != "" || r.OwnerID == priorID && priorID != "" {
+		if r.OwnerID == planID && planID != "" || r.OwnerID == priorID && priorID != "" || data.Destinations != nil && data.Destinations.priorOf(hostname, r.OwnerID) {
 			own = append(own, r)
 		} else {
 			others = append(others, r)

@@ -222,7 +222,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "records/own-prior-instance-conflicts", Why: "a rename or re-create is refused because of its own former records",
-		File: "internal/provider/virtual_destination_record.go", From: "r.OwnerID == priorID && priorID != \"\"", To: "false",
+		File: "internal/provider/virtual_destination_record.go", From: "\t\tdata.Destinations.notePrior(hostname, priorID)\n", To: "",
 		Package: "./internal/provider", Run: "TestPlanRefusesAHostnameServedByAnotherInstance",
 	},
 	{
