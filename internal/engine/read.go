@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -30,6 +33,11 @@ func (e *Engine) Read(ctx context.Context, owner Owner, kinds []schema.GroupVers
 	}
 	return perCluster(ctx, names, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
 		got, notes, err := e.readCluster(ctx, owner, kinds, cluster)
+		if err == nil {
+			var moved []Entry
+			moved, err = e.readMovedRecords(ctx, owner, cluster, byCluster(prior, cluster))
+			got = append(got, moved...)
+		}
 		if err != nil {
 			logCluster(ctx, "refresh could not read the cluster: prior entries kept", owner, cluster, "error", err.Summary)
 			return byCluster(prior, cluster), []*Error{err}
@@ -76,4 +84,43 @@ func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.Gr
 		}
 	}
 	return out, notes, nil
+}
+
+// readMovedRecords reads, one by one, the prior entries of records outside
+// the records namespace: records written before records_namespace
+// changed. Listings cover the records namespace only, so without this a
+// refresh would forget them, and no apply would ever delete them. Each is
+// kept while it exists and is still this instance's; the next apply
+// prunes it (pinned to its UID) and writes the record in the new
+// namespace. One that cannot be read is kept as it was.
+func (e *Engine) readMovedRecords(ctx context.Context, owner Owner, cluster string, prior []Entry) ([]Entry, *Error) {
+	var moved []Entry
+	for _, p := range prior {
+		if p.Kind == "ConfigMap" && p.APIVersion == "v1" && p.Namespace != e.recordsNamespace() {
+			moved = append(moved, p)
+		}
+	}
+	if len(moved) == 0 {
+		return nil, nil
+	}
+	c, err := e.Clients.Get(cluster)
+	if err != nil {
+		return nil, clusterError(cluster, "Reading owned objects", err)
+	}
+	var out []Entry
+	for _, p := range moved {
+		live, err := c.Dynamic.Resource(configMaps).Namespace(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			logEntry(ctx, "refresh: record in a former records namespace is gone", owner, p)
+		case err != nil:
+			logEntry(ctx, "refresh: record in a former records namespace not readable, entry kept", owner, p, "error", err.Error())
+			out = append(out, p)
+		case owner.owns(live.GetLabels()):
+			out = append(out, p)
+		default:
+			logEntry(ctx, "refresh: record in a former records namespace is someone else's now", owner, p)
+		}
+	}
+	return out, nil
 }

@@ -163,6 +163,11 @@ func resolveBackends(ctx context.Context, data *providerData, hostname string, k
 	if planning || !haveKnown {
 		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, hostname)
 		warnIgnoredRecords(&diags, at, hostname, data.recordsNamespace(), ignored)
+		if d, conflict := recordsConflictDiagnostics(at, err); conflict {
+			// Never resolved from state either: whose backends get the
+			// ALLOW rules is for the user to settle.
+			return nil, types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes}), append(diags, d...)
+		}
 		if errors.Is(err, errPendingDestination) {
 			return nil, types.ListUnknown(types.ObjectType{AttrTypes: backendAttrTypes}), diags
 		}

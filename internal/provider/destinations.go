@@ -20,6 +20,34 @@ type destinationIndex struct {
 	byHost map[string]destinationEntry
 	// byVIP names the virtual destination holding each VIP.
 	byVIP map[string]string
+	// replacing holds, by planned hostname, the instance IDs this state
+	// holds for virtual destinations planned with that hostname: a
+	// replacement is planned twice, first with its prior state, then as
+	// a create without it, and the records of the instance it replaces
+	// are its own leftovers (checkHostnameRecords).
+	replacing map[string]map[string]bool
+}
+
+// notePrior records that a virtual destination planned with hostname
+// replaces or updates the instance id of this state.
+func (d *destinationIndex) notePrior(hostname, id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.replacing == nil {
+		d.replacing = map[string]map[string]bool{}
+	}
+	if d.replacing[hostname] == nil {
+		d.replacing[hostname] = map[string]bool{}
+	}
+	d.replacing[hostname][id] = true
+}
+
+// priorOf reports whether id is an instance of this state that a virtual
+// destination planned with hostname replaces or updates.
+func (d *destinationIndex) priorOf(hostname, id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.replacing[hostname][id]
 }
 
 type destinationEntry struct {

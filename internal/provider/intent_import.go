@@ -59,8 +59,62 @@ type importTarget struct {
 const adoptPrefix = "adopt:"
 
 type foundInstance struct {
-	config  string
+	// configs maps each kept configuration found to the objects keeping
+	// it; objects lists every object of the instance.
+	configs map[string][]string
 	objects []string
+}
+
+// noInstanceID is how found names objects that carry no instance ID: the
+// owner-id label missing, or a contribution label of "true".
+const noInstanceID = ""
+
+// chooseImport decides what an import of kind name takes from the
+// instances found: exactly one instance, with an ID, keeping one
+// configuration. Anything else is refused (summary and detail say why and
+// what to do), never resolved by which object was found first: an instance
+// without an ID would become an owner of every instance's objects of that
+// name (a selector without an ID matches them all), and one of several
+// instances or configurations is a guess.
+func chooseImport(kind, name string, found map[string]foundInstance) (id, config, summary, detail string) {
+	if f, ok := found[noInstanceID]; ok {
+		return "", "", "Objects without an instance ID",
+			fmt.Sprintf("%s %q has objects that carry the provider's labels but no instance ID (label %s): %s. This provider always writes one, so they were written or edited by someone else, "+
+				"and importing them would make the resource the owner of every instance's objects of that name. They are not imported. "+
+				"Delete them (or give them back their %s label, from the state that owns them: its next apply writes it) and import again.",
+				kind, name, engine.LabelOwnerID, strings.Join(f.objects, ", "), engine.LabelOwnerID)
+	}
+	if len(found) > 1 {
+		var ids []string
+		for id, f := range found {
+			ids = append(ids, fmt.Sprintf("instance %s (%s)", id, strings.Join(f.objects, ", ")))
+		}
+		sort.Strings(ids)
+		return "", "", "More than one instance to import",
+			fmt.Sprintf("Several %s intents named %q, from different Terraform states or replaced resources, have objects in the clusters: %s. "+
+				"Import one by deleting the other's objects, or rename one in its own state first.", kind, name, strings.Join(ids, "; "))
+	}
+	var f foundInstance
+	for id, f = range found {
+	}
+	switch len(f.configs) {
+	case 0:
+		return "", "", "Nothing to rebuild the configuration from",
+			fmt.Sprintf("%s %q (instance %s) has objects (%s), but none keeps its configuration: they were written by an earlier provider version, which did not keep it. "+
+				"The next change applied to the resource from the state that owns it keeps it. If that state is lost, delete these objects and apply the configuration again.", kind, name, id, strings.Join(f.objects, ", "))
+	case 1:
+		for config = range f.configs {
+		}
+		return id, config, "", ""
+	}
+	var variants []string
+	for _, where := range f.configs {
+		variants = append(variants, strings.Join(where, ", "))
+	}
+	sort.Strings(variants)
+	return "", "", "Kept configurations disagree",
+		fmt.Sprintf("The objects of %s %q (instance %s) keep %d different configurations, one per group: %s. An apply of it did not finish, or someone edited them, and which is right cannot be told. "+
+			"Apply the state that owns it again (its apply rewrites every one), or delete the objects that are wrong, and import again.", kind, name, id, len(f.configs), strings.Join(variants, "; "))
 }
 
 func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
@@ -86,28 +140,13 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 	}
 	schemaType := resp.State.Schema.Type().TerraformType(ctx)
 	switch {
-	case len(found) > 1:
-		var ids []string
-		for id, f := range found {
-			ids = append(ids, fmt.Sprintf("instance %s (%s)", id, strings.Join(f.objects, ", ")))
-		}
-		sort.Strings(ids)
-		resp.Diagnostics.AddError("More than one instance to import",
-			fmt.Sprintf("Several %s intents named %q, from different Terraform states or replaced resources, have objects in the clusters: %s. "+
-				"Import one by deleting the other's objects, or rename one in its own state first.", t.kind, name, strings.Join(ids, "; ")))
-		return
-	case len(found) == 1:
-		var id string
-		var f foundInstance
-		for id, f = range found {
-		}
-		if f.config == "" {
-			resp.Diagnostics.AddError("Nothing to rebuild the configuration from",
-				fmt.Sprintf("%s %q (instance %s) has objects (%s), but none keeps its configuration: they were written by an earlier provider version, which did not keep it. "+
-					"The next change applied to the resource from the state that owns it keeps it. If that state is lost, delete these objects and apply the configuration again.", t.kind, name, id, strings.Join(f.objects, ", ")))
+	case len(found) > 0:
+		id, config, summary, detail := chooseImport(t.kind, name, found)
+		if summary != "" {
+			resp.Diagnostics.AddError(summary, detail)
 			return
 		}
-		v, err := configValue(schemaType, f.config)
+		v, err := configValue(schemaType, config)
 		if err != nil {
 			resp.Diagnostics.AddError("The kept configuration cannot be read",
 				fmt.Sprintf("The configuration %s %q (instance %s) kept in the clusters does not fit this provider version's schema: %v.", t.kind, name, id, err))
@@ -150,7 +189,7 @@ func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarg
 	}
 	selector, contributionKey := owner.Selector(), owner.ContributionKey()
 	for _, cluster := range l.data.Registry.Names() {
-		c, err := l.data.Clients.Get(cluster)
+		c, err := l.data.Engine.Clients.Get(cluster)
 		if err != nil {
 			unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
 			continue
@@ -177,14 +216,21 @@ func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarg
 				id, cfg := labels[engine.LabelOwnerID], ""
 				if t.composed {
 					id = labels[contributionKey]
+					if id == "true" { // a contribution label without an ID (Owner.idValue)
+						id = noInstanceID
+					}
 					cfg, _ = contributionConfig(annotations[contributionKey])
 				} else if k.Kind == t.configKind {
 					cfg = annotations[ConfigAnnotation]
 				}
+				where := fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster)
 				f := found[id]
-				f.objects = append(f.objects, fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster))
-				if f.config == "" {
-					f.config = cfg
+				f.objects = append(f.objects, where)
+				if cfg != "" {
+					if f.configs == nil {
+						f.configs = map[string][]string{}
+					}
+					f.configs[cfg] = append(f.configs[cfg], where)
 				}
 				found[id] = f
 			}

@@ -122,7 +122,9 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 			},
 			"records_namespace": schema.StringAttribute{
 				MarkdownDescription: "Namespace, in every cluster, of the records virtual destinations leave for the policies planned later or in another state (ConfigMaps). Records are read from this namespace only; anything elsewhere is ignored. " +
-					"It must exist in every cluster, and is the only place the provider needs ConfigMap access (a Role, see examples/rbac). Default `" + virtualdestination.DefaultRecordsNamespace + "`.",
+					"It must exist in every cluster, and is the only place the provider needs ConfigMap access (a Role, see examples/rbac). Default `" + virtualdestination.DefaultRecordsNamespace + "`. " +
+					"Every record names the instance that wrote it: records of one hostname by two instances, or that disagree, are a plan error. " +
+					"Every state that reads a virtual destination's records must use the same value. Changing it moves the records: the next apply of each virtual destination writes its record in the new namespace and deletes the old one (its plan warns, naming both); grant the provider ConfigMap access in both namespaces for that apply.",
 				Optional:   true,
 				Validators: []validator.String{dnsLabelValidator{}},
 			},

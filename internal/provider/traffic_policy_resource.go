@@ -70,6 +70,11 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 	if planning || !haveKnown {
 		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, host)
 		warnIgnoredRecords(&diags, path.Root("destination").AtName("virtual_destination"), host, data.recordsNamespace(), ignored)
+		if d, conflict := recordsConflictDiagnostics(path.Root("destination").AtName("virtual_destination"), err); conflict {
+			// Never resolved from state either: which one is meant is
+			// for the user to settle.
+			return trafficpolicy.Destination{VirtualDestination: host}, append(diags, d...)
+		}
 		if errors.Is(err, errPendingDestination) {
 			m.ResolvedDestination = types.StringUnknown()
 			return trafficpolicy.Destination{VirtualDestination: host}, diags

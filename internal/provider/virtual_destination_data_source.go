@@ -88,6 +88,10 @@ func (d *virtualDestinationDataSource) Read(ctx context.Context, req datasource.
 	at := path.Root("hostname")
 	in, found, ignored, err := lookupVirtualDestination(ctx, d.data, m.Hostname)
 	warnIgnoredRecords(&resp.Diagnostics, at, m.Hostname, d.data.recordsNamespace(), ignored)
+	if d, conflict := recordsConflictDiagnostics(at, err); conflict {
+		resp.Diagnostics.Append(d...)
+		return
+	}
 	switch {
 	case err != nil:
 		addAttrError(&resp.Diagnostics, at, "Virtual destination not readable", fmt.Sprintf("The record of %q could not be read: %v", m.Hostname, err))

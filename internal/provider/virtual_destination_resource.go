@@ -308,3 +308,31 @@ func (m *virtualDestinationModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *virtualDestinationModel) ownerID() *types.String { return &m.ID }
 func (m *virtualDestinationModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
+
+// ModifyPlan plans the objects (intentLifecycle), then checks the
+// hostname against the records other instances left in the clusters
+// (checkHostnameRecords), and warns when the records move to another
+// records_namespace.
+func (r *virtualDestinationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.intentLifecycle.ModifyPlan(ctx, req, resp)
+	if req.Plan.Raw.IsNull() || resp.Diagnostics.HasError() {
+		return
+	}
+	var name, host, planID, priorID types.String
+	resp.Diagnostics.Append(resp.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
+	resp.Diagnostics.Append(resp.Plan.GetAttribute(ctx, path.Root("hostname"), &host)...)
+	resp.Diagnostics.Append(resp.Plan.GetAttribute(ctx, path.Root("id"), &planID)...)
+	var prior types.Map
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &priorID)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("objects"), &prior)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(warnRecordsMove(path.Root("objects"), r.data.recordsNamespace(), entriesOf(prior))...)
+	if host.IsUnknown() || host.IsNull() {
+		return
+	}
+	resp.Diagnostics.Append(checkHostnameRecords(ctx, r.data, path.Root("hostname"), name.ValueString(), host.ValueString(), ownerIDOf(planID), ownerIDOf(priorID))...)
+}

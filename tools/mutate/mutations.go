@@ -215,4 +215,41 @@ var mutations = []mutation{
 		File: "internal/provider/traffic_policy_schema.go", From: "\t\t\ttrafficpolicy.TLSModes),", To: "\t\t\tappend(trafficpolicy.TLSModes, \"MUTUAL\")),",
 		Package: "./internal/provider", Run: "TestEnumsAgreeWithTranslator",
 	},
+	// Records and kept configurations are trusted only with provenance
+	// (issue 25, item 7): unit tests on client-go's fake dynamic client.
+	{
+		ID: "records/first-record-wins", Why: "the record of the cluster sorting first decides a hostname, whoever wrote it",
+		File: "internal/provider/virtual_destination_record.go", From: "\tif ws := writersOf(records); len(ws) > 1 {", To: "\trecords = records[:1]\n\tif ws := writersOf(records); len(ws) > 1 {",
+		Package: "./internal/provider", Run: "TestLookup",
+	},
+	{
+		ID: "records/hostname-not-checked", Why: "a virtual destination plans a hostname another instance's records serve",
+		File: "internal/provider/virtual_destination_record.go", From: "\tif len(others) == 0 {", To: "\tif true {",
+		Package: "./internal/provider", Run: "TestPlanRefusesAHostnameServedByAnotherInstance",
+	},
+	{
+		ID: "records/own-prior-instance-conflicts", Why: "a rename or re-create is refused because of its own former records",
+		File: "internal/provider/virtual_destination_record.go", From: "\t\tdata.Destinations.notePrior(hostname, priorID)\n", To: "",
+		Package: "./internal/provider", Run: "TestPlanRefusesAHostnameServedByAnotherInstance",
+	},
+	{
+		ID: "records/move-not-warned", Why: "a records_namespace change plans without saying the records move",
+		File: "internal/provider/virtual_destination_record.go", From: "\tif len(moved) == 0 {", To: "\tif true {",
+		Package: "./internal/provider", Run: "TestPlanWarnsWhenRecordsMove",
+	},
+	{
+		ID: "engine/former-records-forgotten", Why: "refresh forgets the records of a former records_namespace, which no apply then deletes",
+		File: "internal/engine/read.go", From: "e.readMovedRecords(ctx, owner, cluster, byCluster(prior, cluster))", To: "e.readMovedRecords(ctx, owner, cluster, nil)",
+		Package: "./internal/engine", Run: "TestRecords",
+	},
+	{
+		ID: "import/wildcard-owner", Why: "import takes objects without an instance ID, making the resource the owner of every instance's objects of its name",
+		File: "internal/provider/intent_import.go", From: "\tif f, ok := found[noInstanceID]; ok {", To: "\tif f, ok := found[\"never\"]; ok {",
+		Package: "./internal/provider", Run: "TestImportRefuses",
+	},
+	{
+		ID: "import/first-config-wins", Why: "import takes one of several kept configurations of an instance",
+		File: "internal/provider/intent_import.go", From: "\tswitch len(f.configs) {", To: "\tswitch min(len(f.configs), 1) {",
+		Package: "./internal/provider", Run: "TestImportRefuses",
+	},
 }

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Keys of a virtual destination's record (virtualdestination.RecordHostnameKey
+// and RecordIntentKey).
+const (
+	recordHostnameKey = "hostname"
+	recordIntentKey   = "intent"
+)
+
+var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// Record is a virtual destination's record as one cluster holds it, with
+// its provenance: the instance (owner name and ID) that wrote it.
+type Record struct {
+	Cluster   string
+	Namespace string
+	Name      string
+	// OwnerName and OwnerID are its owner labels. OwnerID is empty when
+	// the record names no instance: then nothing ties it to a state.
+	OwnerName string
+	OwnerID   string
+	Hostname  string
+	// Intent is the virtual destination's intent, as JSON.
+	Intent string
+}
+
+// Where names the record for messages.
+func (r Record) Where() string {
+	return "ConfigMap " + r.Namespace + "/" + r.Name + " in cluster " + r.Cluster
+}
+
+// recordsNamespace is where records are read and written.
+func (e *Engine) recordsNamespace() string {
+	if e.RecordsNamespace == "" {
+		return DefaultRecordsNamespace
+	}
+	return e.RecordsNamespace
+}
+
+// Records lists, in the records namespace of every cluster given, the
+// records of hostname: ConfigMaps this provider wrote for a virtual
+// destination (managed-by and owner labels). Records are read there and
+// nowhere else; with withElsewhere, ConfigMaps that look like records of
+// hostname in other namespaces are returned in elsewhere, for a warning.
+// A cluster that cannot be searched is an error in errs; the records of
+// the others are returned all the same.
+func (e *Engine) Records(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs Errors) {
+	sel := Owner{Kind: "virtual-destination"}.KindSelector()
+	ns := e.recordsNamespace()
+	for _, cluster := range clusters {
+		c, err := e.Clients.Get(cluster)
+		if err != nil {
+			errs = append(errs, clusterError(cluster, "Reading virtual destination records", err))
+			continue
+		}
+		if withElsewhere {
+			// Where this identity may list them: a least-privileged one
+			// may not, and that is fine.
+			if all, err := c.Dynamic.Resource(configMaps).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
+				for i := range all.Items {
+					if r, ok := recordOf(cluster, &all.Items[i]); ok && r.Namespace != ns && r.Hostname == hostname {
+						elsewhere = append(elsewhere, r)
+					}
+				}
+			}
+		}
+		list, err := c.Dynamic.Resource(configMaps).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			errs = append(errs, clusterError(cluster, "Reading virtual destination records", err))
+			continue
+		}
+		for i := range list.Items {
+			if r, ok := recordOf(cluster, &list.Items[i]); ok && r.Namespace == ns && r.Hostname == hostname {
+				records = append(records, r)
+			}
+		}
+	}
+	sortRecords(records)
+	sortRecords(elsewhere)
+	errs.sort()
+	return records, elsewhere, errs
+}
+
+func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
+	labels := item.GetLabels()
+	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != "virtual-destination" {
+		return Record{}, false
+	}
+	data, _, err := unstructured.NestedStringMap(item.Object, "data")
+	if err != nil {
+		return Record{}, false // not a record's shape: no record
+	}
+	return Record{
+		Cluster: cluster, Namespace: item.GetNamespace(), Name: item.GetName(),
+		OwnerName: labels[LabelOwnerName], OwnerID: labels[LabelOwnerID],
+		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey],
+	}, true
+}
+
+func sortRecords(rs []Record) {
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+}
