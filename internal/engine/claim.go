@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // A workspace claim says which Terraform state holds a workspace identity
@@ -48,15 +47,6 @@ type Claim struct {
 func ClaimName(identity string) string {
 	sum := sha256.Sum256([]byte(identity))
 	return "mesh-workspace-" + hex.EncodeToString(sum[:10])
-}
-
-var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-
-func (e *Engine) recordsNamespace() string {
-	if e.RecordsNamespace == "" {
-		return DefaultRecordsNamespace
-	}
-	return e.RecordsNamespace
 }
 
 // ClaimEntry is the inventory entry of identity's claim in a cluster.
