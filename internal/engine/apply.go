@@ -282,9 +282,8 @@ func formerManagersOf(owner Owner, managers []string) bool {
 // DestinationRule's spec.host, which traffic policies' settings there
 // repeat until they are applied next (after it, as they depend on it).
 func (e *Engine) composersOnly(managers []string) bool {
-	base := e.managerBase()
 	for _, m := range managers {
-		if !strings.HasPrefix(m, base+"/") || !strings.HasSuffix(m, "-composer") {
+		if composerKindOf(m) == "" { // any field_manager base
 			return false
 		}
 	}

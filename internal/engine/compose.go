@@ -1,15 +1,19 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
@@ -48,16 +52,19 @@ const composedRetries = 8
 // contribution: <kind>.mesh-intent.io/<name>.
 func (o Owner) ContributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
 
-func (o Owner) composerManager(base string) string {
-	return managerBase(base) + composerSuffix(o.Kind)
-}
-
 // compose writes one composed object with this intent's contribution set
 // (remove false) or removed (remove true).
 func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) *Error {
 	doing := "Applying"
 	if remove {
 		doing = "Releasing"
+	}
+	if owner.Composition == nil || owner.Composition.Compose == nil {
+		// Nothing can recompose the object without this contribution: a
+		// release now would leave its settings behind untracked.
+		return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: doing + " " + entry.String(),
+			Detail: fmt.Sprintf("%s is shared by several %ss, and the provider has no composer to rewrite it without %s (an internal error: the resource was read without its composition). "+
+				"Nothing was written; run the command again, and report it if it persists.", entry, owner.Kind, owner)}
 	}
 	var lastErr error
 	for attempt := 0; attempt < composedRetries; attempt++ {
@@ -90,7 +97,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	case err != nil:
 		return err
 	}
-	manager := owner.composerManager(e.FieldManager)
+	manager := owner.composerManager()
 	contributions := map[string]string{}
 	prefix := owner.Kind + contributionInfix
 	adopting := false
@@ -170,7 +177,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		}
 	}
 	if live != nil && len(gone) > 0 {
-		if live, err = forgetContributions(ctx, ri, live, prefix, gone, manager); err != nil {
+		if live, err = forgetAndRewrite(ctx, ri, live, prefix, gone, manager, manifest); err != nil {
 			return err
 		}
 	}
@@ -227,17 +234,230 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	if err != nil || res == nil {
 		return err
 	}
+	// Composers of earlier builds wrote under <base>/<kind>-composer:
+	// their fields are released, so that what a contribution no longer
+	// asks for does not stay behind under their name.
+	if res, err = releaseFormerComposers(ctx, ri, res, formerComposers(owner, manager, live, res), entry); err != nil {
+		return err
+	}
 	// Fields other managers set in the composed spec are drift: the spec
-	// is set back to exactly the composition (drift.go).
-	if fs, ferr := e.foreignComposedFields(res, manager); ferr == nil && len(fs) > 0 {
+	// is set back to exactly the composition (drift.go). Both writes are
+	// pinned to the version the previous one left: a contribution written
+	// in between makes them a conflict, and the compose starts again from
+	// a fresh read instead of applying a composition without it.
+	if fs, ferr := e.foreignComposedFields(res); ferr == nil && len(fs) > 0 {
 		logEntry(ctx, "restoring the composed spec: fields set by other managers are removed", owner, entry, "foreign", describeForeign(fs))
-		if err := removeFields(ctx, ri, res, fs, manager); err != nil {
+		patched, err := removeFields(ctx, ri, res, fs, manager)
+		if err != nil {
 			return err
 		}
-		obj.SetResourceVersion("")
+		obj.SetResourceVersion(patched.GetResourceVersion())
+		obj.SetUID(patched.GetUID())
 		_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
+		return err
 	}
-	return err
+	return nil
+}
+
+// formerComposers are the composers of owner's kind other than manager
+// (of another field_manager base: an earlier build's) that applied to
+// the objects, in order.
+func formerComposers(owner Owner, manager string, objs ...*unstructured.Unstructured) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, o := range objs {
+		for _, mf := range o.GetManagedFields() {
+			if mf.Operation == metav1.ManagedFieldsOperationApply && mf.Manager != manager && composerKindOf(mf.Manager) == owner.Kind && !seen[mf.Manager] {
+				seen[mf.Manager] = true
+				out = append(out, mf.Manager)
+			}
+		}
+	}
+	return out
+}
+
+// releaseFormerComposers applies an empty configuration as each of
+// formers, pinned to live's UID and resourceVersion (a conflict makes the
+// compose start again): the API server drops the fields only it held and
+// its entry. It returns the object as left.
+func releaseFormerComposers(ctx context.Context, ri dynamic.ResourceInterface, live *unstructured.Unstructured, formers []string, entry Entry) (*unstructured.Unstructured, error) {
+	for _, m := range formers {
+		empty := withUID(map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
+			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace}}, live.GetUID())
+		empty.SetResourceVersion(live.GetResourceVersion())
+		res, err := ri.Apply(ctx, entry.Name, empty, metav1.ApplyOptions{FieldManager: m})
+		if err != nil {
+			return nil, err
+		}
+		logEntry(ctx, "released the fields of a composer of another field_manager base", Owner{Kind: composerKindOf(m)}, entry, "former_manager", m)
+		live = res
+	}
+	return live, nil
+}
+
+// forgetAndRewrite removes the contributions of names from live (their
+// annotations and labels: a composer's apply alone would not remove a
+// field another manager, or the create that made the object, also holds)
+// and rewrites the spec to manifest's composition of the others, in one
+// JSON patch pinned to live's UID and resourceVersion. The composer's
+// apply that follows then records the same content as its own. So an
+// interrupt between the two leaves a consistent object: the composition
+// of exactly the contributions it still records.
+func forgetAndRewrite(ctx context.Context, ri dynamic.ResourceInterface, live *unstructured.Unstructured, prefix string, names []string, manager string, manifest map[string]any) (*unstructured.Unstructured, error) {
+	ops := pinOps(live)
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	for _, n := range names {
+		if _, ok := live.GetAnnotations()[prefix+n]; ok {
+			ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + esc.Replace(prefix+n)})
+		}
+		if _, ok := live.GetLabels()[prefix+n]; ok {
+			ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/labels/" + esc.Replace(prefix+n)})
+		}
+	}
+	if len(ops) == len(pinOps(live)) {
+		return live, nil
+	}
+	spec, err := rewrittenSpec(live, manifest)
+	if err != nil {
+		return nil, err
+	}
+	if spec != nil {
+		ops = append(ops, map[string]any{"op": "add", "path": "/spec", "value": spec})
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	return pinnedPatch(ctx, ri, live, patch, manager)
+}
+
+// rewrittenSpec is what the composer's apply of manifest makes of live's
+// spec: the fields only composers hold are dropped (the composition of
+// before), the fields others hold stay (a virtual destination's own), and
+// manifest's spec is merged over them. Nil when live has no spec and
+// manifest none either.
+func rewrittenSpec(live *unstructured.Unstructured, manifest map[string]any) (map[string]any, error) {
+	cur := live.DeepCopy()
+	composers, others := &fieldpath.Set{}, &fieldpath.Set{}
+	for _, mf := range cur.GetManagedFields() {
+		if mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+		}
+		if composerKindOf(mf.Manager) != "" {
+			composers = composers.Union(set)
+		} else {
+			others = others.Union(set)
+		}
+	}
+	only := composers.Difference(others)
+	var paths []fieldpath.Path
+	only.Iterate(func(p fieldpath.Path) {
+		if len(p) >= 2 && p[0].FieldName != nil && *p[0].FieldName == "spec" && !hasOwnedAncestor(only, p) {
+			paths = append(paths, p.Copy())
+		}
+	})
+	// Deepest and last first, as removeFields does.
+	var pointers []string
+	for _, p := range paths {
+		if ptr, ok := pointerOf(cur.Object, p); ok {
+			pointers = append(pointers, ptr)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(pointers)))
+	for _, ptr := range pointers {
+		removeAt(cur.Object, ptr)
+	}
+	spec, _ := cur.Object["spec"].(map[string]any)
+	want, _ := manifest["spec"].(map[string]any)
+	if spec == nil && want == nil {
+		return nil, nil
+	}
+	return mergeMaps(spec, want), nil
+}
+
+// removeAt removes the value at a JSON pointer (as pointerOf makes them)
+// from obj, in memory.
+func removeAt(obj map[string]any, ptr string) {
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	unesc := strings.NewReplacer("~1", "/", "~0", "~")
+	var cur any = obj
+	for i, raw := range parts {
+		last := i == len(parts)-1
+		switch node := cur.(type) {
+		case map[string]any:
+			k := unesc.Replace(raw)
+			if last {
+				delete(node, k)
+				return
+			}
+			cur = node[k]
+		case []any:
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n >= len(node) {
+				return
+			}
+			if last {
+				// The parent keeps the shortened list.
+				setAt(obj, parts[:i], append(append([]any{}, node[:n]...), node[n+1:]...), unesc)
+				return
+			}
+			cur = node[n]
+		default:
+			return
+		}
+	}
+}
+
+// setAt sets the value at the path parts of obj.
+func setAt(obj map[string]any, parts []string, v any, unesc *strings.Replacer) {
+	var cur any = obj
+	for i, raw := range parts {
+		last := i == len(parts)-1
+		switch node := cur.(type) {
+		case map[string]any:
+			k := unesc.Replace(raw)
+			if last {
+				node[k] = v
+				return
+			}
+			cur = node[k]
+		case []any:
+			n, err := strconv.Atoi(raw)
+			if err != nil || n < 0 || n >= len(node) {
+				return
+			}
+			if last {
+				node[n] = v
+				return
+			}
+			cur = node[n]
+		default:
+			return
+		}
+	}
+}
+
+// mergeMaps is base with over merged in: maps merge, anything else (lists
+// included: Istio's lists are atomic) is replaced.
+func mergeMaps(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		bm, bok := out[k].(map[string]any)
+		om, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = mergeMaps(bm, om)
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // WorkspaceName shows a workspace identity in messages.
@@ -248,18 +468,25 @@ func WorkspaceName(ws string) string {
 	return fmt.Sprintf("%q", ws)
 }
 
-// oursOrEdits reports whether every manager is one of this provider's or
-// only ever updated the object (kubectl edit, patch).
+// oursOrEdits reports whether every manager is one of this provider's
+// (this base's intents, a composer of any base, or the intent that owns
+// the object, whatever its base) or only ever updated the object (kubectl
+// edit, patch).
 func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string) bool {
 	base := e.managerBase()
 	applied := map[string]bool{}
+	owner := ""
+	if kind, name := live.GetLabels()[LabelOwnerKind], live.GetLabels()[LabelOwnerName]; kind != "" && name != "" {
+		owner = "/" + kind + "." + name
+	}
 	for _, mf := range live.GetManagedFields() {
 		if mf.Operation == metav1.ManagedFieldsOperationApply {
 			applied[mf.Manager] = true
 		}
 	}
 	for _, m := range managers {
-		if !strings.HasPrefix(m, base+"/") && applied[m] {
+		ours := strings.HasPrefix(m, base+"/") || composerKindOf(m) != "" || (owner != "" && strings.HasSuffix(m, owner))
+		if !ours && applied[m] {
 			return false
 		}
 	}
@@ -321,15 +548,23 @@ func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) c
 			}
 		}
 	}
-	st.foreign, _ = e.foreignComposedFields(live, Owner{Kind: kind}.composerManager(e.FieldManager))
-	owned, err := ownedFields(live, Owner{Kind: kind}.composerManager(e.FieldManager))
+	st.foreign, _ = e.foreignComposedFields(live)
+	// The composition is read by content: every field outside metadata
+	// that any manager holds, whatever its name, except what the intent
+	// owning the object alone holds (its own check reads that). Nobody
+	// applying as a composer means nobody holds the composition any more.
+	held := false
+	for _, mf := range live.GetManagedFields() {
+		held = held || (mf.Operation == metav1.ManagedFieldsOperationApply && composerKindOf(mf.Manager) == kind)
+	}
+	content, err := contentSet(live, "", func(mf metav1.ManagedFieldsEntry) bool { return ownerEntry(live, mf) })
 	switch {
 	case err != nil:
 		st.unreadable = true
-	case owned == nil:
+	case !held:
 		st.unheld = true
 	default:
-		got, _ := extract(live.Object, owned).(map[string]any)
+		got, _ := extract(live.Object, content).(map[string]any)
 		st.have, _ = digestOf(map[string]any{"spec": got["spec"]})
 	}
 	return st

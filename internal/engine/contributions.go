@@ -3,16 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -99,32 +95,6 @@ func (o Owner) untrusted(handWritten, raw string) string {
 	}
 	_, why := o.checked(raw)
 	return why
-}
-
-// forgetContributions removes the contribution annotations and labels of
-// names from live with one merge patch carrying its resourceVersion (a
-// concurrent writer makes it a conflict, and the compose is retried): a
-// composer's apply alone would not remove a field another manager (or the
-// create that made the object) also holds.
-func forgetContributions(ctx context.Context, ri dynamic.ResourceInterface, live *unstructured.Unstructured, prefix string, names []string, manager string) (*unstructured.Unstructured, error) {
-	annotations, labels := map[string]any{}, map[string]any{}
-	for _, n := range names {
-		if _, ok := live.GetAnnotations()[prefix+n]; ok {
-			annotations[prefix+n] = nil
-		}
-		if _, ok := live.GetLabels()[prefix+n]; ok {
-			labels[prefix+n] = nil
-		}
-	}
-	if len(annotations)+len(labels) == 0 {
-		return live, nil
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": live.GetResourceVersion(), "annotations": annotations, "labels": labels}})
-	if err != nil {
-		return nil, err
-	}
-	return ri.Patch(ctx, live.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: manager})
 }
 
 // LiveContribution is one contribution found on a composed object.

@@ -24,26 +24,6 @@ func desiredDigest(manifest map[string]any) (string, error) {
 	return digestOf(body)
 }
 
-// liveDigest digests the fields of a live object that our field manager
-// owns. When nobody touched them it equals desiredDigest of what we
-// applied; fields set by others (server defaults, other controllers,
-// kubectl label) are not ours and never change it.
-func liveDigest(live *unstructured.Unstructured, manager string) (string, error) {
-	owned, err := ownedFields(live, manager)
-	if err != nil {
-		return "", err
-	}
-	if owned == nil {
-		// We own nothing any more: someone took every field over.
-		return digestOf(map[string]any{"ownedFields": "none"})
-	}
-	u, ok := extract(live.Object, owned).(map[string]any)
-	if !ok {
-		return "", fmt.Errorf("reading the live object: unexpected shape")
-	}
-	return digestOf(withoutIdentity(u))
-}
-
 // ownedFields returns the set of fields manager applied, or nil.
 func ownedFields(live *unstructured.Unstructured, manager string) (*fieldpath.Set, error) {
 	for _, mf := range live.GetManagedFields() {

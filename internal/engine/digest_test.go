@@ -63,7 +63,7 @@ func TestLiveDigestMatchesDesired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := liveDigest(liveGateway(t, nil), manager)
+	got, err := contentDigest(liveGateway(t, nil), manager)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLiveDigestMatchesDesired(t *testing.T) {
 
 func TestLiveDigestSeesOwnedFieldChange(t *testing.T) {
 	want := mustDigest(t, desiredGateway())
-	got, err := liveDigest(liveGateway(t, func(m map[string]any) {
+	got, err := contentDigest(liveGateway(t, func(m map[string]any) {
 		m["spec"].(map[string]any)["selector"].(map[string]any)["istio"] = "ingressgateway"
 	}), manager)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestLiveDigestSeesOwnedFieldChange(t *testing.T) {
 
 func TestLiveDigestIgnoresFieldsOfOthers(t *testing.T) {
 	want := mustDigest(t, desiredGateway())
-	got, err := liveDigest(liveGateway(t, func(m map[string]any) {
+	got, err := contentDigest(liveGateway(t, func(m map[string]any) {
 		m["metadata"].(map[string]any)["annotations"] = map[string]any{"note": "x"}
 		m["status"] = map[string]any{"conditions": []any{}}
 	}), manager)
@@ -104,7 +104,7 @@ func TestLiveDigestIgnoresFieldsOfOthers(t *testing.T) {
 
 func TestLiveDigestWhenWeOwnNothing(t *testing.T) {
 	want := mustDigest(t, desiredGateway())
-	got, err := liveDigest(liveGateway(t, nil), "someone-else")
+	got, err := contentDigest(liveGateway(t, nil), "someone-else")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,12 @@ func TestEmptySpecDigest(t *testing.T) {
 
 // A list-type map (a ServiceEntry's ports) holds elements of several
 // managers: only ours count, so another manager's port is no drift.
-func TestLiveDigestListMapElementOfAnotherManager(t *testing.T) {
+// Drift is decided by content: an element another manager added to a
+// list-type map (a ServiceEntry's ports), or a field it set inside ours,
+// changes the digest whatever the manager's name, even one that looks
+// like the provider's; a field no manager holds (a server default) does
+// not.
+func TestContentDigestListMapElementOfAnotherManager(t *testing.T) {
 	desired := map[string]any{
 		"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
 		"metadata": map[string]any{"name": "vd-user", "namespace": "istio-system"},
@@ -135,36 +140,42 @@ func TestLiveDigestListMapElementOfAnotherManager(t *testing.T) {
 			"ports": []any{map[string]any{"name": "http-8080", "number": int64(8080), "protocol": "HTTP"}}},
 	}
 	want := mustDigest(t, desired)
-	live := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
-		"metadata": map[string]any{"name": "vd-user", "namespace": "istio-system", "uid": "1"},
-		"spec": map[string]any{"hosts": []any{"user.global"},
-			"ports": []any{
-				map[string]any{"name": "http-8080", "number": int64(8080), "protocol": "HTTP", "targetPort": int64(9000)},
-				map[string]any{"name": "metrics", "number": int64(15090), "protocol": "HTTP"},
-			}},
-	}}
 	ours := `{"f:spec":{"f:hosts":{},"f:ports":{"k:{\"name\":\"http-8080\"}":{".":{},"f:name":{},"f:number":{},"f:protocol":{}}}}}`
 	theirs := `{"f:spec":{"f:ports":{"k:{\"name\":\"metrics\"}":{".":{},"f:name":{},"f:number":{},"f:protocol":{}},"k:{\"name\":\"http-8080\"}":{"f:targetPort":{}}}}}`
-	live.SetManagedFields([]metav1.ManagedFieldsEntry{
-		{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(ours)}},
-		{Manager: "other", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(theirs)}},
-	})
-	got, err := liveDigest(live, manager)
+	liveWith := func(others ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		live := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "networking.istio.io/v1", "kind": "ServiceEntry",
+			"metadata": map[string]any{"name": "vd-user", "namespace": "istio-system", "uid": "1"},
+			"spec": map[string]any{"hosts": []any{"user.global"}, "resolution": "NONE",
+				"ports": []any{
+					map[string]any{"name": "http-8080", "number": int64(8080), "protocol": "HTTP", "targetPort": int64(9000)},
+					map[string]any{"name": "metrics", "number": int64(15090), "protocol": "HTTP"},
+				}},
+		}}
+		live.SetManagedFields(append([]metav1.ManagedFieldsEntry{
+			{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(ours)}}}, others...))
+		return live
+	}
+	for _, other := range []string{"other", "terraform-provider-mesh/x", manager} {
+		got, err := contentDigest(liveWith(metav1.ManagedFieldsEntry{Manager: other, Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(theirs)}}), manager)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == want {
+			t.Fatalf("fields %q set (another list element, a field in ours) must change the digest", other)
+		}
+	}
+	// Nobody holds the other element and field: server defaults.
+	got, err := contentDigest(func() *unstructured.Unstructured {
+		l := liveWith()
+		l.Object["spec"].(map[string]any)["ports"] = []any{map[string]any{"name": "http-8080", "number": int64(8080), "protocol": "HTTP"}}
+		return l
+	}(), manager)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != want {
-		t.Fatal("another manager's list element, or its field in our element, must not change our digest")
-	}
-	// Our own element changing is drift.
-	live.Object["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)["number"] = int64(8081)
-	changed, err := liveDigest(live, manager)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if changed == want {
-		t.Fatal("a change inside our list element must change the digest")
+		t.Fatal("fields no manager holds (server defaults) must not change the digest")
 	}
 }
 

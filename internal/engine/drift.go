@@ -9,8 +9,10 @@ import (
 	"sort"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -32,30 +34,39 @@ type foreignField struct {
 	path    fieldpath.Path
 }
 
-// foreignSpecFields lists the spec fields of live that managers outside
-// the provider own and manager (ours) does not. The provider's own
-// managers are not foreign: the composer of traffic policies shares a
-// virtual destination's DestinationRule, and an intent's former managers
-// (field_manager changed) are released by the next apply.
+// foreignSpecFields lists the spec fields of live that no server-side
+// apply of the provider's own holds: manager (ours), an intent's former
+// managers (field_manager changed; the next apply releases them), and the
+// composers of kinds that contribute to live (their composition is
+// checked on its own). Only applies count: an update (kubectl edit) that
+// carries one of these names is as foreign as any other.
 func (e *Engine) foreignSpecFields(live *unstructured.Unstructured, owner Owner, manager string) ([]foreignField, error) {
-	base := e.managerBase()
 	suffix := "/" + owner.Kind + "." + owner.Name
-	return foreignFields(live, manager, func(m string) bool {
-		return m == manager || strings.HasPrefix(m, base+"/") || strings.HasSuffix(m, suffix)
+	kinds := contributingKinds(live)
+	return foreignFields(live, func(mf metav1.ManagedFieldsEntry) bool {
+		if mf.Operation != metav1.ManagedFieldsOperationApply {
+			return false
+		}
+		return mf.Manager == manager || (owner.Kind != "" && strings.HasSuffix(mf.Manager, suffix)) || composerEntry(live, kinds, mf)
 	})
 }
 
-// foreignComposedFields is the same for a composed object.
-func (e *Engine) foreignComposedFields(live *unstructured.Unstructured, composer string) ([]foreignField, error) {
-	return e.foreignSpecFields(live, Owner{}, composer)
+// foreignComposedFields is the same for a composed object: the composers'
+// applies, and the one of the intent that owns the object (a virtual
+// destination's own DestinationRule), whatever their field_manager base.
+func (e *Engine) foreignComposedFields(live *unstructured.Unstructured) ([]foreignField, error) {
+	kinds := contributingKinds(live)
+	return foreignFields(live, func(mf metav1.ManagedFieldsEntry) bool {
+		return composerEntry(live, kinds, mf) || ownerEntry(live, mf)
+	})
 }
 
-func foreignFields(live *unstructured.Unstructured, manager string, ourManager func(string) bool) ([]foreignField, error) {
+func foreignFields(live *unstructured.Unstructured, ourManager func(metav1.ManagedFieldsEntry) bool) ([]foreignField, error) {
 	// What any of the provider's managers holds is not foreign, even if
 	// another manager holds it too (the same value applied twice).
 	ours := &fieldpath.Set{}
 	for _, mf := range live.GetManagedFields() {
-		if !ourManager(mf.Manager) || mf.Subresource != "" || mf.FieldsV1 == nil {
+		if !ourManager(mf) || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
 		set := &fieldpath.Set{}
@@ -66,7 +77,7 @@ func foreignFields(live *unstructured.Unstructured, manager string, ourManager f
 	}
 	var out []foreignField
 	for _, mf := range live.GetManagedFields() {
-		if ourManager(mf.Manager) || mf.Subresource != "" || mf.FieldsV1 == nil {
+		if ourManager(mf) || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
 		set := &fieldpath.Set{}
@@ -131,27 +142,51 @@ func hasOwnedAncestor(set *fieldpath.Set, p fieldpath.Path) bool {
 // object we just applied (a JSON patch of those fields alone, guarded by
 // resourceVersion, so the provider needs no update verb and the fields of
 // its other managers stay), then applies again, so that the declared value
-// of any field they had changed is back.
+// of any field they had changed is back. That apply is pinned to the UID
+// and resourceVersion the patch left: a composer that wrote in between
+// (the object may be a virtual destination's DestinationRule, shared)
+// makes it a conflict, and the restore starts again from a fresh read.
 func (e *Engine) restoreSpec(ctx context.Context, ri *recordingApplies, owner Owner, d Desired, manager string) *Error {
 	live := ri.last
-	fs, err := e.foreignSpecFields(live, owner, manager)
-	if err != nil || len(fs) == 0 {
-		return nil
+	var lastErr error
+	for attempt := 0; attempt < composedRetries; attempt++ {
+		if attempt > 0 {
+			var err error
+			if live, err = ri.ResourceInterface.Get(ctx, d.Name, metav1.GetOptions{}); err != nil {
+				return objectError(d.Entry, "Restoring", err)
+			}
+			if live.GetUID() != ri.last.GetUID() {
+				return objectError(d.Entry, "Restoring", fmt.Errorf("%w: the object was replaced while it was being restored; apply again", errNotOurs))
+			}
+		}
+		fs, err := e.foreignSpecFields(live, owner, manager)
+		if err != nil || len(fs) == 0 {
+			return nil
+		}
+		logEntry(ctx, "restoring the declared spec: fields set by other managers are removed", owner, d.Entry, "foreign", describeForeign(fs))
+		patched, err := removeFields(ctx, ri.ResourceInterface, live, fs, manager)
+		if err == nil {
+			obj := withUID(d.Manifest, live.GetUID())
+			obj.SetResourceVersion(patched.GetResourceVersion())
+			_, err = ri.ResourceInterface.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
+		}
+		switch {
+		case err == nil:
+			return nil
+		case !apierrors.IsConflict(err):
+			return objectError(d.Entry, "Restoring", fmt.Errorf("removing %s: %w", describeForeign(fs), err))
+		}
+		lastErr = err // changed in between: read again
 	}
-	logEntry(ctx, "restoring the declared spec: fields set by other managers are removed", owner, d.Entry, "foreign", describeForeign(fs))
-	if err := removeFields(ctx, ri.ResourceInterface, live, fs, manager); err != nil {
-		return objectError(d.Entry, "Restoring", fmt.Errorf("removing %s: %w", describeForeign(fs), err))
-	}
-	obj := withUID(d.Manifest, live.GetUID())
-	if _, err := ri.ResourceInterface.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true}); err != nil {
-		return objectError(d.Entry, "Restoring", err)
-	}
-	return nil
+	return objectError(d.Entry, "Restoring", fmt.Errorf("the object kept changing under concurrent writers: %w", lastErr))
 }
 
-// removeFields removes the given fields from live with one JSON patch.
-func removeFields(ctx context.Context, ri dynamic.ResourceInterface, live *unstructured.Unstructured, fs []foreignField, manager string) error {
-	ops := []map[string]any{{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()}}
+// removeFields removes the given fields from live with one JSON patch
+// that holds only if live is still the object's version (UID and
+// resourceVersion), and returns the object it leaves (live itself when
+// there is nothing to remove).
+func removeFields(ctx context.Context, ri dynamic.ResourceInterface, live *unstructured.Unstructured, fs []foreignField, manager string) (*unstructured.Unstructured, error) {
+	ops := pinOps(live)
 	var pointers []string
 	for _, f := range fs {
 		ptr, ok := pointerOf(live.Object, f.path)
@@ -169,15 +204,35 @@ func removeFields(ctx context.Context, ri dynamic.ResourceInterface, live *unstr
 		}
 		ops = append(ops, map[string]any{"op": "remove", "path": p})
 	}
-	if len(ops) == 1 {
-		return nil
+	if len(ops) == len(pinOps(live)) {
+		return live, nil
 	}
 	patch, err := json.Marshal(ops)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: manager})
-	return err
+	return pinnedPatch(ctx, ri, live, patch, manager)
+}
+
+// pinnedPatch sends a JSON patch that starts with pinOps. The API server
+// answers a failed test with 422: that is the object having changed, a
+// conflict, and the writer reads it again.
+func pinnedPatch(ctx context.Context, ri dynamic.ResourceInterface, live *unstructured.Unstructured, patch []byte, manager string) (*unstructured.Unstructured, error) {
+	out, err := ri.Patch(ctx, live.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: manager})
+	if apierrors.IsInvalid(err) {
+		gvk := live.GroupVersionKind()
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, live.GetName(), fmt.Errorf("it changed since it was read: %w", err))
+	}
+	return out, err
+}
+
+// pinOps are the JSON patch tests that pin a patch to live's UID and
+// resourceVersion.
+func pinOps(live *unstructured.Unstructured) []map[string]any {
+	return []map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": string(live.GetUID())},
+		{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
+	}
 }
 
 // pointerOf turns a managed-fields path into a JSON pointer into obj.

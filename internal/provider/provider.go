@@ -107,9 +107,10 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 				NestedObject:        schema.NestedAttributeObject{Attributes: clusterAttributes()},
 			},
 			"field_manager": schema.StringAttribute{
-				MarkdownDescription: "Base name of the server-side-apply field managers. Each intent applies as `<field_manager>/<kind>.<name>`. Default `terraform-provider-mesh`.",
-				Optional:            true,
-				Validators:          []validator.String{stringvalidator.LengthBetween(1, 80)},
+				MarkdownDescription: "Base name of the server-side-apply field managers. Each intent applies as `<field_manager>/<kind>.<name>`; changing it migrates ownership on the next apply (the former manager's fields are taken over and released). " +
+					"Objects shared by traffic policies are written by one composer per kind, `terraform-provider-mesh/<kind>-composer`, whatever this base, so states with different bases, and a change of this setting, compose on the same objects. Default `terraform-provider-mesh`.",
+				Optional:   true,
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 80)},
 			},
 			"force_conflicts": schema.BoolAttribute{
 				MarkdownDescription: "Take ownership of fields that another field manager applied. Default `false`: such a conflict fails the apply with an error naming the object, fields and manager.",

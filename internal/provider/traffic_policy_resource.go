@@ -107,7 +107,10 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 	var diags diag.Diagnostics
 	name := m.Name
 	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
-	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: &engine.Composition{}}
+	// A composer from the start: a delete whose destination no longer
+	// resolves still releases its contributions (nothing to add, the
+	// others recomposed).
+	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: trafficPolicyComposer(orEmpty(data))}
 	in := m.intent()
 	if data != nil {
 		data.Roster.hold(name, spec.Owner.ID)
@@ -156,9 +159,7 @@ func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool(
 // this provider's registry so that any writer can recompose it, and how
 // contributions found on an object are read and checked (composer).
 func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *engine.Composition {
-	if data == nil {
-		data = &providerData{}
-	}
+	data = orEmpty(data)
 	c := trafficPolicyComposer(data)
 	raw, err := trafficpolicy.NewContribution(self, data.Workspace, data.Registry)
 	if err != nil {
@@ -174,6 +175,14 @@ func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *eng
 	name := self.Policy.Name
 	c.Own = func(id string) bool { return data.Roster.holds(name, id) }
 	return c
+}
+
+// orEmpty is data, or empty provider data when there is none.
+func orEmpty(data *providerData) *providerData {
+	if data == nil {
+		return &providerData{}
+	}
+	return data
 }
 
 // trafficPolicyComposer composes and checks traffic policies'

@@ -111,12 +111,23 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/drift-blind", Why: "fields other managers set in spec are not drift",
-		File: "internal/engine/drift.go", From: "if ourManager(mf.Manager) || mf.Subresource", To: "if true || mf.Subresource",
+		File: "internal/engine/drift.go", From: "if ourManager(mf) || mf.Subresource", To: "if true || mf.Subresource",
 		Package: "./internal/engine",
 	},
 	{
 		ID: "engine/drift-counts-labels", Why: "labels other tools add count as drift",
 		File: "internal/engine/drift.go", From: `if len(p) < 2 || p[0].FieldName == nil || *p[0].FieldName != "spec" || hasOwnedAncestor(set, p) {`, To: `if len(p) < 2 || hasOwnedAncestor(set, p) {`,
+		Package: "./internal/engine",
+	},
+	// Shared objects (issue 25, items 5 and 6).
+	{
+		ID: "engine/unpinned-restore", Why: "the re-apply after removing someone's edit of a composed object is not pinned: a contribution written in between is lost",
+		File: "internal/engine/compose.go", From: "\t\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\t\tobj.SetResourceVersion(\"\")\n",
+		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/drift-by-manager-name", Why: "fields set under a field manager named like the provider's are not drift",
+		File: "internal/engine/managers.go", From: "if !own && skip != nil && skip(mf) {", To: "if !own && (strings.HasPrefix(mf.Manager, ManagedByValue+\"/\") || skip != nil && skip(mf)) {",
 		Package: "./internal/engine",
 	},
 	// The translator's property test (FuzzTranslate's sweep).

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Field managers of shared objects (docs/design.md, "Shared objects:
+// pinning, field managers, drift by content").
+//
+// Every composer of a kind writes under one field manager name,
+// terraform-provider-mesh/<kind>-composer, whatever the provider's
+// field_manager base: states with different bases, or one state before
+// and after a field_manager change, then write one field set instead of
+// conflicting, and a field a removed contribution set is never left
+// behind under a second composer's name. Composers of earlier builds
+// (<base>/<kind>-composer) are recognized as composers and released.
+//
+// Manager names are chosen by any client, so they never decide drift:
+// drift is decided by content (contentDigest, composedStateOf). They only
+// decide which managers an apply may take fields over from, and which
+// fields a restore leaves in place; there only server-side applies
+// (operation Apply) count, never an update that merely carries the name.
+
+// composerManager is the field manager of every composer of o's kind.
+func (o Owner) composerManager() string { return ManagedByValue + composerSuffix(o.Kind) }
+
+// composerKindOf returns the kind whose composer manager m names (any
+// base), or "".
+func composerKindOf(m string) string {
+	i := strings.LastIndex(m, "/")
+	if i < 0 || !strings.HasSuffix(m, "-composer") {
+		return ""
+	}
+	return strings.TrimSuffix(m[i+1:], "-composer")
+}
+
+// contributingKinds are the kinds of intents that contribute to live.
+func contributingKinds(live *unstructured.Unstructured) map[string]bool {
+	out := map[string]bool{}
+	for k := range live.GetLabels() {
+		if i := strings.Index(k, contributionInfix); i > 0 {
+			out[k[:i]] = true
+		}
+	}
+	return out
+}
+
+// composerEntry reports whether mf is a composer's server-side apply of a
+// kind that contributes to live.
+func composerEntry(live *unstructured.Unstructured, kinds map[string]bool, mf metav1.ManagedFieldsEntry) bool {
+	k := composerKindOf(mf.Manager)
+	return mf.Operation == metav1.ManagedFieldsOperationApply && k != "" && kinds[k]
+}
+
+// ownerEntry reports whether mf is a server-side apply by the field
+// manager (any base) of the intent whose owner labels live carries.
+func ownerEntry(live *unstructured.Unstructured, mf metav1.ManagedFieldsEntry) bool {
+	kind, name := live.GetLabels()[LabelOwnerKind], live.GetLabels()[LabelOwnerName]
+	return kind != "" && name != "" && mf.Operation == metav1.ManagedFieldsOperationApply && strings.HasSuffix(mf.Manager, "/"+kind+"."+name)
+}
+
+// contentSet is the set of fields that make up the content of live for
+// one writer: the fields it applied itself (mine, its metadata included),
+// and every field outside metadata that any manager holds, except those
+// held only by entries skip leaves to another writer's own check. Fields
+// nobody holds (server defaults) and others' labels and annotations are
+// not content.
+func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
+	out := &fieldpath.Set{}
+	for _, mf := range live.GetManagedFields() {
+		if mf.Subresource != "" || mf.FieldsV1 == nil {
+			continue
+		}
+		own := mf.Manager == mine && mf.Operation == metav1.ManagedFieldsOperationApply
+		if !own && skip != nil && skip(mf) {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+		}
+		if !own {
+			set = withoutTop(set, "metadata", "status")
+		}
+		out = out.Union(set)
+	}
+	return out, nil
+}
+
+// withoutTop is set without the top-level fields names.
+func withoutTop(set *fieldpath.Set, names ...string) *fieldpath.Set {
+	drop := &fieldpath.Set{}
+	for _, n := range names {
+		n := n
+		pe := fieldpath.PathElement{FieldName: &n}
+		if child, ok := set.Children.Get(pe); ok {
+			child.Iterate(func(p fieldpath.Path) { drop.Insert(append(fieldpath.Path{pe}, p...)) })
+		}
+		if set.Members.Has(pe) {
+			drop.Insert(fieldpath.Path{pe})
+		}
+	}
+	return set.Difference(drop)
+}
+
+// contentDigest digests live as the intent whose field manager is manager
+// would see it: its own applied fields and everything any other manager
+// set outside metadata, except what a composer of a contributing kind
+// alone holds (the composition's own check reads that).
+func contentDigest(live *unstructured.Unstructured, manager string) (string, error) {
+	kinds := contributingKinds(live)
+	set, err := contentSet(live, manager, func(mf metav1.ManagedFieldsEntry) bool { return composerEntry(live, kinds, mf) })
+	if err != nil {
+		return "", err
+	}
+	if owned, err := ownedFields(live, manager); err != nil {
+		return "", err
+	} else if owned == nil {
+		// We own nothing any more: someone took every field over.
+		return digestOf(map[string]any{"ownedFields": "none"})
+	}
+	u, ok := extract(live.Object, set).(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("reading the live object: unexpected shape")
+	}
+	return digestOf(withoutIdentity(u))
+}
