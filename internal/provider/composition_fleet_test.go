@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/localmesh"
@@ -25,6 +26,8 @@ const (
 	maxLabelValue      = 63
 	maxManagerLength   = 128
 )
+
+var gvrNamespace = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // fleetClusters are the clusters of the fleet test's own local mesh.
 var fleetClusters = []string{"f1", "f2", "f3", "f4", "f5"}
@@ -49,6 +52,16 @@ func TestAccComposition_fleet(t *testing.T) {
 			t.Errorf("stopping the fleet's local mesh: %v", err)
 		}
 	})
+	for _, c := range fleetClusters {
+		d, err := dynamic.NewForConfig(fleet.RESTConfig(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "users"}}}
+		if _, err := d.Resource(gvrNamespace).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating namespace users in %s: %v", c, err)
+		}
+	}
 	provider := fleetProvider(fleet)
 	const host = "ledger.fleet.global"
 	var backends []string
