@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -43,8 +42,7 @@ func (m *clusterResourceModel) importDefaults() {
 // configuration matches the cluster.
 func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResourceModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	clients, err := r.data.Clients.Get(m.Name.ValueString())
-	if err != nil {
+	if _, err := r.data.Engine.Probe(m.Name.ValueString()); err != nil {
 		diags.AddWarning("Import could not read the cluster", err.Error())
 		return diags
 	}
@@ -62,20 +60,18 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 		}
 	}()
 	for _, e := range entriesOf(m.Objects) {
-		gvr := k8sschema.GroupVersionResource{}
 		switch e.Kind {
-		case "Gateway":
-			gvr = k8sschema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "gateways"}
-		case "PeerAuthentication":
-			gvr = k8sschema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}
-		case "AuthorizationPolicy":
-			gvr = k8sschema.GroupVersionResource{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"}
+		case "Gateway", "PeerAuthentication", "AuthorizationPolicy":
 		default:
 			continue
 		}
-		live, err := clients.Dynamic.Resource(gvr).Namespace(e.Namespace).Get(ctx, e.Name, metav1.GetOptions{})
+		live, err := r.data.Engine.Get(ctx, e)
 		if err != nil {
 			diags.AddWarning("Import could not read "+e.String(), err.Error())
+			continue
+		}
+		if live == nil {
+			diags.AddWarning("Import could not read "+e.String(), "The object is listed in the imported inventory but is not in the cluster; the next apply creates it.")
 			continue
 		}
 		if id := live.GetLabels()[engine.LabelOwnerID]; id != "" && m.ID.IsNull() {

@@ -21,7 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
 )
@@ -294,11 +293,7 @@ func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportSt
 		resp.Diagnostics.AddError("Import needs the clusters", "The provider's clusters are not known yet (values known only after apply). Apply them first.")
 		return
 	}
-	clients, err := r.data.Clients.Get(req.ID)
-	if err == nil {
-		_, err = kubeclient.Probe(clients)
-	}
-	if err != nil {
+	if _, err := r.data.Engine.Probe(req.ID); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Cannot import cluster %s", req.ID),
 			fmt.Sprintf("Importing mesh_cluster %q reads its objects from the cluster, which could not be reached: %v. "+
 				"The import id is the cluster's key in the provider's clusters map; retry when it answers.", req.ID, err))
@@ -320,11 +315,7 @@ func (r *clusterResource) probe(m *clusterResourceModel) {
 	if m.IstioCRDsInstalled.IsUnknown() || m.IstioCRDsInstalled.IsNull() {
 		m.IstioCRDsInstalled = types.BoolValue(false)
 	}
-	clients, err := r.data.Clients.Get(m.Name.ValueString())
-	if err != nil {
-		return
-	}
-	info, err := kubeclient.Probe(clients)
+	info, err := r.data.Engine.Probe(m.Name.ValueString())
 	if err != nil {
 		return
 	}

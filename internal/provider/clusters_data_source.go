@@ -8,8 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 )
 
 var _ datasource.DataSourceWithConfigure = &clustersDataSource{}
@@ -92,11 +90,7 @@ func (d *clustersDataSource) probe(name string) attr.Value {
 	for k, v := range c.Labels {
 		labels[k] = types.StringValue(v)
 	}
-	var info kubeclient.Info
-	clients, err := d.data.Clients.Get(name)
-	if err == nil {
-		info, err = kubeclient.Probe(clients)
-	}
+	info, err := d.data.Engine.Probe(name)
 	errText := ""
 	if err != nil {
 		errText = err.Error()

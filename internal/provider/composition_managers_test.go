@@ -42,7 +42,6 @@ func TestAccComposition_fieldManagerBases(t *testing.T) {
 resource "mesh_traffic_policy" "calls" {
   name          = "accounts-to-ledger"
   destination   = { virtual_destination = "` + ledgerHost + `" }
-  sources       = { namespaces = ["accounts"] }
   load_balancer = "LEAST_REQUEST"
 }
 `)

@@ -14,9 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
@@ -189,29 +187,16 @@ func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarg
 	}
 	selector, contributionKey := owner.Selector(), owner.ContributionKey()
 	for _, cluster := range l.data.Registry.Names() {
-		c, err := l.data.Engine.Clients.Get(cluster)
-		if err != nil {
-			unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
-			continue
-		}
 		for _, k := range t.kinds {
-			gvr, _ := engine.ResourceOf(k)
-			ri := c.Dynamic.Resource(gvr)
-			var lister dynamic.ResourceInterface = ri
-			if k.Kind == "ConfigMap" {
-				// Records are read from their namespace only (and the
-				// provider may read ConfigMaps nowhere else).
-				lister = ri.Namespace(l.data.recordsNamespace())
-			}
-			list, err := lister.List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if apierrors.IsNotFound(err) {
-				continue // the kind is not installed there
-			}
+			items, installed, err := l.data.Engine.Search(ctx, cluster, k, metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
 				break
 			}
-			for _, item := range list.Items {
+			if !installed {
+				continue
+			}
+			for _, item := range items {
 				labels, annotations := item.GetLabels(), item.GetAnnotations()
 				id, cfg := labels[engine.LabelOwnerID], ""
 				if t.composed {
@@ -237,11 +222,12 @@ func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarg
 			if t.plainName == nil || k.Kind == "ConfigMap" {
 				continue
 			}
-			all, err := ri.List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + t.plainName(name)})
+			all, _, err := l.data.Engine.Search(ctx, cluster, k, metav1.ListOptions{FieldSelector: "metadata.name=" + t.plainName(name)})
 			if err != nil {
-				continue // found only to say so
+				unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
+				break
 			}
-			for _, item := range all.Items {
+			for _, item := range all {
 				if item.GetLabels()[engine.LabelManagedBy] != engine.ManagedByValue {
 					plain = append(plain, fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster))
 				}
