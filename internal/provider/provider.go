@@ -77,6 +77,9 @@ type providerData struct {
 	// Workspace is the identity composed contributions carry
 	// (workspace.go).
 	Workspace string
+	// Version is this provider's version (New), recorded in the
+	// contributions it writes and named when it cannot read another's.
+	Version string
 }
 
 // recordsNamespace is where virtual destination records are written and
@@ -272,6 +275,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		Roster:           &workspaceRoster{},
 		RecordsNamespace: m.RecordsNS.ValueString(),
 		Workspace:        workspaceOf(m.Workspace),
+		Version:          p.version,
 		Engine: &engine.Engine{
 			RecordsNamespace: m.RecordsNS.ValueString(),
 			Clients:          clients,
