@@ -187,6 +187,9 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 		}
 	}
+	if err := annotationsWithin(entry, prefix, contributions); err != nil {
+		return err // the plan checks it first (Limits)
+	}
 	if live != nil && len(gone) > 0 {
 		if live, err = forgetContributions(ctx, ri, live, prefix, gone, manager); err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 )
 
 // fleet is a registry of n clusters (prod-eu-west-1-c00, ...) and a virtual
-// destination backed in all but the last five, every cluster its client;
+// destination backed in all but the last two, every cluster its client;
 // the first client does not reach the second backend (an exclusion).
 func fleet(n int) (*translate.Registry, Destination) {
 	var cs []translate.Cluster
@@ -22,7 +22,7 @@ func fleet(n int) (*translate.Registry, Destination) {
 		names = append(names, name)
 		cs = append(cs, translate.Cluster{Name: name, Labels: map[string]string{"tier": []string{"web", "api"}[i%2]}})
 	}
-	backends := names[:n-5]
+	backends := names[:n-2]
 	dest := Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: backends, ClientBackends: map[string][]string{}}
 	for i, c := range names {
 		reached := append([]string(nil), backends...)
@@ -47,7 +47,7 @@ func fleetPolicies(reg *translate.Registry, dest Destination) []Named {
 			TrafficShift: []Shift{{Cluster: "prod-eu-west-1-c03", Weight: 100}}, Retries: &Retries{Attempts: 2}}, Destination: dest},
 		{Policy: Intent{Name: "local", Sources: Sources{Placement: translate.Placement{Clusters: []string{"prod-eu-west-1-c02", "prod-eu-west-1-c04", "prod-eu-west-1-c06"}}},
 			Match: []Match{{URIPrefix: "/v2"}}, TrafficShift: []Shift{{Local: true, Weight: 80}, {Cluster: "prod-eu-west-1-c07", Weight: 20}}}, Destination: dest},
-		{Policy: Intent{Name: "mirror", Sources: Sources{Placement: web}, Match: []Match{{URIPrefix: "/v3"}}, Mirror: &Mirror{Cluster: "prod-eu-west-1-c09", Percent: &percent}}, Destination: dest},
+		{Policy: Intent{Name: "mirror", Sources: Sources{Placement: web}, Match: []Match{{URIPrefix: "/v3"}}, Mirror: &Mirror{Cluster: "prod-eu-west-1-c05", Percent: &percent}}, Destination: dest},
 		{Policy: Intent{Name: "pool", Sources: Sources{Placement: all}, ConnectionPool: &ConnectionPool{TCP: &TCPPool{MaxConnections: 100}}, LoadBalancer: "LEAST_REQUEST"}, Destination: dest},
 	}
 }
@@ -158,7 +158,7 @@ func TestRestrictedContributionsComposeTheSame(t *testing.T) {
 	}
 }
 
-// A one-line timeout policy on a destination backed in 45 clusters: its
+// A one-line timeout policy on a destination backed in 48 clusters: its
 // whole contribution is over the 32 KiB every reader accepts, what each
 // object stores is not, and does not grow with the fleet.
 func TestRestrictedContributionSizeDoesNotGrowWithTheFleet(t *testing.T) {
@@ -212,4 +212,59 @@ func composeWhole(key translate.Key, contributions map[string]string, _ *transla
 		}
 	}
 	return nil, fmt.Errorf("no object %s", key)
+}
+
+// BenchmarkContribution is what one policy costs a writer at 10 and 50
+// clusters: its contributions made (NewContributions) and, in every
+// cluster, its object composed with four other policies' contributions.
+// It reports the bytes of the contribution stored on one object (and of
+// the whole one, for comparison); the time is per policy.
+func BenchmarkContribution(b *testing.B) {
+	for _, n := range []int{10, 50} {
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
+			reg, dest := fleet(n)
+			policies := fleetPolicies(reg, dest)
+			stored := map[string]map[string]string{} // cluster -> policy -> contribution
+			for _, p := range policies[1:] {
+				_, in, err := NewContributions(p, Writer{Workspace: "team", Provider: "bench"}, reg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for c, raw := range in {
+					if stored[c] == nil {
+						stored[c] = map[string]string{}
+					}
+					stored[c][p.Policy.Name] = raw
+				}
+			}
+			self := policies[0]
+			objs, err := Translate(self.Policy, self.Destination, reg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var whole string
+			largest := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				w, in, err := NewContributions(self, Writer{Workspace: "team", Provider: "bench"}, reg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				whole = w
+				for _, o := range objs {
+					k := o.Key()
+					contributions := map[string]string{self.Policy.Name: in[k.Cluster]}
+					for name, raw := range stored[k.Cluster] {
+						contributions[name] = raw
+					}
+					largest = max(largest, len(in[k.Cluster]))
+					if _, err := ComposeContributions(k, contributions, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(largest), "bytes/contribution")
+			b.ReportMetric(float64(len(whole)), "bytes/whole")
+		})
+	}
 }
