@@ -25,9 +25,14 @@ func checkLimits(ctx context.Context, data *providerData, owner engine.Owner, en
 		return diags
 	}
 	var live []engine.LiveContribution
-	if owner.Composition != nil && owner.Composition.Check != nil && len(entries) > 0 {
+	if owner.Composition != nil && len(entries) > 0 {
+		// Sizes only: every contribution found counts, without reading
+		// it (checkComposition does), hand-written ones the write would
+		// remove included.
+		sizes := owner
+		sizes.Composition = &engine.Composition{Contribution: owner.Composition.Contribution, In: owner.Composition.In}
 		var errs []*engine.Error
-		live, errs = data.Engine.Contributions(ctx, owner, entries)
+		live, errs = data.Engine.Contributions(ctx, sizes, entries)
 		for _, e := range errs {
 			tflog.Debug(ctx, "plan: annotations of composed objects not counted in a cluster", map[string]any{"owner": owner.String(), "error": e.Error()})
 		}
