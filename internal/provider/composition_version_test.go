@@ -40,7 +40,9 @@ func TestAccComposition_newerContributionFormat(t *testing.T) {
 	w := newRelTF(t)
 	relCleanup(t, w, nil)
 	ctx := context.Background()
-	vs := func() *unstructured.Unstructured { return getObject(t, "east", gvrVS, "istio-system", "tp-user.global") }
+	vs := func() *unstructured.Unstructured {
+		return getObject(t, "east", gvrVS, "istio-system", "tp-user.global")
+	}
 	t.Cleanup(func() {
 		// The newer build's contribution keeps the object after this
 		// build's policy is gone; the newer build would release it.
