@@ -126,12 +126,12 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
 		self := trafficpolicy.Named{Policy: tp.Intent, Destination: dest}
-		raw, err := trafficpolicy.NewContribution(self, Workspace, reg)
+		raw, in, err := trafficpolicy.NewContributions(self, trafficpolicy.Writer{Workspace: Workspace, Provider: Provider}, reg)
 		if err != nil {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
 		o := owner("traffic-policy", tp.Intent.Name)
-		o.Composition = &engine.Composition{Contribution: string(raw)}
+		o.Composition = &engine.Composition{Contribution: raw, In: in}
 		out = append(out, Translated{Owner: o, Objects: objs, Policy: &self})
 	}
 	return out, nil
@@ -141,6 +141,10 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 // working directories: none is configured or selected there, so it is the
 // default.
 const Workspace = "default"
+
+// Provider is the provider version the bench's provider records: the
+// version its build is given (main.go).
+const Provider = "dev"
 
 // Render returns what the floor writes and what state should list
 // afterwards.
@@ -171,7 +175,7 @@ func (s *Spec) Render() (*Rendered, error) {
 					shared[d.Key()] = c
 				}
 				c.policies = append(c.policies, *t.Policy)
-				c.contributions[t.Owner.Name] = t.Owner.Composition.Contribution
+				c.contributions[t.Owner.Name] = t.Owner.Composition.ContributionIn(d.Entry.Cluster)
 			}
 			continue
 		}

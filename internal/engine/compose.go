@@ -29,8 +29,12 @@ import (
 
 // Composition makes an owner's objects composed.
 type Composition struct {
-	// Contribution is what this intent adds, stored verbatim.
+	// Contribution is what this intent adds, stored verbatim. In, when
+	// set, is what it adds to the objects of each cluster (restricted to
+	// what composing there needs, so that it does not grow with the
+	// fleet); a cluster it does not list gets Contribution.
 	Contribution string
+	In           map[string]string
 	// Compose renders the object key from all contributions (by intent
 	// name). It returns nil when nothing of the object remains.
 	Compose func(key translate.Key, contributions map[string]string) (map[string]any, error)
@@ -43,6 +47,14 @@ type Composition struct {
 	// Check reads a contribution found on an object: the workspace it says
 	// it comes from, or why it cannot be composed (contributions.go).
 	Check func(raw string) (workspace string, err error)
+}
+
+// ContributionIn is what the intent stores on its objects in cluster.
+func (c *Composition) ContributionIn(cluster string) string {
+	if raw, ok := c.In[cluster]; ok {
+		return raw
+	}
+	return c.Contribution
 }
 
 // composedRetries bounds the optimistic-concurrency retries of one object.
@@ -141,6 +153,13 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 				}
 				continue
 			}
+			if hand[name] == "" {
+				if err := owner.unreadable(v); err != nil {
+					// Written by a newer provider: kept as it is, and the
+					// object is not written (contributions.go).
+					return unreadableError(entry, owner.Kind, name, err)
+				}
+			}
 			if why := owner.untrusted(hand[name], v); why != "" {
 				logEntry(ctx, "contribution not composed and removed: "+why, owner, entry, "annotation", k)
 				gone = append(gone, name)
@@ -158,7 +177,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		}
 	}
 	if !remove {
-		contributions[owner.Name] = owner.Composition.Contribution
+		contributions[owner.Name] = owner.Composition.ContributionIn(entry.Cluster)
 	}
 	manifest, err := owner.Composition.Compose(entry.Key(), contributions)
 	if err != nil {
@@ -175,6 +194,9 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			uid, rv := live.GetUID(), live.GetResourceVersion()
 			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 		}
+	}
+	if err := annotationsWithin(entry, prefix, contributions); err != nil {
+		return err // the plan checks it first (Limits)
 	}
 	if live != nil && len(gone) > 0 {
 		if live, err = forgetAndRewrite(ctx, ri, live, prefix, gone, manager, manifest); err != nil {
@@ -503,6 +525,7 @@ func contributionDigest(contribution string) (string, error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal([]byte(contribution), &fields) == nil {
 		delete(fields, ContributionConfigKey)
+		delete(fields, ContributionProviderKey)
 		raw, err := json.Marshal(fields)
 		if err != nil {
 			return "", err
@@ -574,6 +597,9 @@ func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState)
 	// What the next writer composes: the trusted contributions.
 	trusted := map[string]string{}
 	for name, raw := range st.contributions {
+		if st.handWritten[name] == "" && owner.unreadable(raw) != nil {
+			return false // what it composes to is the newer writer's to say
+		}
 		if owner.untrusted(st.handWritten[name], raw) == "" {
 			trusted[name] = raw
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -74,6 +75,36 @@ func handWritten(live *unstructured.Unstructured, kind string) map[string]string
 	return out
 }
 
+// Unreadable is a Check error for a contribution written in a format this
+// build does not read: Err says which version, and which provider version
+// wrote it.
+type Unreadable struct{ Err error }
+
+func (u Unreadable) Error() string { return u.Err.Error() }
+func (u Unreadable) Unwrap() error { return u.Err }
+
+// unreadable returns Check's Unreadable error for raw, or nil.
+func (o Owner) unreadable(raw string) error {
+	if o.Composition == nil || o.Composition.Check == nil {
+		return nil
+	}
+	_, err := o.Composition.Check(raw)
+	var u Unreadable
+	if errors.As(err, &u) {
+		return u
+	}
+	return nil
+}
+
+// unreadableError is the error of a write refused because of the
+// contribution of name on entry.
+func unreadableError(entry Entry, kind, name string, err error) *Error {
+	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Contribution in a newer format",
+		Detail: fmt.Sprintf("%s holds the contribution of %s %q (annotation %s%s), which this provider cannot compose: %s. "+
+			"Nothing was written: writing the object without it would remove that policy's routes. Upgrade this provider to the version it names; the contribution is left as it is.",
+			entry, strings.ReplaceAll(kind, "-", " "), name, kind+contributionInfix, name, err.Error()), Err: err}
+}
+
 // checked reads a contribution with the intent's Check: the workspace it
 // says it comes from, and why it cannot be composed ("" when it can).
 func (o Owner) checked(raw string) (workspace, why string) {
@@ -108,6 +139,9 @@ type LiveContribution struct {
 	// Untrusted says why it is not composed (hand-written, or refused by
 	// the intent's Check); empty when it is.
 	Untrusted string
+	// Unreadable is set when it is in a format this build does not read
+	// (a newer provider's): it is kept, and its object cannot be written.
+	Unreadable bool
 }
 
 // Annotation is the annotation key that holds it.
@@ -157,11 +191,18 @@ func (o Owner) liveContributions(en Entry, st composedState) []LiveContribution 
 	out := make([]LiveContribution, 0, len(names))
 	for _, n := range names {
 		raw := st.contributions[n]
-		ws, why := o.checked(raw)
-		if st.handWritten[n] != "" {
-			why = st.handWritten[n]
+		var ws, why string
+		unreadable := false
+		if o.Composition != nil && o.Composition.Check != nil {
+			var err error
+			if ws, err = o.Composition.Check(raw); err != nil {
+				why, unreadable = err.Error(), errors.As(err, new(Unreadable))
+			}
 		}
-		out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: ws, Untrusted: why})
+		if st.handWritten[n] != "" {
+			why, unreadable = st.handWritten[n], false
+		}
+		out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: ws, Untrusted: why, Unreadable: unreadable})
 	}
 	return out
 }

@@ -30,6 +30,10 @@ const (
 	// intent's contribution. Neither is part of a digest.
 	AnnotationConfig      = "mesh-intent.io/config"
 	ContributionConfigKey = "config"
+	// ContributionProviderKey is the field of a contribution that records
+	// the provider version that wrote it: no part of a digest either, so
+	// that upgrading the provider changes no plan.
+	ContributionProviderKey = "provider"
 )
 
 // Owner identifies the intent (one Terraform resource) that owns objects.

@@ -15,8 +15,10 @@ import (
 // returns for the corpus below, and of which are known only after apply.
 // Plan's digests are stored in Terraform state: a change of Plan that
 // changes any of them would show every object as changed after an upgrade,
-// so an optimization must leave this unchanged.
-const planGolden = "ae2f367590578c394818c38345c0bfea5a5a88a34959d50f0617c52e758b49c1"
+// so an optimization must leave this unchanged. (Contribution format
+// version 2, restricted to each object's cluster, changed the digests of
+// traffic policies' objects once: docs/guides/upgrading.md says so.)
+const planGolden = "676284ad2c9436428e97939c82a6fc0911992c551e77cc9d221d06b2f59fb29b"
 
 func TestPlanIsStable(t *testing.T) {
 	h := sha256.New()

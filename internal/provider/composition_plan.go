@@ -48,6 +48,14 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 		where := c.Entry.String()
 		annotation := c.Annotation(owner.Kind)
 		switch {
+		case c.Unreadable:
+			// A newer provider's: composing without it would remove its
+			// routes (engine/contributions.go).
+			addAttrError(&diags, path.Root("name"), "Contribution in a newer format",
+				fmt.Sprintf("%s holds the contribution of %s %q (annotation %s), which this provider cannot compose: %s. "+
+					"The apply would write nothing there: writing the object without it would remove that policy's routes. Upgrade this provider to the version named; the contribution is left as it is.",
+					where, kindWords(owner.Kind), c.Name, annotation, c.Untrusted))
+			continue
 		case c.Name == owner.Name:
 			if c.ID == "" || c.ID == owner.ID || data.Roster.holds(c.Name, c.ID) {
 				// This instance, or this resource's previous instance, which
@@ -87,7 +95,7 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 		if len(contributions) == 0 {
 			continue
 		}
-		contributions[owner.Name] = owner.Composition.Contribution
+		contributions[owner.Name] = owner.Composition.ContributionIn(en.Cluster)
 		if _, err := owner.Composition.Compose(en.Key(), contributions); err != nil {
 			for _, d := range translateDiagnostics(err) {
 				if k := d.Summary() + d.Detail(); !seen[k] {

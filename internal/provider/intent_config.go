@@ -124,17 +124,25 @@ func (s *intentSpec) withConfig(cfg string) error {
 	if cfg == "" {
 		return nil
 	}
-	if s.Owner.Composition != nil {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(s.Owner.Composition.Contribution), &fields); err != nil {
+	if c := s.Owner.Composition; c != nil {
+		with := func(contribution string) (string, error) {
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(contribution), &fields); err != nil {
+				return "", err
+			}
+			fields[contributionConfigKey] = json.RawMessage(cfg)
+			raw, err := json.Marshal(fields)
+			return string(raw), err
+		}
+		var err error
+		if c.Contribution, err = with(c.Contribution); err != nil {
 			return err
 		}
-		fields[contributionConfigKey] = json.RawMessage(cfg)
-		raw, err := json.Marshal(fields)
-		if err != nil {
-			return err
+		for cluster, raw := range c.In {
+			if c.In[cluster], err = with(raw); err != nil {
+				return err
+			}
 		}
-		s.Owner.Composition.Contribution = string(raw)
 		return nil
 	}
 	kind, inner := s.ConfigKind, s.Translate

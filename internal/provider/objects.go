@@ -99,7 +99,11 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", RenderDirEnv, spec.Owner, err))
 		return types.MapUnknown(types.StringType), d
 	}
-	diags := checkComposition(ctx, data, spec.Owner, entries)
+	diags := checkLimits(ctx, data, spec.Owner, entries)
+	if diags.HasError() {
+		return types.MapUnknown(types.StringType), diags
+	}
+	diags.Append(checkComposition(ctx, data, spec.Owner, entries)...)
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}

@@ -79,6 +79,9 @@ type providerData struct {
 	// it, which makes it the roster's identity.
 	Workspace         string
 	WorkspaceExplicit bool
+	// Version is this provider's version (New), recorded in the
+	// contributions it writes and named when it cannot read another's.
+	Version string
 }
 
 // recordsNamespace is where virtual destination records are written and
@@ -278,6 +281,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		RecordsNamespace:  m.RecordsNS.ValueString(),
 		Workspace:         workspaceOf(m.Workspace),
 		WorkspaceExplicit: m.Workspace.ValueString() != "",
+		Version:           p.version,
 		Engine: &engine.Engine{
 			RecordsNamespace: m.RecordsNS.ValueString(),
 			Clients:          clients,

@@ -60,7 +60,7 @@ func renderDocs(owner engine.Owner, desired []engine.Desired) ([]string, error) 
 		if owner.Composition != nil && owner.Composition.Compose != nil && manifest != nil {
 			// A composed object holds every contribution; apply composes
 			// them. This is the object with this intent's alone.
-			m, err := owner.Composition.Compose(d.Entry.Key(), map[string]string{owner.Name: owner.Composition.Contribution})
+			m, err := owner.Composition.Compose(d.Entry.Key(), map[string]string{owner.Name: owner.Composition.ContributionIn(d.Entry.Cluster)})
 			if err != nil {
 				return nil, err
 			}

@@ -161,7 +161,7 @@ func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool(
 func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *engine.Composition {
 	data = orEmpty(data)
 	c := trafficPolicyComposer(data)
-	raw, err := trafficpolicy.NewContribution(self, data.Workspace, data.Registry)
+	raw, in, err := trafficpolicy.NewContributions(self, trafficpolicy.Writer{Workspace: data.Workspace, Provider: data.Version}, data.Registry)
 	if err != nil {
 		// The policy does not resolve (an error the translation reports,
 		// or placement known only after apply): nothing is written, and
@@ -171,7 +171,7 @@ func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *eng
 			raw = string(b)
 		}
 	}
-	c.Contribution = raw
+	c.Contribution, c.In = raw, in
 	name := self.Policy.Name
 	c.Own = func(id string) bool { return data.Roster.holds(name, id) }
 	return c
@@ -195,7 +195,20 @@ func trafficPolicyComposer(data *providerData) *engine.Composition {
 		},
 		Check: func(raw string) (string, error) {
 			c, err := trafficpolicy.DecodeContribution(raw)
+			var format *trafficpolicy.FormatError
+			if errors.As(err, &format) {
+				// A newer provider's: kept, never composed or removed.
+				return c.Workspace, engine.Unreadable{Err: fmt.Errorf("%w; this provider is version %s", format, providerVersion(data.Version))}
+			}
 			return c.Workspace, err
 		},
 	}
+}
+
+// providerVersion shows this provider's version in messages.
+func providerVersion(v string) string {
+	if v == "" {
+		return "unknown"
+	}
+	return v
 }

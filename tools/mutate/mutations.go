@@ -193,6 +193,43 @@ var mutations = []mutation{
 		File: "internal/translate/trafficpolicy/contribution.go", From: "\tdec.DisallowUnknownFields()\n", To: "",
 		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeContributionRefuses",
 	},
+	// Contribution format versions and size (issue 25, items 2 and 3):
+	// engine, translator and provider unit tests.
+	{
+		ID: "engine/strip-newer-contribution", Why: "a contribution in a newer format version is taken as untrusted and removed by this build's write",
+		File: "internal/engine/compose.go", From: "if err := owner.unreadable(v); err != nil {", To: "if err := owner.unreadable(v); false && err != nil {",
+		Package: "./internal/engine", Run: "TestNewerContributionIsKeptUntouched",
+	},
+	{
+		ID: "translate/newer-min-refused", Why: "a newer contribution whose min this build reads is not composed (its unknown fields refused)",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "newer := h.Version > ContributionVersion", To: "newer := false",
+		Package: "./internal/engine", Run: "TestNewerContributionIsKeptUntouched",
+	},
+	{
+		ID: "provider/plan-ignores-newer-contribution", Why: "the plan only warns about a contribution in a newer format, and the apply fails",
+		File: "internal/provider/composition_plan.go", From: "\t\tcase c.Unreadable:", To: "\t\tcase false:",
+		Package: "./internal/provider", Run: "TestPlanRefusesAContributionInANewerFormat",
+	},
+	{
+		ID: "translate/contribution-not-restricted", Why: "every object stores the whole contribution, which grows with the fleet past what readers accept",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "\treturn whole, in, nil", To: "\treturn whole, nil, nil",
+		Package: "./internal/engine", Run: "TestFiftyClustersTwentyPoliciesFiveStates",
+	},
+	{
+		ID: "translate/restrict-drops-shift-backend", Why: "a restricted contribution forgets that its cluster reaches the backend it shifts to",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "named[s.Cluster] = true", To: "named[s.Subset] = true",
+		Package: "./internal/translate/trafficpolicy", Run: "TestRestrictedContributionsComposeTheSame",
+	},
+	{
+		ID: "engine/annotations-limit-unchecked", Why: "the plan does not check an object's annotations against Kubernetes' 256 KiB",
+		File: "internal/engine/limits.go", From: "total := own + others[en.StateKey()]; total > MaxAnnotationBytes", To: "total := own; total > MaxAnnotationBytes",
+		Package: "./internal/engine", Run: "TestLimitsNameEachLimit",
+	},
+	{
+		ID: "engine/apply-annotations-unchecked", Why: "a composed write over the annotations limit is sent to the API server",
+		File: "internal/engine/limits.go", From: "\tif total <= MaxAnnotationBytes {", To: "\tif true {",
+		Package: "./internal/engine", Run: "TestComposeRefusesAnnotationsOverTheLimit",
+	},
 	// A workspace's roster (provider unit tests).
 	{
 		ID: "provider/orphans-of-any-state", Why: "the roster releases contributions of instances its state never held (another state's, on the same workspace name) as orphans",

@@ -21,17 +21,38 @@ import (
 // workspace wrote it.
 
 // ContributionVersion is the version of the contribution format written
-// now. Version 0 (no "v") is the unresolved form earlier builds wrote.
-const ContributionVersion = 1
+// now, and the newest this build reads. Version 0 (no "v") is the
+// unresolved form the first builds wrote; version 1 added the resolved
+// sources and the workspace; version 2 added "min" and "provider".
+//
+// The contract between builds (docs/design.md, "Contribution format and
+// versions"): a build that changes what a contribution holds or means (a
+// field added, a meaning changed, a limit raised) writes a higher "v".
+// "min" is the lowest format version a reader must know to compose it:
+// a field that older readers may ignore without composing anything
+// differently keeps "min" where it was; anything else raises it to "v".
+// A reader composes what it can read (v at most its own version, or min
+// at most its own version, unknown fields then ignored); anything else it
+// does not understand: it keeps it on the object byte for byte, never
+// composes it, and refuses to write the object, naming the provider
+// version that wrote it (FormatError).
+const ContributionVersion = 2
 
 // MaxContributionBytes bounds one contribution. Kubernetes allows 256 KiB
 // of annotations per object in all; a policy's contribution is a few
-// hundred bytes, so anything this large was not written by a policy.
+// hundred bytes (restricted to the cluster of the object: Restrict), so
+// anything this large was not written by a policy.
 const MaxContributionBytes = 32 << 10
 
 // Contribution is what one policy stores on a shared object.
 type Contribution struct {
 	Version int `json:"v,omitempty"`
+	// Min is the lowest format version a reader must read to compose it
+	// (version 2 on; absent, it is Version).
+	Min int `json:"min,omitempty"`
+	// Provider is the version of the provider build that wrote it
+	// (version 2 on), named when a reader cannot compose it.
+	Provider string `json:"provider,omitempty"`
 	// Workspace is the identity of the Terraform workspace (the provider's
 	// workspace setting) whose resource wrote it.
 	Workspace string `json:"workspace,omitempty"`
@@ -39,6 +60,12 @@ type Contribution struct {
 	// Config is the resource's configuration as written, kept for import;
 	// no part of the composition.
 	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// Writer is who writes a contribution: the workspace identity and the
+// provider version.
+type Writer struct {
+	Workspace, Provider string
 }
 
 // Resolve fixes the policy's source clusters: the placement becomes the
@@ -56,36 +83,162 @@ func Resolve(n Named, reg *translate.Registry) (Named, error) {
 	return n, nil
 }
 
+// Restrict is resolved n as objects in cluster need it: what the policy
+// does to another cluster's objects is left out, so that its size does
+// not grow with the fleet. A policy on a virtual destination makes
+// objects only in its source clusters, each from that cluster's sources
+// and the policy itself (which backends the cluster reaches only checks
+// the clusters it names): the sources become cluster alone, the clients'
+// backends cluster's own, when known, and of those only the ones the
+// policy sends to. A policy on a service is left whole:
+// its DestinationRules hold subsets of other clusters (a local shift
+// defines one per source cluster in each), and it lists no backends.
+// Composing restricted contributions gives, in cluster, the objects the
+// whole ones give (TestRestrictedContributionsComposeTheSame).
+func Restrict(n Named, cluster string) Named {
+	if n.Destination.VirtualDestination == "" {
+		return n
+	}
+	n.Policy.Sources.Placement = translate.Placement{Clusters: []string{cluster}}
+	if cb := n.Destination.ClientBackends; cb != nil {
+		// Which backends cluster reaches is read only to check the
+		// clusters the policy sends to (validateClusters): those it names
+		// and, for a local shift, cluster itself.
+		named := map[string]bool{cluster: true}
+		for _, s := range n.Policy.TrafficShift {
+			named[s.Cluster] = true
+		}
+		if m := n.Policy.Mirror; m != nil {
+			named[m.Cluster] = true
+		}
+		reached := []string{}
+		for _, b := range cb[cluster] {
+			if named[b] {
+				reached = append(reached, b)
+			}
+		}
+		n.Destination.ClientBackends = map[string][]string{cluster: reached}
+		// Backends are read only where clients are not known, and in
+		// messages.
+		n.Destination.BackendClusters = reached
+	}
+	return n
+}
+
 // NewContribution resolves n with reg and returns its contribution as
-// JSON, ready for the annotation.
-func NewContribution(n Named, workspace string, reg *translate.Registry) (string, error) {
+// JSON, ready for the annotation: whole, for every cluster.
+func NewContribution(n Named, w Writer, reg *translate.Registry) (string, error) {
 	resolved, err := Resolve(n, reg)
 	if err != nil {
 		return "", err
 	}
-	raw, err := json.Marshal(Contribution{Version: ContributionVersion, Workspace: workspace, Named: resolved})
+	return encode(resolved, w)
+}
+
+// NewContributions is NewContribution, and the contribution stored on
+// objects in each source cluster, restricted to it (Restrict): nil when
+// it is the whole one everywhere.
+func NewContributions(n Named, w Writer, reg *translate.Registry) (string, map[string]string, error) {
+	resolved, err := Resolve(n, reg)
+	if err != nil {
+		return "", nil, err
+	}
+	whole, err := encode(resolved, w)
+	if err != nil || resolved.Destination.VirtualDestination == "" {
+		return whole, nil, err
+	}
+	in := make(map[string]string, len(resolved.Policy.Sources.Clusters))
+	for _, c := range resolved.Policy.Sources.Clusters {
+		if in[c], err = encode(Restrict(resolved, c), w); err != nil {
+			return "", nil, err
+		}
+	}
+	return whole, in, nil
+}
+
+func encode(n Named, w Writer) (string, error) {
+	raw, err := json.Marshal(Contribution{Version: ContributionVersion, Min: ContributionVersion, Provider: w.Provider, Workspace: w.Workspace, Named: n})
 	return string(raw), err
+}
+
+// FormatError says a contribution is in a format this build does not
+// read: written by a newer provider (or unknown fields where its version
+// allows none). Such a contribution is kept as it is, never composed, and
+// the object is not written.
+type FormatError struct {
+	// Version and Min are the contribution's; Provider the provider
+	// version that wrote it ("" when not recorded).
+	Version, Min int
+	Provider     string
+	// Unknown is the unknown field found, if that is the reason.
+	Unknown string
+}
+
+func (e *FormatError) Error() string {
+	by := "a provider that did not record its version"
+	if e.Provider != "" {
+		by = fmt.Sprintf("terraform-provider-mesh %s", e.Provider)
+	}
+	if e.Unknown != "" {
+		return fmt.Sprintf("it is in contribution format version %d, written by %s, and has a field this provider does not know (%s); composing it needs a provider that knows that field (%s or later)",
+			e.Version, by, e.Unknown, orUnknown(e.Provider))
+	}
+	return fmt.Sprintf("it is in contribution format version %d, written by %s; composing it needs a provider that reads format version %d (%s or later), and this provider reads versions 0 to %d",
+		e.Version, by, e.Min, orUnknown(e.Provider), ContributionVersion)
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "the version that wrote it"
+	}
+	return v
+}
+
+// header is the part of a contribution every format version has.
+type header struct {
+	Version  int    `json:"v"`
+	Min      int    `json:"min"`
+	Provider string `json:"provider"`
 }
 
 // DecodeContribution reads a contribution found on an object and checks
 // it as strictly as the policy was checked when it was planned: size,
 // known fields only, a known version, a valid policy, and (from version
-// 1) source clusters listed by name.
+// 1) source clusters listed by name. A contribution in a format this
+// build does not read is a *FormatError (see ContributionVersion).
 func DecodeContribution(raw string) (Contribution, error) {
 	var c Contribution
-	if len(raw) > MaxContributionBytes {
+	var h header
+	if err := json.NewDecoder(strings.NewReader(raw)).Decode(&h); err != nil {
+		return c, fmt.Errorf("it is not a traffic policy contribution: %v", err)
+	}
+	if h.Min == 0 {
+		h.Min = h.Version
+	}
+	if h.Version < 0 || h.Min < 0 || h.Min > h.Version {
+		return c, fmt.Errorf("its version %d (min %d) is not a contribution format version", h.Version, h.Min)
+	}
+	if h.Min > ContributionVersion {
+		return c, &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider}
+	}
+	// A newer version that older readers may compose (min): its
+	// unknown fields are left out; it is still kept whole on the object.
+	newer := h.Version > ContributionVersion
+	if !newer && len(raw) > MaxContributionBytes {
 		return c, fmt.Errorf("it is %d bytes, more than the %d a traffic policy writes", len(raw), MaxContributionBytes)
 	}
 	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.DisallowUnknownFields()
+	if !newer {
+		dec.DisallowUnknownFields()
+	}
 	if err := dec.Decode(&c); err != nil {
+		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return c, &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider, Unknown: "unknown field " + field}
+		}
 		return c, fmt.Errorf("it is not a traffic policy contribution: %v", err)
 	}
 	if dec.More() {
 		return c, errors.New("it has content after the contribution")
-	}
-	if c.Version < 0 || c.Version > ContributionVersion {
-		return c, fmt.Errorf("its version %d is not one this provider writes (0 to %d): a newer provider wrote it; upgrade the provider", c.Version, ContributionVersion)
 	}
 	if c.Version >= 1 {
 		if p := c.Policy.Sources.Placement; len(p.ClusterSelector) > 0 || len(p.Clusters) == 0 {

@@ -2,6 +2,7 @@ package trafficpolicy
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestContributionsComposeWithoutTheWritersRegistry(t *testing.T) {
 	}
 	contributions := map[string]string{}
 	for i, p := range policies {
-		raw, err := NewContribution(p, []string{"team-a", "team-b"}[i], writer)
+		raw, err := NewContribution(p, Writer{Workspace: []string{"team-a", "team-b"}[i]}, writer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func TestContributionsComposeWithoutTheWritersRegistry(t *testing.T) {
 // workspace recorded.
 func TestNewContributionResolvesTheSources(t *testing.T) {
 	in, dest := seed()
-	raw, err := NewContribution(Named{Policy: in, Destination: dest}, "team-a", testRegistry())
+	raw, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestNewContributionResolvesTheSources(t *testing.T) {
 // What was not written by a traffic policy is refused on read, with why.
 func TestDecodeContributionRefuses(t *testing.T) {
 	in, dest := seed()
-	good, err := NewContribution(Named{Policy: in, Destination: dest}, "team-a", testRegistry())
+	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,8 @@ func TestDecodeContributionRefuses(t *testing.T) {
 	cases := map[string]struct{ raw, want string }{
 		"too large":         {edit(func(m map[string]any) { m["config"] = map[string]any{"x": strings.Repeat("a", MaxContributionBytes)} }), "bytes"},
 		"unknown field":     {edit(func(m map[string]any) { m["routes"] = []any{"evil"} }), "unknown field"},
-		"newer version":     {edit(func(m map[string]any) { m["v"] = 9 }), "newer provider"},
+		"newer version":     {edit(func(m map[string]any) { m["v"], m["min"], m["provider"] = 9, 9, "9.1.0" }), "format version 9, written by terraform-provider-mesh 9.1.0; composing it needs a provider that reads format version 9 (9.1.0 or later)"},
+		"min over v":        {edit(func(m map[string]any) { m["min"] = 3 }), "not a contribution format version"},
 		"selector":          {edit(func(m map[string]any) { m["policy"].(map[string]any)["sources"].(map[string]any)["Clusters"] = nil }), "not listed by name"},
 		"invalid policy":    {edit(func(m map[string]any) { m["policy"].(map[string]any)["timeout"] = "forever" }), "not valid"},
 		"not JSON":          {"route: evil", "not a traffic policy contribution"},
@@ -111,6 +113,60 @@ func TestDecodeContributionRefuses(t *testing.T) {
 	if _, err := DecodeContribution(good); err != nil {
 		t.Fatalf("the good contribution is refused: %v", err)
 	}
+	// Newer versions and unknown fields are not refused as invalid: they
+	// are not understood (FormatError), and kept by every writer.
+	for _, name := range []string{"unknown field", "newer version"} {
+		var fe *FormatError
+		if _, err := DecodeContribution(cases[name].raw); !errors.As(err, &fe) {
+			t.Errorf("%s: %v is no FormatError", name, err)
+		}
+	}
+}
+
+// The format contract (ContributionVersion): a newer version whose min
+// this build reads is composed, its unknown fields ignored; version 0 and
+// 1 contributions, as earlier builds wrote them, are read as before.
+func TestDecodeContributionVersions(t *testing.T) {
+	in, dest := seed()
+	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(good), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["v"] != float64(ContributionVersion) || m["min"] != float64(ContributionVersion) || m["provider"] != "1.2.3" {
+		t.Fatalf("contribution %s: want v and min %d, provider 1.2.3", good, ContributionVersion)
+	}
+	reencode := func(edit func(map[string]any)) string {
+		var c map[string]any
+		if err := json.Unmarshal([]byte(good), &c); err != nil {
+			t.Fatal(err)
+		}
+		edit(c)
+		raw, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	readable := map[string]string{
+		"newer, min readable": reencode(func(c map[string]any) {
+			c["v"], c["min"], c["futureField"] = 99, ContributionVersion, map[string]any{"x": 1}
+		}),
+		"version 1": reencode(func(c map[string]any) { c["v"] = 1; delete(c, "min"); delete(c, "provider") }),
+		"version 0": reencode(func(c map[string]any) { delete(c, "v"); delete(c, "min"); delete(c, "provider") }),
+	}
+	for name, raw := range readable {
+		c, err := DecodeContribution(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c.Policy.Name != in.Name || c.Workspace != "team-a" {
+			t.Fatalf("%s decoded as %+v", name, c)
+		}
+	}
 }
 
 // A conflict found composing contributions names both policies, their
@@ -124,8 +180,8 @@ func TestComposeContributionsConflictNamesWorkspaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ra, _ := NewContribution(a, "team-a", reg)
-	rb, _ := NewContribution(b, "team-b", reg)
+	ra, _ := NewContribution(a, Writer{Workspace: "team-a"}, reg)
+	rb, _ := NewContribution(b, Writer{Workspace: "team-b"}, reg)
 	_, err = ComposeContributions(objs[0].Key(), map[string]string{"a": ra, "b": rb}, nil)
 	if err == nil {
 		t.Fatal("conflicting contributions composed")

@@ -143,3 +143,39 @@ func RenderYAML(t testing.TB, objs []translate.Object) []byte {
 	}
 	return b.Bytes()
 }
+
+// Input is one golden case of testdata/: its name, registry and intent.
+type Input struct {
+	Name     string
+	Registry *translate.Registry
+	Intent   json.RawMessage
+}
+
+// Inputs reads every golden case of testdata/, for tests that check a
+// property over all of them.
+func Inputs(t testing.TB) []Input {
+	t.Helper()
+	cases, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Input
+	for _, c := range cases {
+		if strings.HasSuffix(c, ".golden.yaml") {
+			continue
+		}
+		raw, err := os.ReadFile(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in goldenInput
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			t.Fatalf("parsing %s: %v", c, err)
+		}
+		out = append(out, Input{Name: strings.TrimSuffix(filepath.Base(c), ".yaml"), Registry: translate.NewRegistry(goldenRegistry(in.Registry)...), Intent: in.Intent})
+	}
+	if len(out) == 0 {
+		t.Fatal("testdata has no golden cases")
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+)
+
+// fakeClusters serves client-go's fake dynamic client as clusters.
+type fakeClusters map[string]*dynamicfake.FakeDynamicClient
+
+func (f fakeClusters) Get(cluster string) (*kubeclient.Clients, error) {
+	d, ok := f[cluster]
+	if !ok {
+		return nil, fmt.Errorf("cluster %s unreachable", cluster)
+	}
+	return &kubeclient.Clients{Dynamic: d}, nil
+}
+
+var vsGVR = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"}
+
+// planFixture is a provider with one fake cluster, east, and traffic
+// policy "mine" on user.global planned there: its owner and entries.
+func planFixture(t *testing.T) (*providerData, *dynamicfake.FakeDynamicClient, engine.Owner, []engine.Entry) {
+	t.Helper()
+	fake := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		vsGVR: "VirtualServiceList",
+		{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"}: "DestinationRuleList",
+	})
+	reg := translate.NewRegistry(translate.Cluster{Name: "east"})
+	data := &providerData{Registry: reg, Version: "1.0.0", Workspace: "team-a", Engine: &engine.Engine{Clients: fakeClusters{"east": fake}}}
+	dest := trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: []string{"east"}}
+	self := trafficpolicy.Named{Policy: trafficpolicy.Intent{Name: "mine", Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}}, Timeout: "2s"}, Destination: dest}
+	owner := engine.Owner{Kind: "traffic-policy", Name: "mine", ID: "id-mine", Composition: trafficPolicyComposition(self, data)}
+	objs, err := trafficpolicy.Translate(self.Policy, dest, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired, err := engine.Plan(owner, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, fake, owner, engine.Entries(desired)
+}
+
+// seedContributions stores the VirtualService of user.global in the fake
+// cluster with contributions a newer provider's composer wrote.
+func seedContributions(t *testing.T, fake *dynamicfake.FakeDynamicClient, contributions map[string]string) {
+	t.Helper()
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+		"spec": map[string]any{"hosts": []any{"user.global"}}}}
+	obj.SetNamespace("istio-system")
+	obj.SetName("tp-user.global")
+	annotations, labels, held := map[string]string{}, map[string]string{engine.LabelManagedBy: engine.ManagedByValue}, map[string]any{}
+	for name, raw := range contributions {
+		k := "traffic-policy.mesh-intent.io/" + name
+		annotations[k], labels[k], held["f:"+k] = raw, "id-"+name, map[string]any{}
+	}
+	obj.SetAnnotations(annotations)
+	obj.SetLabels(labels)
+	fields, err := json.Marshal(map[string]any{"f:metadata": map[string]any{"f:annotations": held}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "newer/traffic-policy-composer", Operation: metav1.ManagedFieldsOperationApply,
+		APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fields}}})
+	obj.SetResourceVersion("7")
+	if err := fake.Tracker().Create(vsGVR, obj, "istio-system"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// future is a contribution of format version 99 that this build cannot
+// compose, written by provider 9.0.0, padded to pad bytes.
+func future(name string, pad int) string {
+	raw, _ := json.Marshal(map[string]any{"v": 99, "min": 99, "provider": "9.0.0", "quantumRouting": strings.Repeat("x", pad),
+		"policy": map[string]any{"name": name}})
+	return string(raw)
+}
+
+func errorsOf(diags diag.Diagnostics) string {
+	var out []string
+	for _, d := range diags.Errors() {
+		out = append(out, d.Summary()+": "+d.Detail())
+	}
+	return strings.Join(out, "\n")
+}
+
+// The plan of a policy whose object holds a contribution in a newer
+// format fails, naming the policy, the object, the format version and the
+// provider versions, where it used to warn that the apply would remove it.
+func TestPlanRefusesAContributionInANewerFormat(t *testing.T) {
+	data, fake, owner, entries := planFixture(t)
+	seedContributions(t, fake, map[string]string{"future": future("future", 10)})
+	diags := checkComposition(context.Background(), data, owner, entries)
+	got := errorsOf(diags)
+	for _, want := range []string{"Contribution in a newer format", `traffic policy "future"`, "tp-user.global", "cluster east", "format version 99",
+		"terraform-provider-mesh 9.0.0", "9.0.0 or later", "this provider is version 1.0.0"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("plan errors %q do not name %q (all diagnostics: %v)", got, want, diags)
+		}
+	}
+}
+
+// The plan fails on the annotations limit of an object, counting the
+// contributions others keep there, and on a field manager name over 128
+// characters, naming the attribute to change; nothing is written.
+func TestPlanChecksKubernetesLimits(t *testing.T) {
+	data, fake, owner, entries := planFixture(t)
+	others := map[string]string{}
+	for i := 0; i < 9; i++ {
+		others[fmt.Sprintf("other-%d", i)] = future(fmt.Sprintf("other-%d", i), 30000)
+	}
+	seedContributions(t, fake, others)
+	got := errorsOf(checkLimits(context.Background(), data, owner, entries))
+	for _, want := range []string{"Kubernetes limit exceeded: annotations", "tp-user.global", "the 9 others found on it", "262144", "merge some of the policies"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("plan errors %q do not name %q", got, want)
+		}
+	}
+	if rv := fake.Actions(); len(rv) == 0 {
+		t.Fatal("the plan read nothing")
+	} else {
+		for _, a := range rv {
+			if a.GetVerb() != "list" && a.GetVerb() != "get" && a.GetVerb() != "watch" {
+				t.Fatalf("the plan wrote: %v", a)
+			}
+		}
+	}
+	data.Engine.FieldManager = strings.Repeat("m", 80)
+	long := engine.Owner{Kind: "virtual-destination", Name: strings.Repeat("v", 63), ID: "id"}
+	got = errorsOf(checkLimits(context.Background(), data, long, nil))
+	if !strings.Contains(got, "Kubernetes limit exceeded: field manager") || !strings.Contains(got, "field_manager") {
+		t.Fatalf("plan errors %q do not report the field manager limit naming field_manager", got)
+	}
+}

@@ -1,0 +1,78 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+)
+
+// checkLimits fails the plan on a Kubernetes limit a write of the
+// intent's objects would hit (engine.Limits): an object name over 253
+// characters, a label value over 63, a field manager over 128, an
+// object's annotations over 256 KiB (a composed object's, counting the
+// other contributions the clusters hold now), and a traffic policy's
+// contribution over the size every reader accepts. Each error names the
+// limit, the object and the attribute to change. It writes nothing.
+func checkLimits(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if data == nil || data.Engine == nil {
+		return diags
+	}
+	var live []engine.LiveContribution
+	if owner.Composition != nil && len(entries) > 0 {
+		// Sizes only: every contribution found counts, without reading
+		// it (checkComposition does), hand-written ones the write would
+		// remove included.
+		sizes := owner
+		sizes.Composition = &engine.Composition{Contribution: owner.Composition.Contribution, In: owner.Composition.In}
+		var errs []*engine.Error
+		live, errs = data.Engine.Contributions(ctx, sizes, entries)
+		for _, e := range errs {
+			tflog.Debug(ctx, "plan: annotations of composed objects not counted in a cluster", map[string]any{"owner": owner.String(), "error": e.Error()})
+		}
+	}
+	base := data.Engine.FieldManager
+	if base == "" {
+		base = engine.ManagedByValue
+	}
+	for _, l := range data.Engine.Limits(owner, entries, live) {
+		attr, fix := path.Root("name"), ""
+		switch l.Limit {
+		case "field manager":
+			fix = fmt.Sprintf("Shorten the provider's field_manager (%q, %d characters) or this resource's name so that the manager name fits.", base, len(base))
+		case "label value":
+			fix = "Shorten this resource's name."
+		case "object name":
+			if owner.Kind == "traffic-policy" {
+				attr = path.Root("destination")
+				fix = fmt.Sprintf("Its objects are named %s<host> after the destination's hostname: use a destination whose hostname is at most %d characters long.", trafficpolicy.NamePrefix, engine.MaxNameLength-len(trafficpolicy.NamePrefix))
+			} else {
+				fix = "Shorten the name or hostname the object is named after."
+			}
+		case "annotations":
+			attr = path.Root("destination")
+			fix = "Each traffic policy on a destination keeps its contribution there: merge some of the policies on this destination, or narrow their sources so that fewer of them meet in one cluster."
+		}
+		addAttrError(&diags, attr, "Kubernetes limit exceeded: "+l.Limit, fmt.Sprintf("%s %s Nothing was written.", l.Detail, fix))
+	}
+	if owner.Composition != nil && owner.Kind == "traffic-policy" {
+		seen := map[string]bool{}
+		for _, en := range entries {
+			raw := owner.Composition.ContributionIn(en.Cluster)
+			if seen[raw] || len(raw) <= trafficpolicy.MaxContributionBytes {
+				continue
+			}
+			seen[raw] = true
+			addAttrError(&diags, path.Root("sources"), "Traffic policy contribution too large",
+				fmt.Sprintf("The contribution this traffic policy would store on %s is %d bytes; every provider reading it accepts at most %d, and would remove it. "+
+					"Split the policy, or narrow its sources and match rules. Nothing was written.", en, len(raw), trafficpolicy.MaxContributionBytes))
+		}
+	}
+	return diags
+}
