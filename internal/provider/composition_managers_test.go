@@ -49,11 +49,13 @@ resource "mesh_traffic_policy" "calls" {
 		t.Fatalf("terraform get failed (exit %d):\n%s", code, out)
 	}
 	payments.apply()
-	both := []string{"accounts-to-ledger", ledgerPolicy}
+	// The accounts policy's load balancer is a DestinationRule setting:
+	// the ledger's VirtualService carries the payments policy alone.
+	both := []string{ledgerPolicy}
 	for _, w := range []*relTF{accounts, payments, accounts} {
 		w.apply()
 		requireContributors(t, both)
-		requireLeastRequest(t)
+		requireLeastRequest(t, true)
 		payments.planIsEmpty()
 		accounts.planIsEmpty()
 	}
@@ -62,25 +64,26 @@ resource "mesh_traffic_policy" "calls" {
 	payments.write(paymentsConfig("payments-tf", `{ env = "prod" }`))
 	payments.apply()
 	requireContributors(t, both)
-	requireLeastRequest(t)
+	requireLeastRequest(t, true)
 	payments.planIsEmpty()
 	accounts.planIsEmpty()
 	// Another base for the payments state: the migration.
 	payments.write(paymentsConfig("payments-tf-2", `{ env = "prod" }`))
 	payments.apply()
 	requireContributors(t, both)
-	requireLeastRequest(t)
+	requireLeastRequest(t, true)
 	payments.planIsEmpty()
 	accounts.planIsEmpty()
 	accounts.destroy()
 	requireContributors(t, []string{ledgerPolicy})
+	requireLeastRequest(t, false)
 	payments.planIsEmpty()
 }
 
-// requireLeastRequest checks that the ledger's DestinationRule in every
-// client cluster balances with LEAST_REQUEST, the accounts policy's
-// setting.
-func requireLeastRequest(t *testing.T) {
+// requireLeastRequest checks whether the ledger's DestinationRule in
+// every client cluster balances with LEAST_REQUEST and carries the
+// accounts policy's contribution (want), or neither (not want).
+func requireLeastRequest(t *testing.T, want bool) {
 	t.Helper()
 	for _, c := range testClusters {
 		found := false
@@ -89,12 +92,17 @@ func requireLeastRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(string(raw), `"`+ledgerHost+`"`) && strings.Contains(string(raw), "LEAST_REQUEST") {
-				found = true
+			if !strings.Contains(string(raw), `"`+ledgerHost+`"`) {
+				continue
 			}
+			_, contributes := o.GetAnnotations()[contribPrefix+"accounts-to-ledger"]
+			if strings.Contains(string(raw), "LEAST_REQUEST") != contributes {
+				t.Fatalf("DestinationRule %s/%s in %s: LEAST_REQUEST composed %v, but the accounts contribution present %v", o.GetNamespace(), o.GetName(), c, !contributes, contributes)
+			}
+			found = found || contributes
 		}
-		if !found {
-			t.Fatalf("no DestinationRule of %s in %s carries the accounts policy's LEAST_REQUEST", ledgerHost, c)
+		if found != want {
+			t.Fatalf("the accounts policy's LEAST_REQUEST on a DestinationRule of %s in %s: %v, want %v", ledgerHost, c, found, want)
 		}
 	}
 }
