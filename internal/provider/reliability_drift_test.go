@@ -75,6 +75,39 @@ func TestAccReliability_tamperEvidentDrift(t *testing.T) {
 		t.Errorf("the other tool's label was removed: %v", l)
 	}
 	w.planIsEmpty()
+
+	// A client that names itself like the provider's field managers
+	// (kubectl edit --field-manager, kubectl apply --server-side
+	// --field-manager): drift all the same, judged by content.
+	for _, manager := range []string{"terraform-provider-mesh/x", "terraform-provider-mesh/cluster.east"} {
+		for _, apply := range []bool{false, true} {
+			if apply {
+				// What `kubectl get -o yaml`, edited and applied, sends: the
+				// object's labels, and a rule.
+				labels, err := json.Marshal(getObject(t, "east", gvrAuthz, "istio-system", "mesh-default-deny").GetLabels())
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := `{"apiVersion":"security.istio.io/v1","kind":"AuthorizationPolicy","metadata":{"name":"mesh-default-deny","namespace":"istio-system","labels":` + string(labels) + `},"spec":{"rules":[{"from":[{"source":{"namespaces":["intruder"]}}]}]}}`
+				force := true
+				if _, err := dyn(t, "east").Resource(gvrAuthz).Namespace("istio-system").Patch(context.Background(), "mesh-default-deny", types.ApplyPatchType, []byte(body), metav1.PatchOptions{FieldManager: manager, Force: &force}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if _, err := dyn(t, "east").Resource(gvrAuthz).Namespace("istio-system").Patch(context.Background(), "mesh-default-deny", types.MergePatchType, []byte(`{"spec":{"rules":[{"from":[{"source":{"namespaces":["intruder"]}}]}]}}`), metav1.PatchOptions{FieldManager: manager}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if out, code := w.run("plan", "-detailed-exitcode"); code != 2 {
+				t.Fatalf("a rule added to the deny-all policy by a client named %q (server-side apply %v) is not drift (plan exit %d):\n%s", manager, apply, code, out)
+			}
+			w.apply()
+			if got := specOf(gvrAuthz, "mesh-default-deny"); got != deny {
+				t.Fatalf("deny-all not restored after the edit by %q (server-side apply %v): spec %s, want %s", manager, apply, got, deny)
+			}
+			w.planIsEmpty()
+		}
+	}
 }
 
 // The same for an object the provider only contributes to: a gateway
