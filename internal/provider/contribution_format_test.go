@@ -10,26 +10,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
-
-// fakeClusters serves client-go's fake dynamic client as clusters.
-type fakeClusters map[string]*dynamicfake.FakeDynamicClient
-
-func (f fakeClusters) Get(cluster string) (*kubeclient.Clients, error) {
-	d, ok := f[cluster]
-	if !ok {
-		return nil, fmt.Errorf("cluster %s unreachable", cluster)
-	}
-	return &kubeclient.Clients{Dynamic: d}, nil
-}
 
 var vsGVR = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"}
 
@@ -37,12 +24,10 @@ var vsGVR = schema.GroupVersionResource{Group: "networking.istio.io", Version: "
 // policy "mine" on user.global planned there: its owner and entries.
 func planFixture(t *testing.T) (*providerData, *dynamicfake.FakeDynamicClient, engine.Owner, []engine.Entry) {
 	t.Helper()
-	fake := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		vsGVR: "VirtualServiceList",
-		{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"}: "DestinationRuleList",
-	})
+	clusters := newFakeClusterSet(t, "east")
+	fake := clusters["east"]
 	reg := translate.NewRegistry(translate.Cluster{Name: "east"})
-	data := &providerData{Registry: reg, Version: "1.0.0", Workspace: "team-a", Engine: &engine.Engine{Clients: fakeClusters{"east": fake}}}
+	data := &providerData{Registry: reg, Version: "1.0.0", Workspace: "team-a", Engine: &engine.Engine{Clients: clusters}}
 	dest := trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: []string{"east"}}
 	self := trafficpolicy.Named{Policy: trafficpolicy.Intent{Name: "mine", Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}}, Timeout: "2s"}, Destination: dest}
 	owner := engine.Owner{Kind: "traffic-policy", Name: "mine", ID: "id-mine", Composition: trafficPolicyComposition(self, data)}
