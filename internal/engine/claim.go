@@ -40,6 +40,10 @@ type Claim struct {
 	Token    string
 	// Members are the state's traffic policy instances: ID to name.
 	Members map[string]string
+	// Replaces, when writing, is a token whose claim this one takes over
+	// (a roster imported after a lost state, or replaced): a claim with
+	// that token is overwritten, a claim with any other is refused.
+	Replaces string
 }
 
 // ClaimName is the name of the claim ConfigMap of an identity: any string
@@ -51,7 +55,42 @@ func ClaimName(identity string) string {
 
 // ClaimEntry is the inventory entry of identity's claim in a cluster.
 func (e *Engine) ClaimEntry(cluster, identity string) Entry {
-	return Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: e.recordsNamespace(), Name: ClaimName(identity)}
+	return claimEntryIn(cluster, e.recordsNamespace(), identity)
+}
+
+func claimEntryIn(cluster, namespace, identity string) Entry {
+	return Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: ClaimName(identity)}
+}
+
+// ClaimsNamespace is the namespace claims are written in now (the
+// records namespace).
+func (e *Engine) ClaimsNamespace() string { return e.recordsNamespace() }
+
+// ListClaims lists every workspace claim in the records namespace of each
+// cluster, whatever its identity. A cluster that cannot be read is an
+// error of its own.
+func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Errors) {
+	var out []Claim
+	var errs Errors
+	sel := LabelManagedBy + "=" + ManagedByValue + "," + LabelOwnerKind + "=" + OwnerKindWorkspace
+	for _, cluster := range clusters {
+		c, err := e.Clients.Get(cluster)
+		if err != nil {
+			errs = append(errs, clusterError(cluster, "Listing workspace claims", err))
+			continue
+		}
+		list, err := c.Dynamic.Resource(configMaps).Namespace(e.recordsNamespace()).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			errs = append(errs, clusterError(cluster, "Listing workspace claims", err))
+			continue
+		}
+		for i := range list.Items {
+			if claim, err := claimOf(cluster, &list.Items[i]); err == nil {
+				out = append(out, claim)
+			}
+		}
+	}
+	return out, errs
 }
 
 // ReadClaims reads identity's claim in each cluster. A cluster without one
@@ -143,7 +182,7 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 		return objectError(en, "Writing the workspace claim", err)
 	}
 	theirs, cerr := claimOf(c.Cluster, live)
-	if cerr != nil || theirs.Token != c.Token {
+	if cerr != nil || (theirs.Token != c.Token && (c.Replaces == "" || theirs.Token != c.Replaces)) {
 		return e.claimTakenError(en, c, cerr)
 	}
 	obj.SetResourceVersion(live.GetResourceVersion())
@@ -162,10 +201,14 @@ func (e *Engine) claimTakenError(en Entry, c Claim, why error) *Error {
 	return &Error{Cluster: en.Cluster, Object: en.String(), Summary: "Workspace identity claimed by another state", Detail: detail}
 }
 
-// ReleaseClaim deletes identity's claim in a cluster if it holds token;
-// another state's claim is left alone.
-func (e *Engine) ReleaseClaim(ctx context.Context, cluster, identity, token string) *Error {
-	en := e.ClaimEntry(cluster, identity)
+// ReleaseClaim deletes identity's claim in a cluster, in namespace (the
+// records namespace when empty), if it holds token; another state's claim
+// is left alone.
+func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity, token string) *Error {
+	if namespace == "" {
+		namespace = e.recordsNamespace()
+	}
+	en := claimEntryIn(cluster, namespace, identity)
 	cl, err := e.Clients.Get(cluster)
 	if err != nil {
 		return clusterError(cluster, "Releasing the workspace claim", err)

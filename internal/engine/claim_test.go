@@ -20,7 +20,7 @@ func TestClaimIsOneStatesOnly(t *testing.T) {
 	if err == nil || err.Summary != "Workspace identity claimed by another state" || !strings.Contains(err.Detail, `"default"`) {
 		t.Fatalf("another state's write of a claimed identity: got %v, want a refusal naming the identity", err)
 	}
-	if err := e.ReleaseClaim(ctx, "east", "default", "t-theirs"); err != nil {
+	if err := e.ReleaseClaim(ctx, "east", "", "default", "t-theirs"); err != nil {
 		t.Fatal(err)
 	}
 	claims, errs := e.ReadClaims(ctx, []string{"east", "west"}, "default")
@@ -29,6 +29,13 @@ func TestClaimIsOneStatesOnly(t *testing.T) {
 	}
 	if len(errs) != 1 || errs[0].Cluster != "west" {
 		t.Fatalf("errors %v: want the unreachable cluster west, alone", errs)
+	}
+	// A claim that takes over another token's: only that token's.
+	if err := e.WriteClaim(ctx, Claim{Cluster: "east", Identity: "default", Token: "t-new", Replaces: "t-other"}); err == nil {
+		t.Fatal("a claim replacing another token overwrote this state's claim")
+	}
+	if claims, _ := e.ListClaims(ctx, []string{"east"}); len(claims) != 1 || claims[0].Token != "t-mine" {
+		t.Fatalf("listed claims %+v: want this state's alone", claims)
 	}
 	mine.Members["id-2"] = "calls"
 	if err := e.WriteClaim(ctx, mine); err != nil {
@@ -40,7 +47,7 @@ func TestClaimIsOneStatesOnly(t *testing.T) {
 	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "other"); len(claims) != 0 {
 		t.Fatalf("another identity's claim was found: %+v", claims)
 	}
-	if err := e.ReleaseClaim(ctx, "east", "default", "t-mine"); err != nil {
+	if err := e.ReleaseClaim(ctx, "east", "", "default", "t-mine"); err != nil {
 		t.Fatal(err)
 	}
 	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "default"); len(claims) != 0 {

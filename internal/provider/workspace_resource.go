@@ -74,9 +74,15 @@ type workspaceModel struct {
 // traffic policies are the only intents that compose.
 const orphanKind = "traffic-policy"
 
-// membersKey is the private-state key of the roster's members: the
-// instance IDs of the traffic policies its state held, to their names.
-const membersKey = "members"
+// Private-state keys of the roster: its members (the instance IDs of the
+// traffic policies its state held, to their names), the token of a claim
+// it takes over at its next apply (after an import), and the namespace
+// its claims were written in.
+const (
+	membersKey        = "members"
+	replacesKey       = "replaces"
+	claimNamespaceKey = "claim_namespace"
+)
 
 func (r *workspaceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_workspace"
@@ -146,11 +152,13 @@ func (o orphan) key() string { return o.Policy + "/" + o.Entry.StateKey() }
 // orphansAmong picks the orphans from contributions found on composed
 // objects: trusted ones (the others are removed by any writer of the
 // object and never composed) of an instance among members (this state's)
-// whose policy name is not known (listed in the roster, or held).
-func orphansAmong(found []engine.LiveContribution, members map[string]string, known map[string]bool) []orphan {
+// whose policy name is not known (listed in the roster, or held), and that
+// no other state's claim lists (a policy handed over to another state:
+// `terraform state rm` here, `terraform import` there).
+func orphansAmong(found []engine.LiveContribution, members map[string]string, known, claimedElsewhere map[string]bool) []orphan {
 	var out []orphan
 	for _, c := range found {
-		if c.ID == "" || members[c.ID] == "" || c.Untrusted != "" || known[c.Name] {
+		if c.ID == "" || members[c.ID] == "" || c.Untrusted != "" || known[c.Name] || claimedElsewhere[c.ID] {
 			continue
 		}
 		out = append(out, orphan{Policy: c.Name, ID: c.ID, Entry: c.Entry})
@@ -176,6 +184,22 @@ func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveCon
 	owner := engine.Owner{Kind: orphanKind, Composition: trafficPolicyComposer(r.data)}
 	kinds := []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}
 	return r.data.Engine.ContributionsIn(ctx, owner, r.liveClusters(), kinds)
+}
+
+// claimedElsewhere are the policy instances that claims of other tokens
+// than token list as members, in the registered clusters.
+func (r *workspaceResource) claimedElsewhere(ctx context.Context, token string) (map[string]bool, engine.Errors) {
+	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
+	out := map[string]bool{}
+	for _, c := range claims {
+		if c.Token == token {
+			continue
+		}
+		for id := range c.Members {
+			out[id] = true
+		}
+	}
+	return out, errs
 }
 
 func orphansMap(orphans []orphan) types.Map {
@@ -243,6 +267,32 @@ func membersOf(ctx context.Context, p privateGetter) (map[string]string, diag.Di
 	return members, diags
 }
 
+// privateString reads a JSON string kept in private state; "" when absent.
+func privateString(ctx context.Context, p privateGetter, key string) (string, diag.Diagnostics) {
+	if p == nil || reflect.ValueOf(p).IsNil() {
+		return "", nil
+	}
+	raw, diags := p.GetKey(ctx, key)
+	if len(raw) == 0 || diags.HasError() {
+		return "", diags
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		diags.AddError("Roster private state unreadable", fmt.Sprintf("The roster's private state holds %s that is not a JSON string (%v). Import the roster again.", key, err))
+	}
+	return v, diags
+}
+
+func setPrivateString(ctx context.Context, p privateSetter, key, value string) diag.Diagnostics {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Roster private state not kept", err.Error())
+		return diags
+	}
+	return p.SetKey(ctx, key, raw)
+}
+
 func setMembers(ctx context.Context, p privateSetter, members map[string]string) diag.Diagnostics {
 	raw, err := json.Marshal(members)
 	if err != nil {
@@ -280,7 +330,9 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	m.ID, m.Token = r.plannedIdentity(prior, resp)
+	replaces, d := privateString(ctx, req.Private, replacesKey)
+	resp.Diagnostics.Append(d...)
+	m.ID, m.Token = r.plannedIdentity(prior, replaces != "", resp)
 	m.Orphans = types.MapValueMust(types.StringType, nil)
 	if r.data.RegistryUnknown {
 		m.ClaimedIn = types.SetUnknown(types.StringType)
@@ -311,15 +363,18 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	if !m.ID.IsUnknown() {
-		r.checkClaims(ctx, m.ID.ValueString(), m.Token.ValueString(), &resp.Diagnostics)
+		replaces, d := r.replacing(ctx, req.Private, m.ID.ValueString())
+		resp.Diagnostics.Append(d...)
+		r.checkClaims(ctx, m.ID.ValueString(), m.Token.ValueString(), replaces, &resp.Diagnostics)
 	}
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
 	found, errs := r.contributions(ctx)
-	for _, e := range errs {
+	elsewhere, claimErrs := r.claimedElsewhere(ctx, m.Token.ValueString())
+	for _, e := range append(errs, claimErrs...) {
 		resp.Diagnostics.AddWarning("Orphans not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Orphans in that cluster are released by a later apply that can read it.")
 	}
-	orphans := orphansAmong(found, r.data.Roster.membersWithHeld(members), r.data.Roster.withHeld(listed))
+	orphans := orphansAmong(found, r.data.Roster.membersWithHeld(members), r.data.Roster.withHeld(listed), elsewhere)
 	warnOrphans(&resp.Diagnostics, orphans)
 	if len(orphans) > 0 {
 		// Unknown rather than the keys: policies this apply destroys may
@@ -332,10 +387,14 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 
 // plannedIdentity is the identity and token the roster will have: the
 // configured workspace (another one replaces the roster), or the one it
-// has; minted at apply for a new roster, or for one an earlier build made
-// (no token) from the default workspace.
-func (r *workspaceResource) plannedIdentity(prior workspaceModel, resp *resource.ModifyPlanResponse) (types.String, types.String) {
+// has (imported: without a token yet); minted at apply for a new roster,
+// or for one an earlier build made (no token) from the default workspace.
+func (r *workspaceResource) plannedIdentity(prior workspaceModel, imported bool, resp *resource.ModifyPlanResponse) (types.String, types.String) {
 	priorID, priorToken := prior.ID.ValueString(), prior.Token.ValueString()
+	// Terraform plans a replacement twice, the second time without the
+	// prior state: the token it had is remembered for that second pass
+	// and for the apply, which take over its claim.
+	r.data.Roster.rememberToken(priorID, priorToken)
 	if r.data.WorkspaceExplicit {
 		if priorID != "" && priorID != r.data.Workspace {
 			// Another identity: another state's roster, as far as the
@@ -349,25 +408,49 @@ func (r *workspaceResource) plannedIdentity(prior workspaceModel, resp *resource
 		}
 		return types.StringValue(r.data.Workspace), types.StringValue(priorToken)
 	}
-	if priorID != "" && priorToken != "" {
+	switch {
+	case priorID != "" && priorToken != "":
 		return types.StringValue(priorID), types.StringValue(priorToken)
+	case priorID != "" && imported:
+		return types.StringValue(priorID), types.StringUnknown() // the imported identity, claimed anew
 	}
 	return types.StringUnknown(), types.StringUnknown()
 }
 
+// replacing is the token of a claim on identity this roster takes over:
+// the claim an import found (private state), or the claim of the roster
+// this one replaces (planned earlier in this run).
+func (r *workspaceResource) replacing(ctx context.Context, p privateGetter, identity string) (string, diag.Diagnostics) {
+	replaces, diags := privateString(ctx, p, replacesKey)
+	if replaces == "" {
+		replaces = r.data.Roster.priorToken(identity)
+	}
+	return replaces, diags
+}
+
 // checkClaims fails the plan when another state claims identity in a
 // cluster this state registers (token is this state's, "" when it has
-// none yet: then every claim is another state's).
-func (r *workspaceResource) checkClaims(ctx context.Context, identity, token string, diags *diag.Diagnostics) {
+// none yet: then every claim is another state's, but the one this roster
+// takes over, with the token replaces).
+func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, replaces string, diags *diag.Diagnostics) {
 	claims, errs := r.data.Engine.ReadClaims(ctx, r.liveClusters(), identity)
 	for _, e := range errs {
 		diags.AddWarning("Workspace claim not checked in "+e.Cluster, e.Summary+": "+e.Detail+" The apply checks it again before it writes this state's claim there.")
 	}
-	var theirs []engine.Claim
+	var theirs, takenOver []engine.Claim
 	for _, c := range claims {
-		if c.Token != token {
+		switch {
+		case c.Token == token:
+		case replaces != "" && c.Token == replaces:
+			takenOver = append(takenOver, c)
+		default:
 			theirs = append(theirs, c)
 		}
+	}
+	if len(takenOver) > 0 && token == "" {
+		diags.AddAttributeWarning(path.Root("id"), "Workspace claim taken over",
+			fmt.Sprintf("The apply takes over the claim on workspace identity %q (token %s, in clusters %s) with a new token. If another Terraform state still uses that claim, its next plan fails naming this one. "+
+				"No policy the old claim lists becomes this state's: none is released as an orphan.", identity, replaces, strings.Join(engine.ClaimClusters(takenOver), ", ")))
 	}
 	if len(theirs) == 0 {
 		return
@@ -390,7 +473,7 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token str
 		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, token %s, in clusters %s, holding %s); this state's roster (%s) would claim it too. "+
 			"Two states with one identity could not tell their traffic policies apart, so nothing is written. "+
 			"Give this state an identity of its own: set the provider's workspace to a name no other state uses, or leave it unset so that the roster mints one. "+
-			"If that claim is this state's own (its state was lost), import the roster instead: terraform import <address of the mesh_workspace> %s.",
+			"Only if that claim is this state's own, from a state that was lost, import the roster (terraform import <address of the mesh_workspace> %s): the import takes the claim over with a new token, so the state that wrote it is told at its next plan if it still exists, and recovers no policy as this state's.",
 			identity, engine.ClaimName(identity), theirs[0].Token, strings.Join(engine.ClaimClusters(theirs), ", "), policies, ours, identity))
 }
 
@@ -434,7 +517,9 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPri
 		m.Token = types.StringValue(newOwnerID())
 	}
 	identity, token := m.ID.ValueString(), m.Token.ValueString()
-	r.checkClaims(ctx, identity, token, diags)
+	replaces, d := r.replacing(ctx, priorPrivate, identity)
+	diags.Append(d...)
+	r.checkClaims(ctx, identity, token, replaces, diags)
 	if diags.HasError() {
 		return
 	}
@@ -444,20 +529,40 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPri
 	listed, _, d := listedNames(ctx, m.TrafficPolicies)
 	diags.Append(d...)
 	found, errs := r.contributions(ctx)
-	diags.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
-	orphans := orphansAmong(found, members, r.data.Roster.withHeld(listed))
+	elsewhere, claimErrs := r.claimedElsewhere(ctx, token)
+	diags.Append(engineDiagnostics(append(errs, claimErrs...).Err(), diag.SeverityError)...)
+	orphans := orphansAmong(found, members, r.data.Roster.withHeld(listed), elsewhere)
 	released := r.release(ctx, orphans, diags)
 	m.Orphans = orphansMap(orphans)
 	members = prunedMembers(members, found, released, r.data.Roster.heldIDs(), len(errs) == 0)
 	diags.Append(setMembers(ctx, private, members)...)
 
+	// Claims written in another namespace (records_namespace changed)
+	// move: released there once written here.
+	oldNS, d := privateString(ctx, priorPrivate, claimNamespaceKey)
+	diags.Append(d...)
 	var claimed []string
 	for _, cluster := range r.liveClusters() {
-		if err := r.data.Engine.WriteClaim(ctx, engine.Claim{Cluster: cluster, Identity: identity, Token: token, Members: members}); err != nil {
+		if err := r.data.Engine.WriteClaim(ctx, engine.Claim{Cluster: cluster, Identity: identity, Token: token, Members: members, Replaces: replaces}); err != nil {
 			diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 			continue
 		}
 		claimed = append(claimed, cluster)
+		if oldNS != "" && oldNS != r.data.Engine.ClaimsNamespace() {
+			if err := r.data.Engine.ReleaseClaim(ctx, cluster, oldNS, identity, token); err != nil {
+				diags.Append(engineDiagnostics(err, diag.SeverityError)...)
+			}
+		}
+	}
+	ns := r.data.Engine.ClaimsNamespace()
+	if len(claimed) == 0 && oldNS != "" {
+		ns = oldNS
+	}
+	diags.Append(setPrivateString(ctx, private, claimNamespaceKey, ns)...)
+	if len(claimed) < len(r.liveClusters()) {
+		diags.Append(setPrivateString(ctx, private, replacesKey, replaces)...) // taken over where written only
+	} else {
+		diags.Append(setPrivateString(ctx, private, replacesKey, "")...)
 	}
 	m.ClaimedIn = stringSet(claimed)
 	diags.Append(state.Set(ctx, &m)...)
@@ -551,19 +656,21 @@ func (r *workspaceResource) Delete(ctx context.Context, req resource.DeleteReque
 	if !m.ClaimedIn.IsNull() && !m.ClaimedIn.IsUnknown() {
 		resp.Diagnostics.Append(m.ClaimedIn.ElementsAs(ctx, &clusters, false)...)
 	}
+	ns, d := privateString(ctx, req.Private, claimNamespaceKey)
+	resp.Diagnostics.Append(d...)
 	for _, c := range clusters {
 		if r.data.Retired[c] {
 			continue
 		}
-		if err := r.data.Engine.ReleaseClaim(ctx, c, m.ID.ValueString(), m.Token.ValueString()); err != nil {
+		if err := r.data.Engine.ReleaseClaim(ctx, c, ns, m.ID.ValueString(), m.Token.ValueString()); err != nil {
 			resp.Diagnostics.Append(engineDiagnostics(err, diag.SeverityError)...)
 		}
 	}
 }
 
-// ImportState takes the workspace identity as the import ID and adopts
-// this identity's claim from the clusters: its token, and its members (the
-// policies it lists are the roster's traffic_policies).
+// ImportState takes the workspace identity as the import ID and finds
+// this identity's claim in the clusters: the policies it lists are the
+// roster's traffic_policies, and the next apply takes the claim over.
 func (r *workspaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	if !r.ready(&resp.Diagnostics) {
 		return
@@ -584,7 +691,7 @@ func (r *workspaceResource) ImportState(ctx context.Context, req resource.Import
 				"Import the identity of a roster that was applied, or declare the roster and apply it to claim a new one.", req.ID, engine.ClaimName(req.ID)))
 		return
 	}
-	token, members := claims[0].Token, map[string]string{}
+	token, names := claims[0].Token, map[string]bool{}
 	for _, c := range claims {
 		if c.Token != token {
 			resp.Diagnostics.AddError("Two claims of one workspace identity",
@@ -592,19 +699,22 @@ func (r *workspaceResource) ImportState(ctx context.Context, req resource.Import
 					claims[0].Cluster, c.Cluster, req.ID, token, c.Token, engine.ClaimName(req.ID)))
 			return
 		}
-		maps.Copy(members, c.Members)
+		for _, n := range c.Members {
+			names[n] = true
+		}
 	}
-	names := map[string]bool{}
-	for _, n := range members {
-		names[n] = true
-	}
+	// The claim is taken over with a new token at the next apply (so the
+	// state that wrote it, if it still exists, is told at its next plan),
+	// and none of its members becomes this state's: nothing is released
+	// as an orphan on the strength of an import.
 	policies, d := types.SetValueFrom(ctx, types.StringType, slices.Sorted(maps.Keys(names)))
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &workspaceModel{
-		ID: types.StringValue(req.ID), Token: types.StringValue(token), TrafficPolicies: policies,
-		ClaimedIn: stringSet(engine.ClaimClusters(claims)), Orphans: types.MapNull(types.StringType),
+		ID: types.StringValue(req.ID), Token: types.StringNull(), TrafficPolicies: policies,
+		ClaimedIn: stringSet(nil), Orphans: types.MapNull(types.StringType),
 	})...)
-	resp.Diagnostics.Append(setMembers(ctx, resp.Private, members)...)
+	resp.Diagnostics.Append(setPrivateString(ctx, resp.Private, replacesKey, token)...)
+	resp.Diagnostics.Append(setMembers(ctx, resp.Private, map[string]string{})...)
 }
 
 // stringSet is a set of strings.
@@ -629,6 +739,33 @@ type workspaceRoster struct {
 	// state holds them; one being destroyed releases its own
 	// contribution), with their instance IDs where known.
 	held map[string]map[string]bool
+	// tokens are the tokens of the rosters planned with a prior state in
+	// this run, by identity: a replacement's second plan, which Terraform
+	// makes without the prior state, and its apply take over that claim.
+	tokens map[string]string
+}
+
+// rememberToken records the token a roster planned in this run had.
+func (w *workspaceRoster) rememberToken(identity, token string) {
+	if w == nil || identity == "" || token == "" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tokens == nil {
+		w.tokens = map[string]string{}
+	}
+	w.tokens[identity] = token
+}
+
+// priorToken is the token remembered for identity, "" if none.
+func (w *workspaceRoster) priorToken(identity string) string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tokens[identity]
 }
 
 // hold records a traffic policy of the state seen in this run, and its

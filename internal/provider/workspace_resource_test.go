@@ -121,9 +121,9 @@ resource "mesh_traffic_policy" "unlisted" {
 	}
 	w.planIsEmpty()
 
-	// Imported by the workspace identity: the roster lists every policy
-	// that contributes with it (not the other workspace's), and plans
-	// no change against the configuration.
+	// Imported by the workspace identity: the roster lists the policies
+	// its claim lists (not the other workspace's); the next apply takes
+	// the claim over with a new token, and the plan after is empty.
 	if out, code := w.run("state", "rm", "mesh_workspace.teams"); code != 0 {
 		t.Fatalf("terraform state rm failed:\n%s", out)
 	}
@@ -137,6 +137,15 @@ resource "mesh_traffic_policy" "unlisted" {
 	if !strings.Contains(out, `"`+ledgerPolicy+`"`) || !strings.Contains(out, `"accounts-account"`) || strings.Contains(out, "web-to-ledger") {
 		t.Fatalf("the imported roster does not list exactly this workspace's policies:\n%s", out)
 	}
+	oldToken := w.attribute("mesh_workspace.teams", "token")
+	if out := flatRun(w, "plan", "-no-color"); !strings.Contains(out, "Workspace claim taken over") || strings.Contains(out, "Orphaned contribution") {
+		t.Fatalf("the plan after importing the roster does not take its claim over (or finds orphans):\n%s", out)
+	}
+	w.apply()
+	if token := w.attribute("mesh_workspace.teams", "token"); token == "" || token == oldToken {
+		t.Fatalf("the imported roster's token is %q after apply, want a new one", token)
+	}
+	requireContributors(t, []string{ledgerPolicy, "web-to-ledger"})
 	w.planIsEmpty()
 
 	// Another workspace identity makes it another workspace's roster:
@@ -184,12 +193,15 @@ func TestOrphansAmong(t *testing.T) {
 		{Entry: en, Name: "no-id", ID: "", Workspace: "default"},
 	}
 	members := map[string]string{"1": "listed", "2": "gone", "5": "forged"}
-	got := orphansAmong(found, members, map[string]bool{"listed": true})
+	got := orphansAmong(found, members, map[string]bool{"listed": true}, nil)
 	if len(got) != 1 || got[0].Policy != "gone" || got[0].ID != "2" || got[0].key() != "gone/east/VirtualService.networking.istio.io/istio-system/tp-a" {
 		t.Fatalf("orphans: %+v, want only gone (instance 2)", got)
 	}
-	if got := orphansAmong(found, nil, nil); len(got) != 0 {
+	if got := orphansAmong(found, nil, nil, nil); len(got) != 0 {
 		t.Fatalf("a roster with no members has no orphans (another state's policies carry the same workspace), got %+v", got)
+	}
+	if got := orphansAmong(found, members, map[string]bool{"listed": true}, map[string]bool{"2": true}); len(got) != 0 {
+		t.Fatalf("an instance another state's claim lists (handed over) is not an orphan, got %+v", got)
 	}
 }
 

@@ -237,6 +237,26 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestOrphansAmong",
 	},
 	{
+		ID: "translate/newer-refused-stripped", Why: "a newer contribution this build may compose but whose values its checks refuse is treated as invalid (removed) instead of not understood (kept)",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "return &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider, Refused: err.Error()}", To: "return err",
+		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeNewerContributionThatFailsChecksIsNotUnderstood",
+	},
+	{
+		ID: "provider/handed-over-policy-released", Why: "a policy instance another state's claim lists (handed over with state rm and import) is released as this state's orphan",
+		File: "internal/provider/workspace_resource.go", From: " || claimedElsewhere[c.ID] {", To: " {",
+		Package: "./internal/provider", Run: "TestOrphansAmong",
+	},
+	{
+		ID: "provider/replaced-roster-collides", Why: "a roster's replacement (planned without prior state) takes its own claim for another state's",
+		File: "internal/provider/workspace_resource.go", From: "\tr.data.Roster.rememberToken(priorID, priorToken)\n", To: "",
+		Package: "./internal/provider", Run: "TestRosterReplacementKeepsItsClaim",
+	},
+	{
+		ID: "provider/claim-collision-unchecked", Why: "a new roster naming an identity another state claims plans clean",
+		File: "internal/provider/workspace_resource.go", From: "\t\tdefault:\n\t\t\ttheirs = append(theirs, c)", To: "\t\tdefault:",
+		Package: "./internal/provider", Run: "TestRosterPlanRefusesAnotherStatesIdentity",
+	},
+	{
 		ID: "provider/unlisted-policy-planned", Why: "a traffic policy the roster leaves out plans clean, and the apply releases it",
 		File: "internal/provider/workspace_resource.go", From: "return w.listed != nil && !w.listed[name]", To: "return false",
 		Package: "./internal/provider", Run: "TestWorkspaceRosterCatchesUnlistedPolicies",

@@ -172,6 +172,10 @@ type FormatError struct {
 	Provider     string
 	// Unknown is the unknown field found, if that is the reason.
 	Unknown string
+	// Refused is, for a newer version this build may compose (its min),
+	// why this build's checks refuse it all the same (a value the newer
+	// build allows and this one does not know).
+	Refused string
 }
 
 func (e *FormatError) Error() string {
@@ -182,6 +186,10 @@ func (e *FormatError) Error() string {
 	if e.Unknown != "" {
 		return fmt.Sprintf("it is in contribution format version %d, written by %s, and has a field this provider does not know (%s); composing it needs a provider that knows that field (%s or later)",
 			e.Version, by, e.Unknown, orUnknown(e.Provider))
+	}
+	if e.Refused != "" {
+		return fmt.Sprintf("it is in contribution format version %d, written by %s, and this provider's checks refuse it (%s); composing it needs a provider that reads format version %d (%s or later)",
+			e.Version, by, e.Refused, e.Version, orUnknown(e.Provider))
 	}
 	return fmt.Sprintf("it is in contribution format version %d, written by %s; composing it needs a provider that reads format version %d (%s or later), and this provider reads versions 0 to %d",
 		e.Version, by, e.Min, orUnknown(e.Provider), ContributionVersion)
@@ -231,26 +239,35 @@ func DecodeContribution(raw string) (Contribution, error) {
 	if !newer {
 		dec.DisallowUnknownFields()
 	}
+	// A newer version this build may compose, but that its checks refuse
+	// (a value the newer build allows), is not understood: kept, never
+	// composed or removed.
+	refuse := func(err error) error {
+		if newer {
+			return &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider, Refused: err.Error()}
+		}
+		return err
+	}
 	if err := dec.Decode(&c); err != nil {
 		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return c, &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider, Unknown: "unknown field " + field}
 		}
-		return c, fmt.Errorf("it is not a traffic policy contribution: %v", err)
+		return c, refuse(fmt.Errorf("it is not a traffic policy contribution: %v", err))
 	}
 	if dec.More() {
-		return c, errors.New("it has content after the contribution")
+		return c, refuse(errors.New("it has content after the contribution"))
 	}
 	if c.Version >= 1 {
 		if p := c.Policy.Sources.Placement; len(p.ClusterSelector) > 0 || len(p.Clusters) == 0 {
-			return c, errors.New("its source clusters are not listed by name")
+			return c, refuse(errors.New("its source clusters are not listed by name"))
 		}
 	}
 	if errs := Validate(c.Policy, c.Destination); len(errs) > 0 {
-		return c, fmt.Errorf("its policy is not valid: %s", errs[0].Detail)
+		return c, refuse(fmt.Errorf("its policy is not valid: %s", errs[0].Detail))
 	}
 	// The decoder has checked that Config is JSON; it must be an object.
 	if c.Config != nil && !bytes.HasPrefix(bytes.TrimSpace(c.Config), []byte("{")) {
-		return c, errors.New("its kept configuration is not an object")
+		return c, refuse(errors.New("its kept configuration is not an object"))
 	}
 	return c, nil
 }

@@ -169,6 +169,41 @@ func TestDecodeContributionVersions(t *testing.T) {
 	}
 }
 
+// A newer contribution this build may compose (its min) but whose policy
+// this build's checks refuse (a value the newer build allows) is not
+// understood: a FormatError, so that it is kept and the plan fails naming
+// the version, never a contribution removed as invalid. The same policy
+// in this build's own format is plainly invalid.
+func TestDecodeNewerContributionThatFailsChecksIsNotUnderstood(t *testing.T) {
+	in, dest := seed()
+	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(v int) string {
+		var c map[string]any
+		if err := json.Unmarshal([]byte(good), &c); err != nil {
+			t.Fatal(err)
+		}
+		c["v"], c["min"], c["provider"] = v, ContributionVersion, "9.0.0"
+		c["policy"].(map[string]any)["timeout"] = "a-duration-of-a-newer-build"
+		raw, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	_, err = DecodeContribution(edit(ContributionVersion + 1))
+	var format *FormatError
+	if !errors.As(err, &format) || format.Refused == "" || !strings.Contains(err.Error(), "9.0.0 or later") {
+		t.Fatalf("a newer contribution this build's checks refuse: got %v, want a FormatError naming the provider it needs", err)
+	}
+	_, err = DecodeContribution(edit(ContributionVersion))
+	if err == nil || errors.As(err, &format) {
+		t.Fatalf("an invalid contribution of this build's format: got %v, want a plain error", err)
+	}
+}
+
 // A conflict found composing contributions names both policies, their
 // workspaces and the attribute.
 func TestComposeContributionsConflictNamesWorkspaces(t *testing.T) {

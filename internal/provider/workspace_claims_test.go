@@ -1,0 +1,99 @@
+package provider
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+)
+
+// wsPlan runs mesh_workspace's ModifyPlan on config; prior nil plans a
+// create (as Terraform's second plan of a replacement does).
+func wsPlan(t *testing.T, data *providerData, config string, prior map[string]string) diag.Diagnostics {
+	t.Helper()
+	ctx := context.Background()
+	r := &workspaceResource{data: data}
+	var sr resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sr)
+	typ := sr.Schema.Type().TerraformType(ctx)
+	v, err := configValue(typ, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(typ, nil)}
+	if prior != nil {
+		state.Raw = v
+		for k, val := range prior {
+			if d := state.SetAttribute(ctx, path.Root(k), val); d.HasError() {
+				t.Fatal(d)
+			}
+		}
+	}
+	req := resource.ModifyPlanRequest{Config: tfsdk.Config{Schema: sr.Schema, Raw: v}, Plan: tfsdk.Plan{Schema: sr.Schema, Raw: v}, State: state}
+	resp := resource.ModifyPlanResponse{Plan: req.Plan}
+	r.ModifyPlan(ctx, req, &resp)
+	return resp.Diagnostics
+}
+
+const rosterConfig = `{"id":null,"token":null,"traffic_policies":[],"claimed_in":null,"orphans":null}`
+
+// claimEverywhere writes identity's claim with token in every cluster of
+// the provider's registry.
+func claimEverywhere(t *testing.T, data *providerData, identity, token string) {
+	t.Helper()
+	for _, c := range data.Registry.Names() {
+		if err := data.Engine.WriteClaim(context.Background(), engine.Claim{Cluster: c, Identity: identity, Token: token, Members: map[string]string{"id-a": "a-timeout"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A state that names an identity another state claims fails at plan,
+// naming the claim, its token, its clusters and its policies; its own
+// claim (same token) plans clean.
+func TestRosterPlanRefusesAnotherStatesIdentity(t *testing.T) {
+	data := recordsData(newFakeClusterSet(t, probeRegistry().Names()...))
+	data.Workspace, data.WorkspaceExplicit = "payments", true
+	claimEverywhere(t, data, "payments", "tok-a")
+	d := wsPlan(t, data, rosterConfig, nil)
+	for _, want := range []string{"Workspace identity claimed by another state", `"payments"`, engine.ClaimName("payments"), "tok-a", "a-timeout", "a new roster"} {
+		if !d.HasError() || !strings.Contains(diagText(d), want) {
+			t.Fatalf("a new roster naming a claimed identity: want an error naming %q, got:\n%s", want, diagText(d))
+		}
+	}
+	if d := wsPlan(t, data, rosterConfig, map[string]string{"id": "payments", "token": "tok-a"}); d.HasError() {
+		t.Fatalf("the claiming state's own plan fails:\n%s", diagText(d))
+	}
+}
+
+// Terraform plans a roster's replacement (-replace, taint) twice, the
+// second time without the prior state: the state's own claim is not taken
+// for another state's there.
+func TestRosterReplacementKeepsItsClaim(t *testing.T) {
+	data := recordsData(newFakeClusterSet(t, probeRegistry().Names()...))
+	data.Workspace, data.WorkspaceExplicit = "payments", true
+	claimEverywhere(t, data, "payments", "tok-own")
+	if d := wsPlan(t, data, rosterConfig, map[string]string{"id": "payments", "token": "tok-own"}); d.HasError() {
+		t.Fatalf("plan with prior state: %s", diagText(d))
+	}
+	d := wsPlan(t, data, rosterConfig, nil)
+	if d.HasError() {
+		t.Fatalf("the create half of the roster's own replacement fails at plan:\n%s", diagText(d))
+	}
+	if !strings.Contains(diagText(d), "Workspace claim taken over") {
+		t.Fatalf("the replacement's plan does not say it takes its claim over:\n%s", diagText(d))
+	}
+	// Another process (another state) remembers no such token.
+	other := recordsData(data.Engine.Clients.(fakeClusterSet))
+	other.Workspace, other.WorkspaceExplicit = "payments", true
+	if d := wsPlan(t, other, rosterConfig, nil); !d.HasError() {
+		t.Fatal("another state's new roster took over the claim without a collision error")
+	}
+}
