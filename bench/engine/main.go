@@ -25,8 +25,6 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/bench/gen"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 func main() {
@@ -56,11 +54,6 @@ func main() {
 	}
 	var all []*intent
 	for _, t := range translated {
-		if t.Owner.Composition != nil {
-			t.Owner.Composition.Compose = func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-				return trafficpolicy.ComposeContributions(key, contributions, reg)
-			}
-		}
 		desired, err := engine.Plan(t.Owner, t.Objects)
 		if err != nil {
 			fatal(err)

@@ -45,6 +45,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/bench/gen"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // Result is what floor prints.
@@ -281,7 +282,7 @@ func writeFingerprints(path string, items []unstructured.Unstructured) error {
 		for k, v := range a {
 			var contribution map[string]any
 			if strings.Contains(k, ".mesh-intent.io/") && json.Unmarshal([]byte(v), &contribution) == nil {
-				delete(contribution, engine.ContributionConfigKey)
+				delete(contribution, trafficpolicy.ContributionConfigKey)
 				canonical, err := json.Marshal(contribution)
 				if err != nil {
 					return err

@@ -126,12 +126,12 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
 		self := trafficpolicy.Named{Policy: tp.Intent, Destination: dest}
-		raw, in, err := trafficpolicy.NewContributions(self, trafficpolicy.Writer{Workspace: Workspace, Provider: Provider}, reg)
+		part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: Workspace, Provider: Provider}, reg)
 		if err != nil {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
 		o := owner("traffic-policy", tp.Intent.Name)
-		o.Composition = &engine.Composition{Contribution: raw, In: in}
+		o.Composition = &engine.Composition{Composer: &trafficpolicy.Composer{Registry: reg, Version: Provider}, Contribution: part}
 		out = append(out, Translated{Owner: o, Objects: objs, Policy: &self})
 	}
 	return out, nil
@@ -175,7 +175,7 @@ func (s *Spec) Render() (*Rendered, error) {
 					shared[d.Key()] = c
 				}
 				c.policies = append(c.policies, *t.Policy)
-				c.contributions[t.Owner.Name] = t.Owner.Composition.ContributionIn(d.Entry.Cluster)
+				c.contributions[t.Owner.Name] = t.Owner.Composition.Contribution.For(d.Entry.Cluster).Raw
 			}
 			continue
 		}

@@ -15,46 +15,34 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 )
 
 // Composed objects are shared by several intents of one kind, e.g. the
 // VirtualService of a destination that several traffic policies shape:
 // Istio keeps only one VirtualService per host for sidecars, so the
 // policies must meet in one object. Each intent stores its contribution
-// (its intent, as JSON) in an annotation of the object; whoever writes
-// recomposes the object from every contribution, under one shared field
-// manager, guarded by the object's resourceVersion so that concurrent
-// writers never lose each other's contribution.
+// in an annotation of the object; whoever writes recomposes the object
+// from every contribution, under one shared field manager, guarded by the
+// object's resourceVersion so that concurrent writers never lose each
+// other's contribution. What a contribution holds is the intent kind's
+// composer's to say (package composition); the engine reads and writes
+// the annotations, and keeps those it does not compose byte for byte.
 
 // Composition makes an owner's objects composed.
 type Composition struct {
-	// Contribution is what this intent adds, stored verbatim. In, when
-	// set, is what it adds to the objects of each cluster (restricted to
-	// what composing there needs, so that it does not grow with the
-	// fleet); a cluster it does not list gets Contribution.
-	Contribution string
-	In           map[string]string
-	// Compose renders the object key from all contributions (by intent
-	// name). It returns nil when nothing of the object remains.
-	Compose func(key translate.Key, contributions map[string]string) (map[string]any, error)
+	// Composer decodes, composes and digests the contributions of the
+	// owner's kind.
+	Composer composition.Composer
+	// Contribution is what this intent adds to the objects of each
+	// cluster, typed and encoded (the annotation value stored there).
+	Contribution composition.Part
 	// Own says whether an instance ID is one this Terraform state holds:
 	// a contribution of the same name from such an instance (this
 	// resource's previous instance, being replaced) is replaced; from any
 	// other instance it is a conflict, whatever workspace it names, since
 	// two states may carry one workspace name.
 	Own func(id string) bool
-	// Check reads a contribution found on an object: the workspace it says
-	// it comes from, or why it cannot be composed (contributions.go).
-	Check func(raw string) (workspace string, err error)
-}
-
-// ContributionIn is what the intent stores on its objects in cluster.
-func (c *Composition) ContributionIn(cluster string) string {
-	if raw, ok := c.In[cluster]; ok {
-		return raw
-	}
-	return c.Contribution
 }
 
 // composedRetries bounds the optimistic-concurrency retries of one object.
@@ -71,7 +59,7 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 	if remove {
 		doing = "Releasing"
 	}
-	if owner.Composition == nil || owner.Composition.Compose == nil {
+	if owner.Composition == nil || owner.Composition.Composer == nil {
 		// Nothing can recompose the object without this contribution: a
 		// release now would leave its settings behind untracked.
 		return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: doing + " " + entry.String(),
@@ -110,7 +98,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		return err
 	}
 	manager := owner.composerManager()
-	contributions := map[string]string{}
+	contributions := map[string]composition.Encoded{}
 	prefix := owner.Kind + contributionInfix
 	adopting := false
 	// gone are contributions on the object that this write removes: ours
@@ -126,7 +114,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			adopting = true // what it holds now is nobody's contribution
 		}
 		if id, ok := live.GetLabels()[owner.ContributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
-			theirs, _ := owner.checked(live.GetAnnotations()[owner.ContributionKey()])
+			theirs, _ := owner.decode(live.GetAnnotations()[owner.ContributionKey()])
 			switch {
 			case remove:
 				// Another instance of the name contributes now (this one
@@ -136,7 +124,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 				return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
 					Detail: fmt.Sprintf("Another %s named %q (instance %s, from workspace %s) already contributes to %s, and this state does not hold that instance. "+
 						"Names identify contributions on a shared object, and only the instance that wrote one replaces or releases it: rename one of the two policies, "+
-						"or, if that instance is this state's own (removed with terraform state rm or lost with the state), import it instead of creating a new one.", owner.Kind, owner.Name, id, WorkspaceName(theirs), entry)}
+						"or, if that instance is this state's own (removed with terraform state rm or lost with the state), import it instead of creating a new one.", owner.Kind, owner.Name, id, WorkspaceName(workspaceOf(theirs)), entry)}
 			default:
 				logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", id)
 			}
@@ -153,19 +141,20 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 				}
 				continue
 			}
+			c, err := owner.decode(v)
 			if hand[name] == "" {
-				if err := owner.unreadable(v); err != nil {
+				if u := unreadable(err); u != nil {
 					// Written by a newer provider: kept as it is, and the
 					// object is not written (contributions.go).
-					return unreadableError(entry, owner.Kind, name, err)
+					return unreadableError(entry, owner.Kind, name, u)
 				}
 			}
-			if why := owner.untrusted(hand[name], v); why != "" {
+			if why := untrusted(hand[name], err); why != "" {
 				logEntry(ctx, "contribution not composed and removed: "+why, owner, entry, "annotation", k)
 				gone = append(gone, name)
 				continue
 			}
-			contributions[name] = v
+			contributions[name] = composition.Encoded{Contribution: c, Raw: v}
 		}
 		// A contribution label without its annotation is a leftover too.
 		for k := range live.GetLabels() {
@@ -177,9 +166,9 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		}
 	}
 	if !remove {
-		contributions[owner.Name] = owner.Composition.ContributionIn(entry.Cluster)
+		contributions[owner.Name] = owner.Composition.Contribution.For(entry.Cluster)
 	}
-	manifest, err := owner.Composition.Compose(entry.Key(), contributions)
+	manifest, err := owner.Composition.Composer.Compose(entry.Key(), composition.Contributions(contributions))
 	if err != nil {
 		return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
 	}
@@ -213,7 +202,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 				labels[prefix+name] = id // keep every contributor's instance
 			}
 		}
-		annotations[prefix+name] = c
+		annotations[prefix+name] = c.Raw // as read: byte for byte
 	}
 	if !remove {
 		labels[owner.ContributionKey()] = owner.idValue()
@@ -516,23 +505,19 @@ func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string)
 }
 
 // contributionDigest is the digest of an intent's part in a composed
-// object: what it asked for, not the composition of everyone's.
-func contributionDigest(contribution string) (string, error) {
-	// The kept configuration (for import) is not intent: written
-	// differently, it composes the same objects.
-	// Contributions are compared in one canonical form (sorted keys),
-	// with or without it.
-	var fields map[string]json.RawMessage
-	if json.Unmarshal([]byte(contribution), &fields) == nil {
-		delete(fields, ContributionConfigKey)
-		delete(fields, ContributionProviderKey)
-		raw, err := json.Marshal(fields)
-		if err != nil {
-			return "", err
-		}
-		contribution = string(raw)
+// object, in its canonical form (Composer.Canonical): what it asked for,
+// not the composition of everyone's.
+func contributionDigest(canonical string) (string, error) {
+	return digestOf(map[string]any{"contribution": canonical})
+}
+
+// partDigest is the digest of raw, o's contribution as stored on an
+// object, in the canonical form o's composer gives it.
+func (o Owner) partDigest(raw string) (string, error) {
+	if o.Composition != nil && o.Composition.Composer != nil {
+		raw = o.Composition.Composer.Canonical(raw)
 	}
-	return digestOf(map[string]any{"contribution": contribution})
+	return contributionDigest(raw)
 }
 
 // digestDrifted marks a composed object whose composed fields were changed
@@ -595,19 +580,20 @@ func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) c
 
 func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState) bool {
 	// What the next writer composes: the trusted contributions.
-	trusted := map[string]string{}
+	trusted := map[string]composition.Contribution{}
 	for name, raw := range st.contributions {
-		if st.handWritten[name] == "" && owner.unreadable(raw) != nil {
+		c, err := owner.decode(raw)
+		if st.handWritten[name] == "" && unreadable(err) != nil {
 			return false // what it composes to is the newer writer's to say
 		}
-		if owner.untrusted(st.handWritten[name], raw) == "" {
-			trusted[name] = raw
+		if untrusted(st.handWritten[name], err) == "" {
+			trusted[name] = c
 		}
 	}
 	if len(trusted) != len(st.contributions) {
 		return true // the next writer removes the others
 	}
-	manifest, err := owner.Composition.Compose(entry.Key(), trusted)
+	manifest, err := owner.Composition.Composer.Compose(entry.Key(), trusted)
 	if err != nil || manifest == nil {
 		return false // composing fails or yields nothing: the next apply says so
 	}

@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,23 +20,13 @@ import (
 // newer format reported as Unreadable.
 func policyOwner(t testing.TB, p trafficpolicy.Named, id, workspace string, reg *translate.Registry) (Owner, []Desired) {
 	t.Helper()
-	whole, in, err := trafficpolicy.NewContributions(p, trafficpolicy.Writer{Workspace: workspace, Provider: "1.0.0-test"}, reg)
+	part, err := trafficpolicy.NewPart(p, trafficpolicy.Writer{Workspace: workspace, Provider: "1.0.0-test"}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := Owner{Kind: "traffic-policy", Name: p.Policy.Name, ID: id, Composition: &Composition{
-		Contribution: whole, In: in,
-		Compose: func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-			return trafficpolicy.ComposeContributions(key, contributions, reg)
-		},
-		Check: func(raw string) (string, error) {
-			c, err := trafficpolicy.DecodeContribution(raw)
-			var format *trafficpolicy.FormatError
-			if errors.As(err, &format) {
-				return c.Workspace, Unreadable{Err: fmt.Errorf("%w; this provider is version 1.0.0-test", format)}
-			}
-			return c.Workspace, err
-		},
+		Contribution: part,
+		Composer:     &trafficpolicy.Composer{Registry: reg, Version: "1.0.0-test"},
 	}}
 	objs, err := trafficpolicy.Translate(p.Policy, p.Destination, reg)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 )
 
 // Which contributions a writer composes. Every writer of a composed object
@@ -18,8 +20,8 @@ import (
 // trusted only when the provider wrote it: its annotation must be held by
 // a composer's field manager alone (anything that can edit the object
 // could otherwise inject routes every writer would re-publish as its
-// own), and the intent's Check must accept it (size, schema, a valid
-// intent). An untrusted contribution is never composed: the next writer
+// own), and the intent's composer must decode it (size, schema, a valid
+// intent: Composer.Decode). An untrusted contribution is never composed: the next writer
 // removes it with its label, and its owner's refresh sees it changed.
 
 // composerSuffix ends the field manager of every composer of kind,
@@ -75,25 +77,31 @@ func handWritten(live *unstructured.Unstructured, kind string) map[string]string
 	return out
 }
 
-// Unreadable is a Check error for a contribution written in a format this
-// build does not read: Err says which version, and which provider version
-// wrote it.
-type Unreadable struct{ Err error }
-
-func (u Unreadable) Error() string { return u.Err.Error() }
-func (u Unreadable) Unwrap() error { return u.Err }
-
-// unreadable returns Check's Unreadable error for raw, or nil.
-func (o Owner) unreadable(raw string) error {
-	if o.Composition == nil || o.Composition.Check == nil {
-		return nil
+// decode reads a contribution found on an object with o's composer
+// (Composer.Decode); without a composer, nothing is read of it.
+func (o Owner) decode(raw string) (composition.Contribution, error) {
+	if o.Composition == nil || o.Composition.Composer == nil {
+		return nil, nil
 	}
-	_, err := o.Composition.Check(raw)
-	var u Unreadable
+	return o.Composition.Composer.Decode(raw)
+}
+
+// unreadable is decode's error when it is composition.Unreadable (a
+// newer format), or nil.
+func unreadable(err error) error {
+	var u composition.Unreadable
 	if errors.As(err, &u) {
 		return u
 	}
 	return nil
+}
+
+// workspaceOf is the workspace c names ("" for none).
+func workspaceOf(c composition.Contribution) string {
+	if c == nil {
+		return ""
+	}
+	return c.Workspace()
 }
 
 // unreadableError is the error of a write refused because of the
@@ -105,27 +113,16 @@ func unreadableError(entry Entry, kind, name string, err error) *Error {
 			entry, strings.ReplaceAll(kind, "-", " "), name, kind+contributionInfix, name, err.Error()), Err: err}
 }
 
-// checked reads a contribution with the intent's Check: the workspace it
-// says it comes from, and why it cannot be composed ("" when it can).
-func (o Owner) checked(raw string) (workspace, why string) {
-	if o.Composition == nil || o.Composition.Check == nil {
-		return "", ""
-	}
-	ws, err := o.Composition.Check(raw)
-	if err != nil {
-		return ws, err.Error()
-	}
-	return ws, ""
-}
-
 // untrusted says why a contribution must not be composed, or "" when it
-// may: handWritten is what handWritten found for it.
-func (o Owner) untrusted(handWritten, raw string) string {
+// may: handWritten is what handWritten found for it, err decode's error.
+func untrusted(handWritten string, err error) string {
 	if handWritten != "" {
 		return handWritten
 	}
-	_, why := o.checked(raw)
-	return why
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // LiveContribution is one contribution found on a composed object.
@@ -136,8 +133,11 @@ type LiveContribution struct {
 	// Raw is the contribution as stored; Workspace the workspace it says
 	// it comes from.
 	Raw, Workspace string
+	// Contribution is what the composer decoded of it (nil without a
+	// composer); it may be composed only when Untrusted is empty.
+	Contribution composition.Contribution
 	// Untrusted says why it is not composed (hand-written, or refused by
-	// the intent's Check); empty when it is.
+	// the composer's Decode); empty when it is.
 	Untrusted string
 	// Unreadable is set when it is in a format this build does not read
 	// (a newer provider's): it is kept, and its object cannot be written.
@@ -191,18 +191,16 @@ func (o Owner) liveContributions(en Entry, st composedState) []LiveContribution 
 	out := make([]LiveContribution, 0, len(names))
 	for _, n := range names {
 		raw := st.contributions[n]
-		var ws, why string
-		unreadable := false
-		if o.Composition != nil && o.Composition.Check != nil {
-			var err error
-			if ws, err = o.Composition.Check(raw); err != nil {
-				why, unreadable = err.Error(), errors.As(err, new(Unreadable))
-			}
+		var why string
+		newer := false
+		c, err := o.decode(raw)
+		if err != nil {
+			why, newer = err.Error(), unreadable(err) != nil
 		}
 		if st.handWritten[n] != "" {
-			why, unreadable = st.handWritten[n], false
+			why, newer = st.handWritten[n], false
 		}
-		out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: ws, Untrusted: why, Unreadable: unreadable})
+		out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: workspaceOf(c), Contribution: c, Untrusted: why, Unreadable: newer})
 	}
 	return out
 }

@@ -28,14 +28,14 @@ func workspaceOwner(name, id, workspace string, held ...string) Owner {
 		}
 		return false
 	}
-	o.Composition.Contribution = workspace + ":route-of-" + name
-	o.Composition.Check = func(raw string) (string, error) {
+	o.Composition.Contribution = testPart(workspace + ":route-of-" + name)
+	o.Composition.Composer = testComposer{check: func(raw string) (string, error) {
 		ws, route, ok := strings.Cut(raw, ":")
 		if !ok || !strings.HasPrefix(route, "route-of-") {
 			return "", fmt.Errorf("not a contribution")
 		}
 		return ws, nil
-	}
+	}}
 	return o
 }
 

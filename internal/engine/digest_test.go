@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 const manager = "terraform-provider-mesh/cluster.east"
@@ -219,15 +221,16 @@ func TestDigestLeavesOutTheKeptConfiguration(t *testing.T) {
 	if plain != kept || kept == other {
 		t.Errorf("digests: without the configuration %s, with it %s (want equal), with another annotation too %s (want different)", plain, kept, other)
 	}
-	c1, err := contributionDigest(`{"policy":{"timeout":"1s"},"destination":{"host":"a"}}`)
+	canonical := &trafficpolicy.Composer{}
+	c1, err := contributionDigest(canonical.Canonical(`{"policy":{"timeout":"1s"},"destination":{"host":"a"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := contributionDigest(`{"config":{"name":"p"},"destination":{"host":"a"},"policy":{"timeout":"1s"}}`)
+	c2, err := contributionDigest(canonical.Canonical(`{"config":{"name":"p"},"destination":{"host":"a"},"policy":{"timeout":"1s"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c3, err := contributionDigest(`{"config":{"name":"p"},"destination":{"host":"a"},"policy":{"timeout":"2s"}}`)
+	c3, err := contributionDigest(canonical.Canonical(`{"config":{"name":"p"},"destination":{"host":"a"},"policy":{"timeout":"2s"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,14 +26,10 @@ const (
 	// ours only when it carries our instance's ID.
 	LabelOwnerID = "mesh-intent.io/owner-id"
 	// AnnotationConfig keeps an intent's Terraform configuration on its
-	// objects, for import; ContributionConfigKey keeps it in a composed
-	// intent's contribution. Neither is part of a digest.
-	AnnotationConfig      = "mesh-intent.io/config"
-	ContributionConfigKey = "config"
-	// ContributionProviderKey is the field of a contribution that records
-	// the provider version that wrote it: no part of a digest either, so
-	// that upgrading the provider changes no plan.
-	ContributionProviderKey = "provider"
+	// objects, for import; a composed intent keeps it in its contribution
+	// (its composer leaves it out of the digest: Composer.Canonical).
+	// Neither is part of a digest.
+	AnnotationConfig = "mesh-intent.io/config"
 )
 
 // Owner identifies the intent (one Terraform resource) that owns objects.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 )
 
 // Limits of the Kubernetes API server a write of the provider can hit
@@ -85,7 +87,7 @@ func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution) []Lim
 		if o.Composition == nil {
 			continue
 		}
-		own := len(o.ContributionKey()) + len(o.Composition.ContributionIn(en.Cluster))
+		own := len(o.ContributionKey()) + len(o.Composition.Contribution.For(en.Cluster).Raw)
 		if total := own + others[en.StateKey()]; total > MaxAnnotationBytes {
 			out = append(out, LimitError{Limit: "annotations", Object: en.String(), Detail: fmt.Sprintf(
 				"The annotations of %s would be %d bytes: this %s's contribution (%d bytes) and the %d others found on it (%d bytes); Kubernetes allows at most %d in all.",
@@ -97,10 +99,10 @@ func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution) []Lim
 
 // annotationsWithin refuses a composed write whose contributions would
 // exceed the annotations limit (what the plan saw may have grown since).
-func annotationsWithin(entry Entry, prefix string, contributions map[string]string) *Error {
+func annotationsWithin(entry Entry, prefix string, contributions map[string]composition.Encoded) *Error {
 	total := 0
 	for name, c := range contributions {
-		total += len(prefix+name) + len(c)
+		total += len(prefix+name) + len(c.Raw)
 	}
 	if total <= MaxAnnotationBytes {
 		return nil

@@ -311,8 +311,8 @@ func (e *Engine) index(l *listing, cluster string, gvk schema.GroupVersionKind, 
 		if id == "true" {
 			id = ""
 		}
-		digest, err := contributionDigest(item.GetAnnotations()[k])
-		addBoth(ownerKey{kind: k[:i], name: k[i+len(contributionInfix):], id: id, composed: true}, digest, err)
+		// Its digest is its composer's to compute, when it is read (Read).
+		addBoth(ownerKey{kind: k[:i], name: k[i+len(contributionInfix):], id: id, composed: true}, "", nil)
 		if composed == nil {
 			composed = map[string]composedState{}
 		}

@@ -34,7 +34,7 @@ func Plan(owner Owner, objs []translate.Object) ([]Desired, error) {
 			if !unknown {
 				// The object's content depends on the other contributions,
 				// known only when applying; what this intent asks for is known.
-				if d.Digest, err = contributionDigest(owner.Composition.ContributionIn(k.Cluster)); err != nil {
+				if d.Digest, err = owner.partDigest(owner.Composition.Contribution.For(k.Cluster).Raw); err != nil {
 					return nil, err
 				}
 				d.Manifest = map[string]any{}

@@ -68,9 +68,17 @@ func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.Gr
 		}
 		notes = append(notes, oe.drift...)
 		for _, en := range oe.entries {
-			// A composed object's composition is checked against the
-			// listing's snapshot of it, as its digest is.
-			if owner.Composition != nil && owner.Composition.Compose != nil {
+			// A composed object's digest is its contribution's, and its
+			// composition is checked against the listing's snapshot of it.
+			if owner.Composition != nil {
+				st := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
+				digest, err := owner.partDigest(st.contributions[owner.Name])
+				if err != nil {
+					return nil, nil, objectError(en, "Reading", err)
+				}
+				en.Digest = digest
+			}
+			if owner.Composition != nil && owner.Composition.Composer != nil {
 				st := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
 				if e.composedDriftedFrom(owner, en, st) {
 					en.Digest = digestDrifted

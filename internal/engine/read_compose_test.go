@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -59,20 +60,48 @@ func TestReadListsOnlyThisInstance(t *testing.T) {
 // lists the contributions.
 func composedOwner(name string) Owner {
 	return Owner{Kind: "traffic-policy", Name: name, ID: "id-" + name, Composition: &Composition{
-		Contribution: "route-of-" + name,
-		Compose: func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-			var routes []any
-			for _, n := range sortedNames(contributions) {
-				routes = append(routes, contributions[n])
-			}
-			return map[string]any{"apiVersion": key.APIVersion, "kind": key.Kind,
-				"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
-				"spec":     map[string]any{"hosts": []any{"user.global"}, "routes": routes}}, nil
-		},
+		Contribution: testPart("route-of-" + name),
+		Composer:     testComposer{},
 	}}
 }
 
-func sortedNames(m map[string]string) []string {
+// testComposer composes test contributions, each a route as a string,
+// into a VirtualService that lists them. check, when set, reads the
+// workspace of a contribution and refuses what it does not accept.
+type testComposer struct {
+	check func(raw string) (string, error)
+}
+
+type testContribution struct{ raw, workspace string }
+
+func (c testContribution) Workspace() string { return c.workspace }
+
+func (t testComposer) Decode(raw string) (composition.Contribution, error) {
+	if t.check == nil {
+		return testContribution{raw: raw}, nil
+	}
+	ws, err := t.check(raw)
+	return testContribution{raw: raw, workspace: ws}, err
+}
+
+func (testComposer) Compose(key translate.Key, contributions map[string]composition.Contribution) (map[string]any, error) {
+	var routes []any
+	for _, n := range sortedNames(contributions) {
+		routes = append(routes, contributions[n].(testContribution).raw)
+	}
+	return map[string]any{"apiVersion": key.APIVersion, "kind": key.Kind,
+		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
+		"spec":     map[string]any{"hosts": []any{"user.global"}, "routes": routes}}, nil
+}
+
+func (testComposer) Canonical(raw string) string { return raw }
+
+// testPart is raw as an intent's own contribution, in every cluster.
+func testPart(raw string) composition.Part {
+	return composition.Part{Whole: composition.Encoded{Contribution: testContribution{raw: raw}, Raw: raw}}
+}
+
+func sortedNames[V any](m map[string]V) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)

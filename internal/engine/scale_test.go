@@ -60,8 +60,8 @@ func TestFiftyClustersTwentyPoliciesFiveStates(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		state := i % 5
 		owner, desired := policyOwner(t, scalePolicy(i, names, dest), fmt.Sprintf("id-%02d", i), fmt.Sprintf("state-%d", state), reg)
-		if len(owner.Composition.Contribution) <= trafficpolicy.MaxContributionBytes {
-			t.Fatalf("the whole contribution is %d bytes: the fleet is too small to need restricting", len(owner.Composition.Contribution))
+		if len(owner.Composition.Contribution.Whole.Raw) <= trafficpolicy.MaxContributionBytes {
+			t.Fatalf("the whole contribution is %d bytes: the fleet is too small to need restricting", len(owner.Composition.Contribution.Whole.Raw))
 		}
 		entries := Entries(desired)
 		live, errs := e.Contributions(ctx, owner, entries)
@@ -138,7 +138,7 @@ func TestLimitsNameEachLimit(t *testing.T) {
 		}
 	}
 	composed := composedOwner("mine")
-	composed.Composition.Contribution = fmt.Sprintf("%0100d", 0)
+	composed.Composition.Contribution = testPart(fmt.Sprintf("%0100d", 0))
 	var others []LiveContribution
 	for i := 0; i < 9; i++ {
 		others = append(others, LiveContribution{Entry: en, Name: fmt.Sprintf("other-%d", i), Raw: fmt.Sprintf("%030000d", i)})
@@ -168,7 +168,7 @@ func TestComposeRefusesAnnotationsOverTheLimit(t *testing.T) {
 	ctx := context.Background()
 	for i := 0; i < 9; i++ {
 		o := composedOwner(fmt.Sprintf("other-%d", i))
-		o.Composition.Contribution = fmt.Sprintf("%030000d", i)
+		o.Composition.Contribution = testPart(fmt.Sprintf("%030000d", i))
 		_, err := e.Apply(ctx, o, []Desired{d}, nil)
 		if i < 8 && err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
@@ -34,7 +35,7 @@ import (
 // refresh already warns about it.
 func checkComposition(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if data == nil || data.Engine == nil || owner.Composition == nil || owner.Composition.Compose == nil || len(entries) == 0 {
+	if data == nil || data.Engine == nil || owner.Composition == nil || owner.Composition.Composer == nil || len(entries) == 0 {
 		return diags
 	}
 	found, errs := data.Engine.Contributions(ctx, owner, entries)
@@ -43,7 +44,7 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 	}
 	type other struct{ name, workspace string }
 	others := map[other][]string{}
-	byObject := map[string]map[string]string{}
+	byObject := map[string]map[string]composition.Contribution{}
 	for _, c := range found {
 		where := c.Entry.String()
 		annotation := c.Annotation(owner.Kind)
@@ -77,9 +78,9 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 		default:
 			key := c.Entry.StateKey()
 			if byObject[key] == nil {
-				byObject[key] = map[string]string{}
+				byObject[key] = map[string]composition.Contribution{}
 			}
-			byObject[key][c.Name] = c.Raw
+			byObject[key][c.Name] = c.Contribution
 			if c.Workspace != "" && c.Workspace != data.Workspace { // an earlier build's contribution says nothing of its workspace
 				o := other{c.Name, c.Workspace}
 				others[o] = append(others[o], c.Entry.Cluster)
@@ -95,8 +96,8 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 		if len(contributions) == 0 {
 			continue
 		}
-		contributions[owner.Name] = owner.Composition.ContributionIn(en.Cluster)
-		if _, err := owner.Composition.Compose(en.Key(), contributions); err != nil {
+		contributions[owner.Name] = owner.Composition.Contribution.For(en.Cluster).Contribution
+		if _, err := owner.Composition.Composer.Compose(en.Key(), contributions); err != nil {
 			for _, d := range translateDiagnostics(err) {
 				if k := d.Summary() + d.Detail(); !seen[k] {
 					seen[k] = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // Every intent keeps its Terraform configuration in the clusters, beside
@@ -24,14 +25,11 @@ import (
 // JSON, written at apply. No digest covers it, so plans need not compute
 // it and a configuration written differently shows no change.
 
-// ConfigAnnotation holds an intent's configuration on its objects;
-// contributionConfigKey is the field of a traffic policy's contribution
-// that holds it. Neither is part of a digest (engine/digest.go): written
-// differently, a configuration translates to the same objects.
-const (
-	ConfigAnnotation      = engine.AnnotationConfig
-	contributionConfigKey = engine.ContributionConfigKey
-)
+// ConfigAnnotation holds an intent's configuration on its objects; a
+// traffic policy keeps it in its contribution (trafficpolicy.WithConfig).
+// Neither is part of a digest (engine/digest.go, Composer.Canonical):
+// written differently, a configuration translates to the same objects.
+const ConfigAnnotation = engine.AnnotationConfig
 
 // adoptAttribute is the adopt_existing attribute of every intent resource.
 func adoptAttribute() schema.BoolAttribute {
@@ -125,25 +123,9 @@ func (s *intentSpec) withConfig(cfg string) error {
 		return nil
 	}
 	if c := s.Owner.Composition; c != nil {
-		with := func(contribution string) (string, error) {
-			var fields map[string]json.RawMessage
-			if err := json.Unmarshal([]byte(contribution), &fields); err != nil {
-				return "", err
-			}
-			fields[contributionConfigKey] = json.RawMessage(cfg)
-			raw, err := json.Marshal(fields)
-			return string(raw), err
-		}
 		var err error
-		if c.Contribution, err = with(c.Contribution); err != nil {
-			return err
-		}
-		for cluster, raw := range c.In {
-			if c.In[cluster], err = with(raw); err != nil {
-				return err
-			}
-		}
-		return nil
+		c.Contribution, err = trafficpolicy.WithConfig(c.Contribution, cfg)
+		return err
 	}
 	kind, inner := s.ConfigKind, s.Translate
 	if kind == "" || inner == nil {
@@ -165,15 +147,4 @@ func (s *intentSpec) withConfig(cfg string) error {
 		return objs, err
 	}
 	return nil
-}
-
-// contributionConfig returns the configuration in a traffic policy's
-// contribution, if any.
-func contributionConfig(contribution string) (string, bool) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(contribution), &fields); err != nil {
-		return "", false
-	}
-	c, ok := fields[contributionConfigKey]
-	return string(c), ok
 }

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // Import of an intent resource by name: `terraform import
@@ -204,7 +205,7 @@ func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarg
 					if id == "true" { // a contribution label without an ID (Owner.idValue)
 						id = noInstanceID
 					}
-					cfg, _ = contributionConfig(annotations[contributionKey])
+					cfg, _ = trafficpolicy.KeptConfig(annotations[contributionKey])
 				} else if k.Kind == t.configKind {
 					cfg = annotations[ConfigAnnotation]
 				}

@@ -30,7 +30,7 @@ func checkLimits(ctx context.Context, data *providerData, owner engine.Owner, en
 		// it (checkComposition does), hand-written ones the write would
 		// remove included.
 		sizes := owner
-		sizes.Composition = &engine.Composition{Contribution: owner.Composition.Contribution, In: owner.Composition.In}
+		sizes.Composition = &engine.Composition{Contribution: owner.Composition.Contribution}
 		var errs []*engine.Error
 		live, errs = data.Engine.Contributions(ctx, sizes, entries)
 		for _, e := range errs {
@@ -64,7 +64,7 @@ func checkLimits(ctx context.Context, data *providerData, owner engine.Owner, en
 	if owner.Composition != nil && owner.Kind == "traffic-policy" {
 		seen := map[string]bool{}
 		for _, en := range entries {
-			raw := owner.Composition.ContributionIn(en.Cluster)
+			raw := owner.Composition.Contribution.For(en.Cluster).Raw
 			if seen[raw] || len(raw) <= trafficpolicy.MaxContributionBytes {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
@@ -57,10 +58,10 @@ func renderDocs(owner engine.Owner, desired []engine.Desired) ([]string, error) 
 	for _, d := range desired {
 		doc := fmt.Sprintf("# %s, owned by %s\n", d.Entry.StateKey(), owner)
 		manifest := d.Manifest
-		if owner.Composition != nil && owner.Composition.Compose != nil && manifest != nil {
+		if owner.Composition != nil && owner.Composition.Composer != nil && manifest != nil {
 			// A composed object holds every contribution; apply composes
 			// them. This is the object with this intent's alone.
-			m, err := owner.Composition.Compose(d.Entry.Key(), map[string]string{owner.Name: owner.Composition.ContributionIn(d.Entry.Cluster)})
+			m, err := owner.Composition.Composer.Compose(d.Entry.Key(), map[string]composition.Contribution{owner.Name: owner.Composition.Contribution.For(d.Entry.Cluster).Contribution})
 			if err != nil {
 				return nil, err
 			}

@@ -19,7 +19,7 @@ func TestTrafficPolicyDeleteSpecHasAComposer(t *testing.T) {
 	if !diags.HasError() {
 		t.Fatal("the destination resolved: the test does not exercise an unresolved one")
 	}
-	if c := spec.Owner.Composition; c == nil || c.Compose == nil || c.Check == nil {
+	if c := spec.Owner.Composition; c == nil || c.Composer == nil {
 		t.Fatalf("composition %+v: a delete of this policy has no composer", c)
 	}
 }

@@ -161,17 +161,14 @@ func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool(
 func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *engine.Composition {
 	data = orEmpty(data)
 	c := trafficPolicyComposer(data)
-	raw, in, err := trafficpolicy.NewContributions(self, trafficpolicy.Writer{Workspace: data.Workspace, Provider: data.Version}, data.Registry)
+	part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: data.Workspace, Provider: data.Version}, data.Registry)
 	if err != nil {
 		// The policy does not resolve (an error the translation reports,
 		// or placement known only after apply): nothing is written, and
 		// the policy as given stands in for the checks at plan.
-		raw = ""
-		if b, merr := json.Marshal(trafficpolicy.Contribution{Workspace: data.Workspace, Named: self}); merr == nil {
-			raw = string(b)
-		}
+		part = trafficpolicy.UnresolvedPart(self, data.Workspace)
 	}
-	c.Contribution, c.In = raw, in
+	c.Contribution = part
 	name := self.Policy.Name
 	c.Own = func(id string) bool { return data.Roster.holds(name, id) }
 	return c
@@ -189,20 +186,8 @@ func orEmpty(data *providerData) *providerData {
 // contributions without adding one: what reading and releasing others'
 // contributions need (the workspace roster).
 func trafficPolicyComposer(data *providerData) *engine.Composition {
-	return &engine.Composition{
-		Compose: func(key translate.Key, contributions map[string]string) (map[string]any, error) {
-			return trafficpolicy.ComposeContributions(key, contributions, data.Registry)
-		},
-		Check: func(raw string) (string, error) {
-			c, err := trafficpolicy.DecodeContribution(raw)
-			var format *trafficpolicy.FormatError
-			if errors.As(err, &format) {
-				// A newer provider's: kept, never composed or removed.
-				return c.Workspace, engine.Unreadable{Err: fmt.Errorf("%w; this provider is version %s", format, providerVersion(data.Version))}
-			}
-			return c.Workspace, err
-		},
-	}
+	data = orEmpty(data)
+	return &engine.Composition{Composer: &trafficpolicy.Composer{Registry: data.Registry, Version: providerVersion(data.Version)}}
 }
 
 // providerVersion shows this provider's version in messages.

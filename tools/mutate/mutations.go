@@ -197,7 +197,7 @@ var mutations = []mutation{
 	// engine, translator and provider unit tests.
 	{
 		ID: "engine/strip-newer-contribution", Why: "a contribution in a newer format version is taken as untrusted and removed by this build's write",
-		File: "internal/engine/compose.go", From: "if err := owner.unreadable(v); err != nil {", To: "if err := owner.unreadable(v); false && err != nil {",
+		File: "internal/engine/compose.go", From: "if u := unreadable(err); u != nil {", To: "if u := unreadable(err); false && u != nil {",
 		Package: "./internal/engine", Run: "TestNewerContributionIsKeptUntouched",
 	},
 	{

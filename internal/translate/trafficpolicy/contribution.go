@@ -280,6 +280,17 @@ func DecodeContribution(raw string) (Contribution, error) {
 // contributions, resolved against it first. It returns nil when no policy
 // contributes.
 func ComposeContributions(key translate.Key, contributions map[string]string, reg *translate.Registry) (map[string]any, error) {
+	read := make(map[string]decoded, len(contributions))
+	for n, raw := range contributions {
+		c, err := DecodeContribution(raw)
+		read[n] = decoded{c: c, err: err}
+	}
+	return composeDecoded(key, read, reg)
+}
+
+// composeDecoded is ComposeContributions of contributions decoded
+// already; one decoded with an error cannot be used.
+func composeDecoded(key translate.Key, contributions map[string]decoded, reg *translate.Registry) (map[string]any, error) {
 	names := make([]string, 0, len(contributions))
 	for n := range contributions {
 		names = append(names, n)
@@ -288,7 +299,7 @@ func ComposeContributions(key translate.Key, contributions map[string]string, re
 	policies := make([]Named, 0, len(names))
 	workspaces := map[string]string{}
 	for _, n := range names {
-		c, err := DecodeContribution(contributions[n])
+		c, err := contributions[n].c, contributions[n].err
 		if err != nil {
 			return nil, fmt.Errorf("the contribution of traffic policy %q on the object cannot be used: %v", n, err)
 		}
