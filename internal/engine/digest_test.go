@@ -238,3 +238,44 @@ func TestDigestLeavesOutTheKeptConfiguration(t *testing.T) {
 		t.Errorf("contribution digests: %s, %s with the configuration (want equal), %s with another timeout (want different)", c1, c2, c3)
 	}
 }
+
+// Others' fields count within the content the intent writes: a record
+// ConfigMap another tool made immutable (a field of the object the
+// intent never sets) is not drift, while a key it adds to data is.
+func TestContentDigestCountsOthersWithinTheIntentsContent(t *testing.T) {
+	desired := map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "vd-user", "namespace": "mesh-intent-records"},
+		"data":     map[string]any{"hostname": "user.global"},
+	}
+	want := mustDigest(t, desired)
+	live := func(extra map[string]any, theirs string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "vd-user", "namespace": "mesh-intent-records", "uid": "1"},
+			"data":     map[string]any{"hostname": "user.global"},
+		}}
+		for k, v := range extra {
+			o.Object[k] = v
+		}
+		o.SetManagedFields([]metav1.ManagedFieldsEntry{
+			{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:hostname":{}}}`)}},
+			{Manager: "someone-else", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(theirs)}},
+		})
+		return o
+	}
+	got, err := contentDigest(live(map[string]any{"immutable": true}, `{"f:immutable":{}}`), manager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatal("a field of the object the intent never sets (immutable) changed the digest")
+	}
+	got, err = contentDigest(live(map[string]any{"data": map[string]any{"hostname": "user.global", "intruder": "1"}}, `{"f:data":{"f:intruder":{}}}`), manager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == want {
+		t.Fatal("a key another manager added to data did not change the digest")
+	}
+}

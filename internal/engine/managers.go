@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,6 +74,7 @@ func ownerEntry(live *unstructured.Unstructured, mf metav1.ManagedFieldsEntry) b
 // not content.
 func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
 	out := &fieldpath.Set{}
+	var others []*fieldpath.Set
 	for _, mf := range live.GetManagedFields() {
 		if mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
@@ -85,12 +87,45 @@ func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.M
 		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
 			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
 		}
-		if !own {
-			set = withoutTop(set, "metadata", "status")
+		if own {
+			out = out.Union(set)
+		} else {
+			others = append(others, set)
 		}
-		out = out.Union(set)
+	}
+	// Others count within the content the intent writes (spec, data):
+	// never metadata or status, nor a field of the object's own the
+	// intent does not set (a ConfigMap made immutable).
+	var content []string
+	top := func(pe fieldpath.PathElement) {
+		if pe.FieldName != nil {
+			if n := *pe.FieldName; n != "metadata" && n != "status" && !slices.Contains(content, n) {
+				content = append(content, n)
+			}
+		}
+	}
+	out.Children.Iterate(top)
+	out.Members.Iterate(top)
+	for _, set := range others {
+		out = out.Union(onlyTop(set, content))
 	}
 	return out, nil
+}
+
+// onlyTop is set within the top-level fields names.
+func onlyTop(set *fieldpath.Set, names []string) *fieldpath.Set {
+	keep := &fieldpath.Set{}
+	for _, n := range names {
+		n := n
+		pe := fieldpath.PathElement{FieldName: &n}
+		if child, ok := set.Children.Get(pe); ok {
+			child.Iterate(func(p fieldpath.Path) { keep.Insert(append(fieldpath.Path{pe}, p...)) })
+		}
+		if set.Members.Has(pe) {
+			keep.Insert(fieldpath.Path{pe})
+		}
+	}
+	return keep
 }
 
 // withoutTop is set without the top-level fields names.

@@ -289,6 +289,13 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, pl
 			addAttrError(&diags, path.Root(at), summary, err.Error())
 		}
 	}
+	if data != nil && !planning && data.Destinations != nil && ownerIDOf(m.ID) != "" {
+		// A refresh reads this state's instance, tainted ones included,
+		// whose replacement Terraform plans as a create without the prior
+		// state: its records are this resource's own leftovers, never
+		// another virtual destination's (checkHostnameRecords).
+		data.Destinations.notePrior(m.Hostname, ownerIDOf(m.ID))
+	}
 	return intentSpec{
 		Owner:      engine.Owner{Kind: "virtual-destination", Name: m.Name, ID: ownerIDOf(m.ID)},
 		Kinds:      []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
