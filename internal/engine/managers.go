@@ -107,6 +107,12 @@ func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.M
 	out.Children.Iterate(top)
 	out.Members.Iterate(top)
 	for _, set := range others {
+		if mine == "" {
+			// No intent's own fields to bound them (a composed object,
+			// read as a whole): everything outside metadata and status.
+			out = out.Union(withoutTop(set, "metadata", "status"))
+			continue
+		}
 		out = out.Union(onlyTop(set, content))
 	}
 	return out, nil

@@ -95,6 +95,14 @@ resource "mesh_workspace" "this" {
 	}
 	requireContributors(t, both)
 
+	// Destroying the payments policy leaves the accounts route; the
+	// payments apply brings its own back.
+	payments.destroyTarget("module.ledger.mesh_traffic_policy.service")
+	requireContributors(t, []string{callsPolicy})
+	accounts.planIsEmpty()
+	payments.apply()
+	requireContributors(t, both)
+
 	// Destroying the accounts root leaves the payments routes, and its
 	// claim is gone.
 	accounts.destroy()

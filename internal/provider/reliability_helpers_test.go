@@ -265,6 +265,15 @@ func (w *relTF) planIsEmpty() {
 	}
 }
 
+// destroyTarget destroys one resource of this working directory.
+func (w *relTF) destroyTarget(addr string) {
+	w.t.Helper()
+	out, code := w.run("destroy", "-auto-approve", "-target="+addr)
+	if code != 0 {
+		w.t.Fatalf("terraform destroy -target=%s failed (exit %d):\n%s", addr, code, out)
+	}
+}
+
 // destroy destroys everything of this working directory.
 func (w *relTF) destroy() {
 	w.t.Helper()
