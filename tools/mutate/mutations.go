@@ -175,7 +175,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/identity-collision", Why: "a second state overwrites another state's claim on a workspace identity",
-		File: "internal/engine/claim.go", From: "if cerr != nil || theirs.Token != c.Token {", To: "if _ = theirs; cerr != nil {",
+		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {", To: "if _ = theirs; cerr != nil {",
 		Package: "./internal/engine", Run: "TestClaimIsOneStatesOnly",
 	},
 	{
