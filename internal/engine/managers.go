@@ -136,18 +136,7 @@ func onlyTop(set *fieldpath.Set, names []string) *fieldpath.Set {
 
 // withoutTop is set without the top-level fields names.
 func withoutTop(set *fieldpath.Set, names ...string) *fieldpath.Set {
-	drop := &fieldpath.Set{}
-	for _, n := range names {
-		n := n
-		pe := fieldpath.PathElement{FieldName: &n}
-		if child, ok := set.Children.Get(pe); ok {
-			child.Iterate(func(p fieldpath.Path) { drop.Insert(append(fieldpath.Path{pe}, p...)) })
-		}
-		if set.Members.Has(pe) {
-			drop.Insert(fieldpath.Path{pe})
-		}
-	}
-	return set.Difference(drop)
+	return set.Difference(onlyTop(set, names))
 }
 
 // contentDigest digests live as the intent whose field manager is manager
