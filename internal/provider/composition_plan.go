@@ -58,9 +58,18 @@ func checkComposition(ctx context.Context, data *providerData, owner engine.Owne
 					where, kindWords(owner.Kind), c.Name, annotation, c.Untrusted))
 			continue
 		case c.Name == owner.Name:
-			if c.ID == "" || c.ID == owner.ID || data.Roster.holds(c.Name, c.ID) {
+			if c.ID != "" && (c.ID == owner.ID || data.Roster.holds(c.Name, c.ID)) {
 				// This instance, or this resource's previous instance, which
 				// this run replaces (its destroy releases it first).
+				continue
+			}
+			if c.ID == "" {
+				// Every apply records its instance: a contribution without
+				// one is nobody's this state can prove, so it is not taken.
+				addAttrError(&diags, path.Root("name"), "Name taken by a contribution without an instance",
+					fmt.Sprintf("%s already holds %s (%s %q), which records no instance ID (its label is not an instance), so nothing tells whose it is. "+
+						"It is never replaced on the strength of its name: rename this policy, or, if that contribution is this state's, remove its annotation and label by hand and apply again.",
+						where, annotation, kindWords(owner.Kind), owner.Name))
 				continue
 			}
 			addAttrError(&diags, path.Root("name"), "Name taken by another instance",

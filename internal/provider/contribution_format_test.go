@@ -133,3 +133,47 @@ func TestPlanChecksKubernetesLimits(t *testing.T) {
 		t.Fatalf("plan errors %q do not report the field manager limit naming field_manager", got)
 	}
 }
+
+// A contribution of the policy's name is this policy's only when its
+// instance is this one or one this run holds (the previous instance of a
+// replacement); another instance's, or one without an instance ID, is a
+// plan error, whatever workspace it names.
+func TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold(t *testing.T) {
+	data, fake, owner, entries := planFixture(t)
+	mine, err := trafficpolicy.NewContribution(trafficpolicy.Named{Policy: trafficpolicy.Intent{Name: "mine",
+		Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}}, Timeout: "2s"},
+		Destination: trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: []string{"east"}}},
+		trafficpolicy.Writer{Workspace: "team-a", Provider: "1.0.0"}, data.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedContributions(t, fake, map[string]string{"mine": mine}) // instance id-mine
+	ctx := context.Background()
+	if got := errorsOf(checkComposition(ctx, data, owner, entries)); got != "" {
+		t.Fatalf("the policy's own contribution is refused: %s", got)
+	}
+	owner.ID = "id-new"
+	if got := errorsOf(checkComposition(ctx, data, owner, entries)); !strings.Contains(got, "Name taken by another instance") || !strings.Contains(got, "id-mine") {
+		t.Fatalf("another instance's contribution of the name (same workspace): errors %q, want Name taken naming id-mine", got)
+	}
+	data.Roster = &workspaceRoster{}
+	data.Roster.hold("mine", "id-mine")
+	if got := errorsOf(checkComposition(ctx, data, owner, entries)); got != "" {
+		t.Fatalf("the previous instance this run holds is refused: %s", got)
+	}
+	vs, err := fake.Tracker().Get(vsGVR, "istio-system", "tp-user.global")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := vs.(*unstructured.Unstructured)
+	labels := u.GetLabels()
+	labels["traffic-policy.mesh-intent.io/mine"] = "true"
+	u.SetLabels(labels)
+	if err := fake.Tracker().Update(vsGVR, u, "istio-system"); err != nil {
+		t.Fatal(err)
+	}
+	data.Engine = &engine.Engine{Clients: data.Engine.Clients} // a new run: fresh listings
+	if got := errorsOf(checkComposition(ctx, data, owner, entries)); !strings.Contains(got, "without an instance") {
+		t.Fatalf("a contribution of the name without an instance ID: errors %q, want it refused", got)
+	}
+}

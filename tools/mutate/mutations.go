@@ -242,6 +242,11 @@ var mutations = []mutation{
 		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeNewerContributionThatFailsChecksIsNotUnderstood",
 	},
 	{
+		ID: "provider/same-name-planned-clean", Why: "a contribution of the policy's name from an instance this state does not hold (or without one) plans clean",
+		File: "internal/provider/composition_plan.go", From: "if c.ID != \"\" && (c.ID == owner.ID || data.Roster.holds(c.Name, c.ID)) {", To: "if true {",
+		Package: "./internal/provider", Run: "TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold",
+	},
+	{
 		ID: "provider/handed-over-policy-released", Why: "a policy instance another state's claim lists (handed over with state rm and import) is released as this state's orphan",
 		File: "internal/provider/workspace_resource.go", From: " || claimedElsewhere[c.ID] {", To: " {",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
