@@ -74,18 +74,13 @@ func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Er
 	var errs Errors
 	sel := LabelManagedBy + "=" + ManagedByValue + "," + LabelOwnerKind + "=" + OwnerKindWorkspace
 	for _, cluster := range clusters {
-		c, err := e.Clients.Get(cluster)
+		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			errs = append(errs, clusterError(cluster, "Listing workspace claims", err))
 			continue
 		}
-		list, err := c.Dynamic.Resource(configMaps).Namespace(e.recordsNamespace()).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			errs = append(errs, clusterError(cluster, "Listing workspace claims", err))
-			continue
-		}
-		for i := range list.Items {
-			if claim, err := claimOf(cluster, &list.Items[i]); err == nil {
+		for i := range items {
+			if claim, err := claimOf(cluster, &items[i]); err == nil {
 				out = append(out, claim)
 			}
 		}

@@ -34,24 +34,24 @@ func TestClaimIsOneStatesOnly(t *testing.T) {
 	if err := e.WriteClaim(ctx, Claim{Cluster: "east", Identity: "default", Token: "t-new", Replaces: "t-other"}); err == nil {
 		t.Fatal("a claim replacing another token overwrote this state's claim")
 	}
-	if claims, _ := e.ListClaims(ctx, []string{"east"}); len(claims) != 1 || claims[0].Token != "t-mine" {
-		t.Fatalf("listed claims %+v: want this state's alone", claims)
+	if claims, errs := e.ListClaims(ctx, []string{"east"}); len(errs) > 0 || len(claims) != 1 || claims[0].Token != "t-mine" {
+		t.Fatalf("listed claims %+v (errors %v): want this state's alone", claims, errs)
 	}
 	mine.Members["id-2"] = "calls"
 	if err := e.WriteClaim(ctx, mine); err != nil {
 		t.Fatalf("the state's own update of its claim: %v", err)
 	}
-	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "default"); len(claims) != 1 || len(claims[0].Members) != 2 {
-		t.Fatalf("claims after the update: %+v", claims)
+	if claims, errs := e.ReadClaims(ctx, []string{"east"}, "default"); len(errs) > 0 || len(claims) != 1 || len(claims[0].Members) != 2 {
+		t.Fatalf("claims after the update: %+v (errors %v)", claims, errs)
 	}
-	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "other"); len(claims) != 0 {
-		t.Fatalf("another identity's claim was found: %+v", claims)
+	if claims, errs := e.ReadClaims(ctx, []string{"east"}, "other"); len(errs) > 0 || len(claims) != 0 {
+		t.Fatalf("another identity's claim was found: %+v (errors %v)", claims, errs)
 	}
 	if err := e.ReleaseClaim(ctx, "east", "", "default", "t-mine"); err != nil {
 		t.Fatal(err)
 	}
-	if claims, _ := e.ReadClaims(ctx, []string{"east"}, "default"); len(claims) != 0 {
-		t.Fatalf("the released claim is still there: %+v", claims)
+	if claims, errs := e.ReadClaims(ctx, []string{"east"}, "default"); len(errs) > 0 || len(claims) != 0 {
+		t.Fatalf("the released claim is still there: %+v (errors %v)", claims, errs)
 	}
 	if live(t, fc["east"], e.ClaimEntry("east", "default")) != nil {
 		t.Fatal("the claim ConfigMap is still in the cluster")

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -354,9 +353,9 @@ func rewrittenSpec(live *unstructured.Unstructured, manifest map[string]any) (ma
 		if mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+		set, err := fieldsOf(mf)
+		if err != nil {
+			return nil, err
 		}
 		if composerKindOf(mf.Manager) != "" {
 			composers = composers.Union(set)
@@ -391,65 +390,36 @@ func rewrittenSpec(live *unstructured.Unstructured, manifest map[string]any) (ma
 }
 
 // removeAt removes the value at a JSON pointer (as pointerOf makes them)
-// from obj, in memory.
+// from obj, in memory; a list keeps its other elements in order.
 func removeAt(obj map[string]any, ptr string) {
-	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
 	unesc := strings.NewReplacer("~1", "/", "~0", "~")
-	var cur any = obj
-	for i, raw := range parts {
-		last := i == len(parts)-1
-		switch node := cur.(type) {
-		case map[string]any:
-			k := unesc.Replace(raw)
-			if last {
-				delete(node, k)
-				return
-			}
-			cur = node[k]
-		case []any:
-			n, err := strconv.Atoi(raw)
-			if err != nil || n < 0 || n >= len(node) {
-				return
-			}
-			if last {
-				// The parent keeps the shortened list.
-				setAt(obj, parts[:i], append(append([]any{}, node[:n]...), node[n+1:]...), unesc)
-				return
-			}
-			cur = node[n]
-		default:
-			return
-		}
-	}
+	without(obj, strings.Split(strings.TrimPrefix(ptr, "/"), "/"), unesc)
 }
 
-// setAt sets the value at the path parts of obj.
-func setAt(obj map[string]any, parts []string, v any, unesc *strings.Replacer) {
-	var cur any = obj
-	for i, raw := range parts {
-		last := i == len(parts)-1
-		switch node := cur.(type) {
-		case map[string]any:
-			k := unesc.Replace(raw)
-			if last {
-				node[k] = v
-				return
-			}
-			cur = node[k]
-		case []any:
-			n, err := strconv.Atoi(raw)
-			if err != nil || n < 0 || n >= len(node) {
-				return
-			}
-			if last {
-				node[n] = v
-				return
-			}
-			cur = node[n]
-		default:
-			return
+// without is node with the value at path parts removed (node itself, or
+// a shorter list), or node unchanged when the path does not lead there.
+func without(node any, parts []string, unesc *strings.Replacer) any {
+	switch n := node.(type) {
+	case map[string]any:
+		k := unesc.Replace(parts[0])
+		if len(parts) == 1 {
+			delete(n, k)
+		} else if child, ok := n[k]; ok {
+			n[k] = without(child, parts[1:], unesc)
 		}
+		return n
+	case []any:
+		i, err := strconv.Atoi(parts[0])
+		if err != nil || i < 0 || i >= len(n) {
+			return n
+		}
+		if len(parts) == 1 {
+			return append(append([]any{}, n[:i]...), n[i+1:]...)
+		}
+		n[i] = without(n[i], parts[1:], unesc)
+		return n
 	}
+	return node
 }
 
 // mergeMaps is base with over merged in: maps merge, anything else (lists
@@ -486,17 +456,14 @@ func WorkspaceName(ws string) string {
 func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string) bool {
 	base := e.managerBase()
 	applied := map[string]bool{}
-	owner := ""
-	if kind, name := live.GetLabels()[LabelOwnerKind], live.GetLabels()[LabelOwnerName]; kind != "" && name != "" {
-		owner = "/" + kind + "." + name
-	}
+	kind, name := live.GetLabels()[LabelOwnerKind], live.GetLabels()[LabelOwnerName]
 	for _, mf := range live.GetManagedFields() {
 		if mf.Operation == metav1.ManagedFieldsOperationApply {
 			applied[mf.Manager] = true
 		}
 	}
 	for _, m := range managers {
-		ours := strings.HasPrefix(m, base+"/") || composerKindOf(m) != "" || (owner != "" && strings.HasSuffix(m, owner))
+		ours := strings.HasPrefix(m, base+"/") || composerKindOf(m) != "" || intentManager(m, kind, name)
 		if !ours && applied[m] {
 			return false
 		}
@@ -565,7 +532,7 @@ func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) c
 	for _, mf := range live.GetManagedFields() {
 		held = held || (mf.Operation == metav1.ManagedFieldsOperationApply && composerKindOf(mf.Manager) == kind)
 	}
-	content, err := contentSet(live, "", func(mf metav1.ManagedFieldsEntry) bool { return ownerEntry(live, mf) })
+	content, _, err := contentSet(live, "", func(mf metav1.ManagedFieldsEntry) bool { return ownerEntry(live, mf) })
 	switch {
 	case err != nil:
 		st.unreadable = true

@@ -137,7 +137,10 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				spec, _ := json.Marshal(live(t, fc["east"], vs).Object["spec"])
+				spec, err := json.Marshal(live(t, fc["east"], vs).Object["spec"])
+				if err != nil {
+					t.Fatal(err)
+				}
 				if !strings.Contains(string(spec), `"attempts":7`) || !strings.Contains(string(spec), `"3s"`) {
 					t.Fatalf("composed spec %s: want both the newer policy's route (7 attempts) and ours (3s)", spec)
 				}
@@ -158,7 +161,10 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 				if _, ok := got.GetAnnotations()["traffic-policy.mesh-intent.io/mine"]; ok {
 					t.Fatalf("the released contribution is still there: %v", got.GetAnnotations())
 				}
-				spec, _ := json.Marshal(got.Object["spec"])
+				spec, err := json.Marshal(got.Object["spec"])
+				if err != nil {
+					t.Fatal(err)
+				}
 				if !strings.Contains(string(spec), `"attempts":7`) || strings.Contains(string(spec), `"3s"`) {
 					t.Fatalf("spec after the release %s: want the newer policy's route alone", spec)
 				}

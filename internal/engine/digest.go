@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,11 +28,7 @@ func ownedFields(live *unstructured.Unstructured, manager string) (*fieldpath.Se
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			return nil, fmt.Errorf("reading managed fields of %s: %w", manager, err)
-		}
-		return set, nil
+		return fieldsOf(mf)
 	}
 	return nil, nil
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,13 +40,12 @@ type foreignField struct {
 // checked on its own). Only applies count: an update (kubectl edit) that
 // carries one of these names is as foreign as any other.
 func (e *Engine) foreignSpecFields(live *unstructured.Unstructured, owner Owner, manager string) ([]foreignField, error) {
-	suffix := "/" + owner.Kind + "." + owner.Name
 	kinds := contributingKinds(live)
 	return foreignFields(live, func(mf metav1.ManagedFieldsEntry) bool {
 		if mf.Operation != metav1.ManagedFieldsOperationApply {
 			return false
 		}
-		return mf.Manager == manager || (owner.Kind != "" && strings.HasSuffix(mf.Manager, suffix)) || composerEntry(live, kinds, mf)
+		return mf.Manager == manager || intentManager(mf.Manager, owner.Kind, owner.Name) || composerEntry(live, kinds, mf)
 	})
 }
 
@@ -69,9 +67,9 @@ func foreignFields(live *unstructured.Unstructured, ourManager func(metav1.Manag
 		if !ourManager(mf) || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+		set, err := fieldsOf(mf)
+		if err != nil {
+			return nil, err
 		}
 		ours = ours.Union(set)
 	}
@@ -80,9 +78,9 @@ func foreignFields(live *unstructured.Unstructured, ourManager func(metav1.Manag
 		if ourManager(mf) || mf.Subresource != "" || mf.FieldsV1 == nil {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+		set, err := fieldsOf(mf)
+		if err != nil {
+			return nil, err
 		}
 		set = set.Difference(ours)
 		// The outermost fields they own: a map they created goes whole.

@@ -2,7 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
@@ -57,13 +58,9 @@ func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution) []Lim
 			out = append(out, LimitError{Limit: "field manager", Detail: fmt.Sprintf("The field manager %q is %d characters long; Kubernetes allows at most %d.", m, len(m), MaxManagerLength)})
 		}
 	}
-	keys := make([]string, 0, len(o.Labels()))
-	for k := range o.Labels() {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if v := o.Labels()[k]; len(v) > MaxLabelValueLength {
+	labels := o.Labels()
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if v := labels[k]; len(v) > MaxLabelValueLength {
 			out = append(out, LimitError{Limit: "label value", Detail: fmt.Sprintf("The value of label %s, %q, is %d characters long; Kubernetes allows at most %d.", k, v, len(v), MaxLabelValueLength)})
 		}
 	}

@@ -28,6 +28,21 @@ import (
 // fields a restore leaves in place; there only server-side applies
 // (operation Apply) count, never an update that merely carries the name.
 
+// fieldsOf reads the field set of a managed-fields entry.
+func fieldsOf(mf metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
+	set := &fieldpath.Set{}
+	if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+	}
+	return set, nil
+}
+
+// intentManager reports whether m is the field manager of the intent kind
+// and name, under any field_manager base (Owner.FieldManager).
+func intentManager(m, kind, name string) bool {
+	return kind != "" && name != "" && strings.HasSuffix(m, "/"+kind+"."+name)
+}
+
 // composerManager is the field manager of every composer of o's kind.
 func (o Owner) composerManager() string { return ManagedByValue + composerSuffix(o.Kind) }
 
@@ -62,8 +77,7 @@ func composerEntry(live *unstructured.Unstructured, kinds map[string]bool, mf me
 // ownerEntry reports whether mf is a server-side apply by the field
 // manager (any base) of the intent whose owner labels live carries.
 func ownerEntry(live *unstructured.Unstructured, mf metav1.ManagedFieldsEntry) bool {
-	kind, name := live.GetLabels()[LabelOwnerKind], live.GetLabels()[LabelOwnerName]
-	return kind != "" && name != "" && mf.Operation == metav1.ManagedFieldsOperationApply && strings.HasSuffix(mf.Manager, "/"+kind+"."+name)
+	return mf.Operation == metav1.ManagedFieldsOperationApply && intentManager(mf.Manager, live.GetLabels()[LabelOwnerKind], live.GetLabels()[LabelOwnerName])
 }
 
 // contentSet is the set of fields that make up the content of live for
@@ -72,7 +86,7 @@ func ownerEntry(live *unstructured.Unstructured, mf metav1.ManagedFieldsEntry) b
 // held only by entries skip leaves to another writer's own check. Fields
 // nobody holds (server defaults) and others' labels and annotations are
 // not content.
-func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.ManagedFieldsEntry) bool) (*fieldpath.Set, error) {
+func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.ManagedFieldsEntry) bool) (set *fieldpath.Set, mineApplied bool, err error) {
 	out := &fieldpath.Set{}
 	var others []*fieldpath.Set
 	for _, mf := range live.GetManagedFields() {
@@ -83,11 +97,12 @@ func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.M
 		if !own && skip != nil && skip(mf) {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
-			return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
+		set, err := fieldsOf(mf)
+		if err != nil {
+			return nil, false, err
 		}
 		if own {
+			mineApplied = true
 			out = out.Union(set)
 		} else {
 			others = append(others, set)
@@ -115,7 +130,7 @@ func contentSet(live *unstructured.Unstructured, mine string, skip func(metav1.M
 		}
 		out = out.Union(onlyTop(set, content))
 	}
-	return out, nil
+	return out, mineApplied, nil
 }
 
 // onlyTop is set within the top-level fields names.
@@ -145,13 +160,11 @@ func withoutTop(set *fieldpath.Set, names ...string) *fieldpath.Set {
 // alone holds (the composition's own check reads that).
 func contentDigest(live *unstructured.Unstructured, manager string) (string, error) {
 	kinds := contributingKinds(live)
-	set, err := contentSet(live, manager, func(mf metav1.ManagedFieldsEntry) bool { return composerEntry(live, kinds, mf) })
+	set, owned, err := contentSet(live, manager, func(mf metav1.ManagedFieldsEntry) bool { return composerEntry(live, kinds, mf) })
 	if err != nil {
 		return "", err
 	}
-	if owned, err := ownedFields(live, manager); err != nil {
-		return "", err
-	} else if owned == nil {
+	if !owned {
 		// We own nothing any more: someone took every field over.
 		return digestOf(map[string]any{"ownedFields": "none"})
 	}

@@ -3,9 +3,6 @@ package engine
 import (
 	"context"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -77,15 +74,14 @@ func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.Gr
 					return nil, nil, objectError(en, "Reading", err)
 				}
 				en.Digest = digest
-			}
-			if owner.Composition != nil && owner.Composition.Composer != nil {
-				st := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
-				if e.composedDriftedFrom(owner, en, st) {
-					en.Digest = digestDrifted
-				}
-				if len(st.foreign) > 0 {
-					en.Digest = digestDrifted
-					notes = append(notes, driftNote(en, st.foreign))
+				if owner.Composition.Composer != nil {
+					if e.composedDriftedFrom(owner, en, st) {
+						en.Digest = digestDrifted
+					}
+					if len(st.foreign) > 0 {
+						en.Digest = digestDrifted
+						notes = append(notes, driftNote(en, st.foreign))
+					}
 				}
 			}
 			out = append(out, en)
@@ -111,15 +107,14 @@ func (e *Engine) readMovedRecords(ctx context.Context, owner Owner, cluster stri
 	if len(moved) == 0 {
 		return nil, nil
 	}
-	c, err := e.Clients.Get(cluster)
-	if err != nil {
+	if _, err := e.Clients.Get(cluster); err != nil {
 		return nil, clusterError(cluster, "Reading owned objects", err)
 	}
 	var out []Entry
 	for _, p := range moved {
-		live, err := c.Dynamic.Resource(configMaps).Namespace(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		live, err := e.Get(ctx, p)
 		switch {
-		case apierrors.IsNotFound(err):
+		case err == nil && live == nil:
 			logEntry(ctx, "refresh: record in a former records namespace is gone", owner, p)
 		case err != nil:
 			logEntry(ctx, "refresh: record in a former records namespace not readable, entry kept", owner, p, "error", err.Error())

@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"context"
-	"sort"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +17,10 @@ const (
 	recordIntentKey   = "intent"
 )
 
-var configMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+var (
+	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+)
 
 // Record is a virtual destination's record as one cluster holds it, with
 // its provenance: the instance (owner name and ID) that wrote it.
@@ -73,13 +77,13 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 				}
 			}
 		}
-		list, err := c.Dynamic.Resource(configMaps).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			errs = append(errs, clusterError(cluster, "Reading virtual destination records", err))
 			continue
 		}
-		for i := range list.Items {
-			if r, ok := recordOf(cluster, &list.Items[i]); ok && r.Namespace == ns && r.Hostname == hostname {
+		for i := range items {
+			if r, ok := recordOf(cluster, &items[i]); ok && r.Namespace == ns && r.Hostname == hostname {
 				records = append(records, r)
 			}
 		}
@@ -107,14 +111,7 @@ func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 }
 
 func sortRecords(rs []Record) {
-	sort.Slice(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
-		if a.Cluster != b.Cluster {
-			return a.Cluster < b.Cluster
-		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
+	slices.SortFunc(rs, func(a, b Record) int {
+		return cmp.Or(cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 }

@@ -15,6 +15,22 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
+// sharedContributions are the contributions of owner's kind on the shared
+// objects of entries, as the process's listings hold them (one LIST per
+// cluster and kind, shared with refresh), read once for the plan's checks
+// (checkLimits, checkComposition). A cluster that cannot be read is left
+// to the apply, which checks again; refresh already warns about it.
+func sharedContributions(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) []engine.LiveContribution {
+	if data == nil || data.Engine == nil || owner.Composition == nil || len(entries) == 0 {
+		return nil
+	}
+	found, errs := data.Engine.Contributions(ctx, owner, entries)
+	for _, e := range errs {
+		tflog.Debug(ctx, "plan: composed objects not checked in a cluster", map[string]any{"owner": owner.String(), "error": e.Error()})
+	}
+	return found
+}
+
 // checkComposition is the plan's look at the shared objects a composed
 // intent (a traffic policy) writes, as the clusters hold them now: other
 // Terraform states contribute there too, and the apply will compose with
@@ -33,14 +49,10 @@ import (
 //
 // A cluster that cannot be read is left to the apply, which checks again;
 // refresh already warns about it.
-func checkComposition(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
+func checkComposition(data *providerData, owner engine.Owner, entries []engine.Entry, found []engine.LiveContribution) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if data == nil || data.Engine == nil || owner.Composition == nil || owner.Composition.Composer == nil || len(entries) == 0 {
 		return diags
-	}
-	found, errs := data.Engine.Contributions(ctx, owner, entries)
-	for _, e := range errs {
-		tflog.Debug(ctx, "plan: composed objects not checked in a cluster", map[string]any{"owner": owner.String(), "error": e.Error()})
 	}
 	type other struct{ name, workspace string }
 	others := map[other][]string{}

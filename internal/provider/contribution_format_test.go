@@ -71,9 +71,13 @@ func seedContributions(t *testing.T, fake *dynamicfake.FakeDynamicClient, contri
 
 // future is a contribution of format version 99 that this build cannot
 // compose, written by provider 9.0.0, padded to pad bytes.
-func future(name string, pad int) string {
-	raw, _ := json.Marshal(map[string]any{"v": 99, "min": 99, "provider": "9.0.0", "quantumRouting": strings.Repeat("x", pad),
+func future(t *testing.T, name string, pad int) string {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"v": 99, "min": 99, "provider": "9.0.0", "quantumRouting": strings.Repeat("x", pad),
 		"policy": map[string]any{"name": name}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return string(raw)
 }
 
@@ -90,8 +94,8 @@ func errorsOf(diags diag.Diagnostics) string {
 // provider versions, where it used to warn that the apply would remove it.
 func TestPlanRefusesAContributionInANewerFormat(t *testing.T) {
 	data, fake, owner, entries := planFixture(t)
-	seedContributions(t, fake, map[string]string{"future": future("future", 10)})
-	diags := checkComposition(context.Background(), data, owner, entries)
+	seedContributions(t, fake, map[string]string{"future": future(t, "future", 10)})
+	diags := checkComposition(data, owner, entries, sharedContributions(context.Background(), data, owner, entries))
 	got := errorsOf(diags)
 	for _, want := range []string{"Contribution in a newer format", `traffic policy "future"`, "tp-user.global", "cluster east", "format version 99",
 		"terraform-provider-mesh 9.0.0", "9.0.0 or later", "this provider is version 1.0.0"} {
@@ -108,10 +112,10 @@ func TestPlanChecksKubernetesLimits(t *testing.T) {
 	data, fake, owner, entries := planFixture(t)
 	others := map[string]string{}
 	for i := 0; i < 9; i++ {
-		others[fmt.Sprintf("other-%d", i)] = future(fmt.Sprintf("other-%d", i), 30000)
+		others[fmt.Sprintf("other-%d", i)] = future(t, fmt.Sprintf("other-%d", i), 30000)
 	}
 	seedContributions(t, fake, others)
-	got := errorsOf(checkLimits(context.Background(), data, owner, entries))
+	got := errorsOf(checkLimits(data, owner, entries, sharedContributions(context.Background(), data, owner, entries)))
 	for _, want := range []string{"Kubernetes limit exceeded: annotations", "tp-user.global", "the 9 others found on it", "262144", "merge some of the policies"} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("plan errors %q do not name %q", got, want)
@@ -128,7 +132,7 @@ func TestPlanChecksKubernetesLimits(t *testing.T) {
 	}
 	data.Engine.FieldManager = strings.Repeat("m", 80)
 	long := engine.Owner{Kind: "virtual-destination", Name: strings.Repeat("v", 63), ID: "id"}
-	got = errorsOf(checkLimits(context.Background(), data, long, nil))
+	got = errorsOf(checkLimits(data, long, nil, nil))
 	if !strings.Contains(got, "Kubernetes limit exceeded: field manager") || !strings.Contains(got, "field_manager") {
 		t.Fatalf("plan errors %q do not report the field manager limit naming field_manager", got)
 	}
@@ -149,16 +153,16 @@ func TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold(t *testing.T) {
 	}
 	seedContributions(t, fake, map[string]string{"mine": mine}) // instance id-mine
 	ctx := context.Background()
-	if got := errorsOf(checkComposition(ctx, data, owner, entries)); got != "" {
+	if got := errorsOf(checkComposition(data, owner, entries, sharedContributions(ctx, data, owner, entries))); got != "" {
 		t.Fatalf("the policy's own contribution is refused: %s", got)
 	}
 	owner.ID = "id-new"
-	if got := errorsOf(checkComposition(ctx, data, owner, entries)); !strings.Contains(got, "Name taken by another instance") || !strings.Contains(got, "id-mine") {
+	if got := errorsOf(checkComposition(data, owner, entries, sharedContributions(ctx, data, owner, entries))); !strings.Contains(got, "Name taken by another instance") || !strings.Contains(got, "id-mine") {
 		t.Fatalf("another instance's contribution of the name (same workspace): errors %q, want Name taken naming id-mine", got)
 	}
 	data.Roster = &workspaceRoster{}
 	data.Roster.hold("mine", "id-mine")
-	if got := errorsOf(checkComposition(ctx, data, owner, entries)); got != "" {
+	if got := errorsOf(checkComposition(data, owner, entries, sharedContributions(ctx, data, owner, entries))); got != "" {
 		t.Fatalf("the previous instance this run holds is refused: %s", got)
 	}
 	vs, err := fake.Tracker().Get(vsGVR, "istio-system", "tp-user.global")
@@ -173,7 +177,7 @@ func TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	data.Engine = &engine.Engine{Clients: data.Engine.Clients} // a new run: fresh listings
-	if got := errorsOf(checkComposition(ctx, data, owner, entries)); !strings.Contains(got, "without an instance") {
+	if got := errorsOf(checkComposition(data, owner, entries, sharedContributions(ctx, data, owner, entries))); !strings.Contains(got, "without an instance") {
 		t.Fatalf("a contribution of the name without an instance ID: errors %q, want it refused", got)
 	}
 }

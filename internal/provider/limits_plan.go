@@ -1,12 +1,10 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
@@ -17,25 +15,14 @@ import (
 // characters, a label value over 63, a field manager over 128, an
 // object's annotations over 256 KiB (a composed object's, counting the
 // other contributions the clusters hold now), and a traffic policy's
-// contribution over the size every reader accepts. Each error names the
-// limit, the object and the attribute to change. It writes nothing.
-func checkLimits(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
+// contribution over the size every reader accepts. live are the
+// contributions the plan found on the objects (sharedContributions): the
+// ones the write keeps count. Each error names the limit, the object and
+// the attribute to change. It writes nothing.
+func checkLimits(data *providerData, owner engine.Owner, entries []engine.Entry, live []engine.LiveContribution) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if data == nil || data.Engine == nil {
 		return diags
-	}
-	var live []engine.LiveContribution
-	if owner.Composition != nil && len(entries) > 0 {
-		// Sizes only: every contribution found counts, without reading
-		// it (checkComposition does), hand-written ones the write would
-		// remove included.
-		sizes := owner
-		sizes.Composition = &engine.Composition{Contribution: owner.Composition.Contribution}
-		var errs []*engine.Error
-		live, errs = data.Engine.Contributions(ctx, sizes, entries)
-		for _, e := range errs {
-			tflog.Debug(ctx, "plan: annotations of composed objects not counted in a cluster", map[string]any{"owner": owner.String(), "error": e.Error()})
-		}
 	}
 	base := data.Engine.FieldManager
 	if base == "" {

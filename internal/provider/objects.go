@@ -99,11 +99,12 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", RenderDirEnv, spec.Owner, err))
 		return types.MapUnknown(types.StringType), d
 	}
-	diags := checkLimits(ctx, data, spec.Owner, entries)
+	shared := sharedContributions(ctx, data, spec.Owner, entries)
+	diags := checkLimits(data, spec.Owner, entries, shared)
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}
-	diags.Append(checkComposition(ctx, data, spec.Owner, entries)...)
+	diags.Append(checkComposition(data, spec.Owner, entries, shared)...)
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}

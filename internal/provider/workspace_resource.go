@@ -186,20 +186,25 @@ func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveCon
 	return r.data.Engine.ContributionsIn(ctx, owner, r.liveClusters(), kinds)
 }
 
-// claimedElsewhere are the policy instances that claims of other tokens
-// than token list as members, in the registered clusters.
-func (r *workspaceResource) claimedElsewhere(ctx context.Context, token string) (map[string]bool, engine.Errors) {
+// orphans picks the orphans among found (orphansAmong). Only when there
+// are candidates does it list the claims of other tokens than token in
+// the registered clusters: an instance one of them lists was handed over
+// to that state, and is not an orphan.
+func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveContribution, members map[string]string, known map[string]bool, token string) ([]orphan, engine.Errors) {
+	candidates := orphansAmong(found, members, known, nil)
+	if len(candidates) == 0 {
+		return nil, nil
+	}
 	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
-	out := map[string]bool{}
+	elsewhere := map[string]bool{}
 	for _, c := range claims {
-		if c.Token == token {
-			continue
-		}
-		for id := range c.Members {
-			out[id] = true
+		if c.Token != token {
+			for id := range c.Members {
+				elsewhere[id] = true
+			}
 		}
 	}
-	return out, errs
+	return orphansAmong(found, members, known, elsewhere), errs
 }
 
 func orphansMap(orphans []orphan) types.Map {
@@ -251,40 +256,25 @@ type privateSetter interface {
 	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
 }
 
-// membersOf reads the roster's members from its private state.
-func membersOf(ctx context.Context, p privateGetter) (map[string]string, diag.Diagnostics) {
-	members := map[string]string{}
+// getPrivate reads the JSON value kept in private state under key into
+// into; it leaves into as it is when the key is absent.
+func getPrivate(ctx context.Context, p privateGetter, key string, into any) diag.Diagnostics {
 	if p == nil || reflect.ValueOf(p).IsNil() {
-		return members, nil
-	}
-	raw, diags := p.GetKey(ctx, membersKey)
-	if len(raw) == 0 || diags.HasError() {
-		return members, diags
-	}
-	if err := json.Unmarshal(raw, &members); err != nil {
-		diags.AddError("Roster members unreadable", fmt.Sprintf("The roster's private state holds members that are not a JSON object of strings (%v). Import the roster again to recover them from its claim.", err))
-	}
-	return members, diags
-}
-
-// privateString reads a JSON string kept in private state; "" when absent.
-func privateString(ctx context.Context, p privateGetter, key string) (string, diag.Diagnostics) {
-	if p == nil || reflect.ValueOf(p).IsNil() {
-		return "", nil
+		return nil
 	}
 	raw, diags := p.GetKey(ctx, key)
 	if len(raw) == 0 || diags.HasError() {
-		return "", diags
+		return diags
 	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
-		diags.AddError("Roster private state unreadable", fmt.Sprintf("The roster's private state holds %s that is not a JSON string (%v). Import the roster again.", key, err))
+	if err := json.Unmarshal(raw, into); err != nil {
+		diags.AddError("Roster private state unreadable", fmt.Sprintf("The roster's private state holds %s that this provider did not write (%v). Import the roster again.", key, err))
 	}
-	return v, diags
+	return diags
 }
 
-func setPrivateString(ctx context.Context, p privateSetter, key, value string) diag.Diagnostics {
-	raw, err := json.Marshal(value)
+// setPrivate keeps v as JSON in private state under key.
+func setPrivate(ctx context.Context, p privateSetter, key string, v any) diag.Diagnostics {
+	raw, err := json.Marshal(v)
 	if err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Roster private state not kept", err.Error())
@@ -293,14 +283,18 @@ func setPrivateString(ctx context.Context, p privateSetter, key, value string) d
 	return p.SetKey(ctx, key, raw)
 }
 
-func setMembers(ctx context.Context, p privateSetter, members map[string]string) diag.Diagnostics {
-	raw, err := json.Marshal(members)
-	if err != nil {
-		var diags diag.Diagnostics
-		diags.AddError("Roster members not kept", err.Error())
-		return diags
-	}
-	return p.SetKey(ctx, membersKey, raw)
+// membersOf reads the roster's members from its private state.
+func membersOf(ctx context.Context, p privateGetter) (map[string]string, diag.Diagnostics) {
+	members := map[string]string{}
+	diags := getPrivate(ctx, p, membersKey, &members)
+	return members, diags
+}
+
+// privateString reads a string kept in private state; "" when absent.
+func privateString(ctx context.Context, p privateGetter, key string) (string, diag.Diagnostics) {
+	var v string
+	diags := getPrivate(ctx, p, key, &v)
+	return v, diags
 }
 
 func (r *workspaceResource) ready(diags *diag.Diagnostics) bool {
@@ -370,11 +364,10 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
 	found, errs := r.contributions(ctx)
-	elsewhere, claimErrs := r.claimedElsewhere(ctx, m.Token.ValueString())
+	orphans, claimErrs := r.orphans(ctx, found, r.data.Roster.membersWithHeld(members), r.data.Roster.withHeld(listed), m.Token.ValueString())
 	for _, e := range append(errs, claimErrs...) {
 		resp.Diagnostics.AddWarning("Orphans not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Orphans in that cluster are released by a later apply that can read it.")
 	}
-	orphans := orphansAmong(found, r.data.Roster.membersWithHeld(members), r.data.Roster.withHeld(listed), elsewhere)
 	warnOrphans(&resp.Diagnostics, orphans)
 	if len(orphans) > 0 {
 		// Unknown rather than the keys: policies this apply destroys may
@@ -529,13 +522,12 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPri
 	listed, _, d := listedNames(ctx, m.TrafficPolicies)
 	diags.Append(d...)
 	found, errs := r.contributions(ctx)
-	elsewhere, claimErrs := r.claimedElsewhere(ctx, token)
+	orphans, claimErrs := r.orphans(ctx, found, members, r.data.Roster.withHeld(listed), token)
 	diags.Append(engineDiagnostics(append(errs, claimErrs...).Err(), diag.SeverityError)...)
-	orphans := orphansAmong(found, members, r.data.Roster.withHeld(listed), elsewhere)
 	released := r.release(ctx, orphans, diags)
 	m.Orphans = orphansMap(orphans)
 	members = prunedMembers(members, found, released, r.data.Roster.heldIDs(), len(errs) == 0)
-	diags.Append(setMembers(ctx, private, members)...)
+	diags.Append(setPrivate(ctx, private, membersKey, members)...)
 
 	// Claims written in another namespace (records_namespace changed)
 	// move: released there once written here.
@@ -558,11 +550,11 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPri
 	if len(claimed) == 0 && oldNS != "" {
 		ns = oldNS
 	}
-	diags.Append(setPrivateString(ctx, private, claimNamespaceKey, ns)...)
+	diags.Append(setPrivate(ctx, private, claimNamespaceKey, ns)...)
 	if len(claimed) < len(r.liveClusters()) {
-		diags.Append(setPrivateString(ctx, private, replacesKey, replaces)...) // taken over where written only
+		diags.Append(setPrivate(ctx, private, replacesKey, replaces)...) // taken over where written only
 	} else {
-		diags.Append(setPrivateString(ctx, private, replacesKey, "")...)
+		diags.Append(setPrivate(ctx, private, replacesKey, "")...)
 	}
 	m.ClaimedIn = stringSet(claimed)
 	diags.Append(state.Set(ctx, &m)...)
@@ -613,7 +605,7 @@ func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(setMembers(ctx, resp.Private, r.data.Roster.membersWithHeld(members))...)
+	resp.Diagnostics.Append(setPrivate(ctx, resp.Private, membersKey, r.data.Roster.membersWithHeld(members))...)
 	if id, token := m.ID.ValueString(), m.Token.ValueString(); id != "" && token != "" {
 		var prior []string
 		if !m.ClaimedIn.IsNull() && !m.ClaimedIn.IsUnknown() {
@@ -713,8 +705,8 @@ func (r *workspaceResource) ImportState(ctx context.Context, req resource.Import
 		ID: types.StringValue(req.ID), Token: types.StringNull(), TrafficPolicies: policies,
 		ClaimedIn: stringSet(nil), Orphans: types.MapNull(types.StringType),
 	})...)
-	resp.Diagnostics.Append(setPrivateString(ctx, resp.Private, replacesKey, token)...)
-	resp.Diagnostics.Append(setMembers(ctx, resp.Private, map[string]string{})...)
+	resp.Diagnostics.Append(setPrivate(ctx, resp.Private, replacesKey, token)...)
+	resp.Diagnostics.Append(setPrivate(ctx, resp.Private, membersKey, map[string]string{})...)
 }
 
 // stringSet is a set of strings.

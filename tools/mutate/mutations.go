@@ -81,7 +81,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/digest-errs", Why: "the digest function always fails",
-		File: "internal/engine/digest.go", From: "\tbody := withoutIdentity(manifest)\n\treturn digestOf(body)", To: "\treturn \"\", fmt.Errorf(\"mutated\")",
+		File: "internal/engine/digest.go", From: "\tbody := withoutIdentity(manifest)\n\treturn digestOf(body)", To: "\treturn \"\", &json.UnsupportedValueError{Str: \"mutated\"}",
 		Package: "./internal/engine",
 	},
 	{
@@ -235,6 +235,11 @@ var mutations = []mutation{
 		ID: "provider/orphans-of-any-state", Why: "the roster releases contributions of instances its state never held (another state's, on the same workspace name) as orphans",
 		File: "internal/provider/workspace_resource.go", From: "c.ID == \"\" || members[c.ID] == \"\" || ", To: "c.ID == \"\" || ",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
+	},
+	{
+		ID: "translate/own-part-not-as-written", Why: "a writer's own typed contribution is not what it wrote (composes something else than every reader of its annotation)",
+		File: "internal/translate/trafficpolicy/composer.go", From: "decoded{c: w.c, err: w.c.checkWritten(w.raw)}", To: "decoded{c: Contribution{Version: w.c.Version, Named: Named{Policy: Intent{Name: w.c.Policy.Name}, Destination: w.c.Destination}}, err: w.c.checkWritten(w.raw)}",
+		Package: "./internal/translate/trafficpolicy", Run: "TestRestrictedContributionsComposeTheSame",
 	},
 	{
 		ID: "translate/newer-refused-stripped", Why: "a newer contribution this build may compose but whose values its checks refuse is treated as invalid (removed) instead of not understood (kept)",

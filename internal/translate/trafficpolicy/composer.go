@@ -86,13 +86,21 @@ func (p *Composer) Canonical(raw string) string {
 	return string(out)
 }
 
-// NewPart is a policy's own contribution (NewContributions), typed.
+// NewPart is a policy's own contribution (NewContributions), typed: its
+// values as written, checked as a reader decoding them would check them.
 func NewPart(n Named, w Writer, reg *translate.Registry) (composition.Part, error) {
-	whole, in, err := NewContributions(n, w, reg)
+	whole, in, err := newContributions(n, w, reg)
 	if err != nil {
 		return composition.Part{}, err
 	}
-	return partOf(whole, in), nil
+	p := composition.Part{Whole: whole.encoded()}
+	if in != nil {
+		p.In = make(map[string]composition.Encoded, len(in))
+		for c, e := range in {
+			p.In[c] = e.encoded()
+		}
+	}
+	return p, nil
 }
 
 // UnresolvedPart is the policy as given, unresolved, standing in for its
@@ -103,18 +111,7 @@ func UnresolvedPart(n Named, workspace string) composition.Part {
 	if b, err := json.Marshal(Contribution{Workspace: workspace, Named: n}); err == nil {
 		raw = string(b)
 	}
-	return partOf(raw, nil)
-}
-
-func partOf(whole string, in map[string]string) composition.Part {
-	p := composition.Part{Whole: encoded(whole)}
-	if in != nil {
-		p.In = make(map[string]composition.Encoded, len(in))
-		for c, raw := range in {
-			p.In[c] = encoded(raw)
-		}
-	}
-	return p
+	return composition.Part{Whole: encoded(raw)}
 }
 
 // encoded is raw with its contribution, as a reader decodes it.
@@ -123,8 +120,15 @@ func encoded(raw string) composition.Encoded {
 	return composition.Encoded{Contribution: decoded{c: c, err: err}, Raw: raw}
 }
 
+// encoded is w typed and encoded, without decoding what was just encoded.
+func (w written) encoded() composition.Encoded {
+	return composition.Encoded{Contribution: decoded{c: w.c, err: w.c.checkWritten(w.raw)}, Raw: w.raw}
+}
+
 // WithConfig is p keeping the policy's configuration cfg (JSON) for
-// import, in every cluster.
+// import, in every cluster. The kept configuration composes nothing: a
+// contribution this build wrote keeps its value, only its encoding and its
+// check change.
 func WithConfig(p composition.Part, cfg string) (composition.Part, error) {
 	with := func(e composition.Encoded) (composition.Encoded, error) {
 		var fields map[string]json.RawMessage
@@ -136,7 +140,13 @@ func WithConfig(p composition.Part, cfg string) (composition.Part, error) {
 		if err != nil {
 			return e, err
 		}
-		return encoded(string(raw)), nil
+		d, ok := e.Contribution.(decoded)
+		if !ok {
+			return encoded(string(raw)), nil
+		}
+		w := written{c: d.c, raw: string(raw)}
+		w.c.Config = json.RawMessage(cfg)
+		return w.encoded(), nil
 	}
 	whole, err := with(p.Whole)
 	if err != nil {

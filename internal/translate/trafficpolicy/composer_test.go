@@ -59,8 +59,14 @@ func TestComposerComposesAsTheAnnotations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, _ := yaml.Marshal(typed)
-		b, _ := yaml.Marshal(stored)
+		a, err := yaml.Marshal(typed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := yaml.Marshal(stored)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if typed == nil || string(a) != string(b) {
 			t.Fatalf("%s composed from typed contributions:\n%s\nfrom the annotations:\n%s", o.Key(), a, b)
 		}

@@ -132,33 +132,58 @@ func NewContribution(n Named, w Writer, reg *translate.Registry) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return encode(resolved, w)
+	e, err := encode(resolved, w)
+	return e.raw, err
 }
 
 // NewContributions is NewContribution, and the contribution stored on
 // objects in each source cluster, restricted to it (Restrict): nil when
 // it is the whole one everywhere.
 func NewContributions(n Named, w Writer, reg *translate.Registry) (string, map[string]string, error) {
-	resolved, err := Resolve(n, reg)
+	whole, in, err := newContributions(n, w, reg)
 	if err != nil {
 		return "", nil, err
+	}
+	var rawIn map[string]string
+	if in != nil {
+		rawIn = make(map[string]string, len(in))
+		for c, e := range in {
+			rawIn[c] = e.raw
+		}
+	}
+	return whole.raw, rawIn, nil
+}
+
+// written is a contribution this build wrote: the value and its encoding.
+type written struct {
+	c   Contribution
+	raw string
+}
+
+// newContributions is NewContributions, keeping each contribution's value
+// beside its encoding.
+func newContributions(n Named, w Writer, reg *translate.Registry) (written, map[string]written, error) {
+	resolved, err := Resolve(n, reg)
+	if err != nil {
+		return written{}, nil, err
 	}
 	whole, err := encode(resolved, w)
 	if err != nil || resolved.Destination.VirtualDestination == "" {
 		return whole, nil, err
 	}
-	in := make(map[string]string, len(resolved.Policy.Sources.Clusters))
+	in := make(map[string]written, len(resolved.Policy.Sources.Clusters))
 	for _, c := range resolved.Policy.Sources.Clusters {
 		if in[c], err = encode(Restrict(resolved, c), w); err != nil {
-			return "", nil, err
+			return written{}, nil, err
 		}
 	}
 	return whole, in, nil
 }
 
-func encode(n Named, w Writer) (string, error) {
-	raw, err := json.Marshal(Contribution{Version: ContributionVersion, Min: ContributionVersion, Provider: w.Provider, Workspace: w.Workspace, Named: n})
-	return string(raw), err
+func encode(n Named, w Writer) (written, error) {
+	c := Contribution{Version: ContributionVersion, Min: ContributionVersion, Provider: w.Provider, Workspace: w.Workspace, Named: n}
+	raw, err := json.Marshal(c)
+	return written{c: c, raw: string(raw)}, err
 }
 
 // FormatError says a contribution is in a format this build does not
@@ -257,19 +282,38 @@ func DecodeContribution(raw string) (Contribution, error) {
 	if dec.More() {
 		return c, refuse(errors.New("it has content after the contribution"))
 	}
+	if err := c.check(); err != nil {
+		return c, refuse(err)
+	}
+	return c, nil
+}
+
+// check is what a decoded contribution must hold besides its JSON: source
+// clusters listed by name (from version 1), a valid policy, and a kept
+// configuration that is an object.
+func (c Contribution) check() error {
 	if c.Version >= 1 {
 		if p := c.Policy.Sources.Placement; len(p.ClusterSelector) > 0 || len(p.Clusters) == 0 {
-			return c, refuse(errors.New("its source clusters are not listed by name"))
+			return errors.New("its source clusters are not listed by name")
 		}
 	}
 	if errs := Validate(c.Policy, c.Destination); len(errs) > 0 {
-		return c, refuse(fmt.Errorf("its policy is not valid: %s", errs[0].Detail))
+		return fmt.Errorf("its policy is not valid: %s", errs[0].Detail)
 	}
 	// The decoder has checked that Config is JSON; it must be an object.
 	if c.Config != nil && !bytes.HasPrefix(bytes.TrimSpace(c.Config), []byte("{")) {
-		return c, refuse(errors.New("its kept configuration is not an object"))
+		return errors.New("its kept configuration is not an object")
 	}
-	return c, nil
+	return nil
+}
+
+// checkWritten is what DecodeContribution says of c encoded as raw by
+// this build (its own format, known fields only), without decoding raw.
+func (c Contribution) checkWritten(raw string) error {
+	if len(raw) > MaxContributionBytes {
+		return fmt.Errorf("it is %d bytes, more than the %d a traffic policy writes", len(raw), MaxContributionBytes)
+	}
+	return c.check()
 }
 
 // ComposeContributions renders the shared object key from the

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
 )
@@ -67,6 +68,7 @@ func sameComposition(t *testing.T, policies []Named, reg *translate.Registry, mu
 	}
 	whole := map[string]string{}
 	in := map[string]map[string]string{}
+	parts := map[string]composition.Part{}
 	writes := map[translate.Key]map[string]bool{} // which policies write each object
 	for _, p := range policies {
 		w, restricted, err := NewContributions(p, Writer{Workspace: "team", Provider: "test"}, reg)
@@ -74,6 +76,10 @@ func sameComposition(t *testing.T, policies []Named, reg *translate.Registry, mu
 			t.Fatalf("%s: %v", p.Policy.Name, err)
 		}
 		whole[p.Policy.Name], in[p.Policy.Name] = w, restricted
+		// A writer's own part is typed as written, never decoded.
+		if parts[p.Policy.Name], err = NewPart(p, Writer{Workspace: "team", Provider: "test"}, reg); err != nil {
+			t.Fatalf("%s: %v", p.Policy.Name, err)
+		}
 		objs, err := Translate(p.Policy, p.Destination, reg)
 		if err != nil {
 			t.Fatalf("%s: %v", p.Policy.Name, err)
@@ -121,6 +127,21 @@ func sameComposition(t *testing.T, policies []Named, reg *translate.Registry, mu
 			if string(gotYAML) != string(wantYAML) {
 				t.Fatalf("%s composed from the %s contributions:\n%s\nwant:\n%s", key, what, gotYAML, wantYAML)
 			}
+		}
+		typed := map[string]composition.Contribution{}
+		for name := range writes[key] {
+			typed[name] = parts[name].For(key.Cluster).Contribution
+		}
+		got, err := (&Composer{}).Compose(key, typed)
+		if err != nil {
+			t.Fatalf("%s from the writers' own typed parts: %v", key, err)
+		}
+		gotYAML, err := yaml.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(gotYAML) != string(wantYAML) {
+			t.Fatalf("%s composed from the writers' own typed parts:\n%s\nwant:\n%s", key, gotYAML, wantYAML)
 		}
 	}
 	return len(want)

@@ -215,8 +215,14 @@ func TestComposeContributionsConflictNamesWorkspaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ra, _ := NewContribution(a, Writer{Workspace: "team-a"}, reg)
-	rb, _ := NewContribution(b, Writer{Workspace: "team-b"}, reg)
+	ra, err := NewContribution(a, Writer{Workspace: "team-a"}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := NewContribution(b, Writer{Workspace: "team-b"}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = ComposeContributions(objs[0].Key(), map[string]string{"a": ra, "b": rb}, nil)
 	if err == nil {
 		t.Fatal("conflicting contributions composed")
