@@ -126,7 +126,7 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}
 		self := trafficpolicy.Named{Policy: tp.Intent, Destination: dest}
-		part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: Workspace, Provider: Provider}, reg)
+		part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: Workspace}, reg)
 		if err != nil {
 			return nil, fmt.Errorf("mesh_traffic_policy %s: %w", tp.Intent.Name, err)
 		}

@@ -20,7 +20,7 @@ import (
 // newer format reported as Unreadable.
 func policyOwner(t testing.TB, p trafficpolicy.Named, id, workspace string, reg *translate.Registry) (Owner, []Desired) {
 	t.Helper()
-	part, err := trafficpolicy.NewPart(p, trafficpolicy.Writer{Workspace: workspace, Provider: "1.0.0-test"}, reg)
+	part, err := trafficpolicy.NewPart(p, trafficpolicy.Writer{Workspace: workspace}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func futureContribution(t *testing.T, reg *translate.Registry, dest trafficpolic
 	t.Helper()
 	p := trafficpolicy.Named{Policy: trafficpolicy.Intent{Name: "future", Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}},
 		Match: []trafficpolicy.Match{{URIPrefix: "/future"}}, Retries: &trafficpolicy.Retries{Attempts: 7}}, Destination: dest}
-	raw, err := trafficpolicy.NewContribution(p, trafficpolicy.Writer{Workspace: "team-future", Provider: "9.0.0"}, reg)
+	raw, err := trafficpolicy.NewContribution(p, trafficpolicy.Writer{Workspace: "team-future"}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func futureContribution(t *testing.T, reg *translate.Registry, dest trafficpolic
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
 		t.Fatal(err)
 	}
-	m["v"], m["min"], m["quantumRouting"] = 99, min, map[string]any{"entangled": true}
+	m["v"], m["min"], m["provider"], m["quantumRouting"] = 99, min, "9.0.0", map[string]any{"entangled": true}
 	out, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)

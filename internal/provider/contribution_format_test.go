@@ -147,7 +147,7 @@ func TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold(t *testing.T) {
 	mine, err := trafficpolicy.NewContribution(trafficpolicy.Named{Policy: trafficpolicy.Intent{Name: "mine",
 		Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}}, Timeout: "2s"},
 		Destination: trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: []string{"east"}}},
-		trafficpolicy.Writer{Workspace: "team-a", Provider: "1.0.0"}, data.Registry)
+		trafficpolicy.Writer{Workspace: "team-a"}, data.Registry)
 	if err != nil {
 		t.Fatal(err)
 	}

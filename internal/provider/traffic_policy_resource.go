@@ -161,7 +161,7 @@ func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool(
 func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *engine.Composition {
 	data = orEmpty(data)
 	c := trafficPolicyComposer(data)
-	part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: data.Workspace, Provider: data.Version}, data.Registry)
+	part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: data.Workspace}, data.Registry)
 	if err != nil {
 		// The policy does not resolve (an error the translation reports,
 		// or placement known only after apply): nothing is written, and

@@ -242,6 +242,11 @@ var mutations = []mutation{
 		Package: "./internal/translate/trafficpolicy", Run: "TestRestrictedContributionsComposeTheSame",
 	},
 	{
+		ID: "translate/written-for-newer-readers-only", Why: "this build writes its own format version (with min and provider), which builds reading version 1 refuse and strip on their next write",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "c := Contribution{Version: WrittenVersion, Workspace: w.Workspace, Named: n}", To: "c := Contribution{Version: ContributionVersion, Min: ContributionVersion, Provider: \"1.0.0\", Workspace: w.Workspace, Named: n}",
+		Package: "./internal/translate/trafficpolicy", Run: "TestVersion1BuildsReadWhatThisBuildWrites",
+	},
+	{
 		ID: "translate/newer-refused-stripped", Why: "a newer contribution this build may compose but whose values its checks refuse is treated as invalid (removed) instead of not understood (kept)",
 		File: "internal/translate/trafficpolicy/contribution.go", From: "return &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider, Refused: err.Error()}", To: "return err",
 		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeNewerContributionThatFailsChecksIsNotUnderstood",

@@ -21,7 +21,7 @@ func TestComposerComposesAsTheAnnotations(t *testing.T) {
 	reg := testRegistry()
 	in, dest := seed()
 	mine := Named{Policy: in, Destination: dest}
-	part, err := NewPart(mine, Writer{Workspace: "team-a", Provider: "1.2.3"}, reg)
+	part, err := NewPart(mine, Writer{Workspace: "team-a"}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestComposerComposesAsTheAnnotations(t *testing.T) {
 // this one's; one that is not a policy's is refused otherwise.
 func TestComposerDecodeTellsNewerFormats(t *testing.T) {
 	in, dest := seed()
-	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "9.0.0"}, testRegistry())
+	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a"}, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestComposerDecodeTellsNewerFormats(t *testing.T) {
 	if err := json.Unmarshal([]byte(good), &m); err != nil {
 		t.Fatal(err)
 	}
-	m["v"], m["min"] = 99, 99
+	m["v"], m["min"], m["provider"] = 99, 99, "9.0.0"
 	newer, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,14 @@ import (
 // version that wrote it (FormatError).
 const ContributionVersion = 2
 
+// WrittenVersion is the format this build writes: the lowest version that
+// carries what it writes, so that every build since version 1 composes it
+// (a version 1 reader refuses fields it does not know, "min" and
+// "provider" among them, and would remove the contribution). A build that
+// writes what version 1 cannot carry writes its own version, with "min"
+// and "provider".
+const WrittenVersion = 1
+
 // MaxContributionBytes bounds one contribution. Kubernetes allows 256 KiB
 // of annotations per object in all; a policy's contribution is a few
 // hundred bytes (restricted to the cluster of the object: Restrict), so
@@ -62,10 +70,11 @@ type Contribution struct {
 	Config json.RawMessage `json:"config,omitempty"`
 }
 
-// Writer is who writes a contribution: the workspace identity and the
-// provider version.
+// Writer is who writes a contribution: the workspace name it records.
+// (The provider version is recorded from the first format version that
+// has a place for it and needs it, see WrittenVersion.)
 type Writer struct {
-	Workspace, Provider string
+	Workspace string
 }
 
 // Resolve fixes the policy's source clusters: the placement becomes the
@@ -181,7 +190,7 @@ func newContributions(n Named, w Writer, reg *translate.Registry) (written, map[
 }
 
 func encode(n Named, w Writer) (written, error) {
-	c := Contribution{Version: ContributionVersion, Min: ContributionVersion, Provider: w.Provider, Workspace: w.Workspace, Named: n}
+	c := Contribution{Version: WrittenVersion, Workspace: w.Workspace, Named: n}
 	raw, err := json.Marshal(c)
 	return written{c: c, raw: string(raw)}, err
 }

@@ -71,13 +71,13 @@ func sameComposition(t *testing.T, policies []Named, reg *translate.Registry, mu
 	parts := map[string]composition.Part{}
 	writes := map[translate.Key]map[string]bool{} // which policies write each object
 	for _, p := range policies {
-		w, restricted, err := NewContributions(p, Writer{Workspace: "team", Provider: "test"}, reg)
+		w, restricted, err := NewContributions(p, Writer{Workspace: "team"}, reg)
 		if err != nil {
 			t.Fatalf("%s: %v", p.Policy.Name, err)
 		}
 		whole[p.Policy.Name], in[p.Policy.Name] = w, restricted
 		// A writer's own part is typed as written, never decoded.
-		if parts[p.Policy.Name], err = NewPart(p, Writer{Workspace: "team", Provider: "test"}, reg); err != nil {
+		if parts[p.Policy.Name], err = NewPart(p, Writer{Workspace: "team"}, reg); err != nil {
 			t.Fatalf("%s: %v", p.Policy.Name, err)
 		}
 		objs, err := Translate(p.Policy, p.Destination, reg)
@@ -187,7 +187,7 @@ func TestRestrictedContributionSizeDoesNotGrowWithTheFleet(t *testing.T) {
 	for _, n := range []int{10, 50} {
 		reg, dest := fleet(n)
 		p := Named{Policy: Intent{Name: "timeout", Sources: Sources{Placement: translate.Placement{Clusters: reg.Names()}}, Timeout: "3s"}, Destination: dest}
-		whole, in, err := NewContributions(p, Writer{Workspace: "team", Provider: "1.0.0"}, reg)
+		whole, in, err := NewContributions(p, Writer{Workspace: "team"}, reg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +247,7 @@ func BenchmarkContribution(b *testing.B) {
 			policies := fleetPolicies(reg, dest)
 			stored := map[string]map[string]string{} // cluster -> policy -> contribution
 			for _, p := range policies[1:] {
-				_, in, err := NewContributions(p, Writer{Workspace: "team", Provider: "bench"}, reg)
+				_, in, err := NewContributions(p, Writer{Workspace: "team"}, reg)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -267,7 +267,7 @@ func BenchmarkContribution(b *testing.B) {
 			largest := 0
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				w, in, err := NewContributions(self, Writer{Workspace: "team", Provider: "bench"}, reg)
+				w, in, err := NewContributions(self, Writer{Workspace: "team"}, reg)
 				if err != nil {
 					b.Fatal(err)
 				}

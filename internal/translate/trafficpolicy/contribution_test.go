@@ -8,7 +8,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
 )
 
 // A resolved contribution composes to the same object whoever reads it:
@@ -62,7 +64,7 @@ func TestContributionsComposeWithoutTheWritersRegistry(t *testing.T) {
 // workspace recorded.
 func TestNewContributionResolvesTheSources(t *testing.T) {
 	in, dest := seed()
-	raw, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
+	raw, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a"}, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,15 +72,15 @@ func TestNewContributionResolvesTheSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Version != ContributionVersion || c.Workspace != "team-a" || strings.Join(c.Policy.Sources.Clusters, ",") != "east,onprem" || len(c.Policy.Sources.ClusterSelector) != 0 {
-		t.Fatalf("contribution %s: want version %d, workspace team-a, sources east,onprem by name", raw, ContributionVersion)
+	if c.Version != WrittenVersion || c.Workspace != "team-a" || strings.Join(c.Policy.Sources.Clusters, ",") != "east,onprem" || len(c.Policy.Sources.ClusterSelector) != 0 {
+		t.Fatalf("contribution %s: want version %d, workspace team-a, sources east,onprem by name", raw, WrittenVersion)
 	}
 }
 
 // What was not written by a traffic policy is refused on read, with why.
 func TestDecodeContributionRefuses(t *testing.T) {
 	in, dest := seed()
-	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
+	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a"}, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func TestDecodeContributionRefuses(t *testing.T) {
 // 1 contributions, as earlier builds wrote them, are read as before.
 func TestDecodeContributionVersions(t *testing.T) {
 	in, dest := seed()
-	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
+	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a"}, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +138,10 @@ func TestDecodeContributionVersions(t *testing.T) {
 	if err := json.Unmarshal([]byte(good), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m["v"] != float64(ContributionVersion) || m["min"] != float64(ContributionVersion) || m["provider"] != "1.2.3" {
-		t.Fatalf("contribution %s: want v and min %d, provider 1.2.3", good, ContributionVersion)
+	_, hasMin := m["min"]
+	_, hasProvider := m["provider"]
+	if m["v"] != float64(WrittenVersion) || hasMin || hasProvider {
+		t.Fatalf("contribution %s: want v %d, without min and provider (version 1 has no place for them)", good, WrittenVersion)
 	}
 	reencode := func(edit func(map[string]any)) string {
 		var c map[string]any
@@ -169,6 +173,76 @@ func TestDecodeContributionVersions(t *testing.T) {
 	}
 }
 
+// v1Contribution is the contribution format of the builds that read
+// version 1 only (the first builds of 0.1): the fields they know.
+type v1Contribution struct {
+	Version   int    `json:"v,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	Named
+	Config json.RawMessage `json:"config,omitempty"`
+}
+
+// What this build writes, whole or restricted to a cluster and with its
+// kept configuration, a build that reads only version 1 reads as it reads
+// its own: version at most 1, no field it does not know (it would remove
+// the contribution, and with it another team's routes, on its next write),
+// sources by name, and the same policy.
+func TestVersion1BuildsReadWhatThisBuildWrites(t *testing.T) {
+	type written struct {
+		p   Named
+		reg *translate.Registry
+	}
+	var cases []written
+	for _, c := range translatetest.Inputs(t) {
+		var in goldenIntent
+		if err := yaml.UnmarshalStrict(c.Intent, &in); err != nil {
+			t.Fatal(err)
+		}
+		policies := in.Compose
+		if in.Policy != nil {
+			policies = []Named{{Policy: *in.Policy, Destination: in.Destination}}
+		}
+		for _, p := range policies {
+			cases = append(cases, written{p, c.Registry})
+		}
+	}
+	reg, dest := fleet(10)
+	for _, p := range fleetPolicies(reg, dest) {
+		cases = append(cases, written{p, reg})
+	}
+	checked := 0
+	for _, w := range cases {
+		p := w.p
+		part, err := NewPart(p, Writer{Workspace: "team-a"}, w.reg)
+		if err != nil {
+			continue // a golden case that does not resolve writes nothing
+		}
+		kept, err := WithConfig(part, `{"name":"`+p.Policy.Name+`"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encodings := []composition.Encoded{kept.Whole}
+		for _, e := range kept.In {
+			encodings = append(encodings, e)
+		}
+		for _, e := range encodings {
+			var old v1Contribution
+			dec := json.NewDecoder(strings.NewReader(e.Raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&old); err != nil {
+				t.Fatalf("%s: a version 1 build refuses %s: %v", p.Policy.Name, e.Raw, err)
+			}
+			if old.Version > 1 || len(old.Policy.Sources.Clusters) == 0 || old.Policy.Name != p.Policy.Name {
+				t.Fatalf("%s: a version 1 build cannot compose %s", p.Policy.Name, e.Raw)
+			}
+			checked++
+		}
+	}
+	if checked < 50 {
+		t.Fatalf("only %d contributions checked", checked)
+	}
+}
+
 // A newer contribution this build may compose (its min) but whose policy
 // this build's checks refuse (a value the newer build allows) is not
 // understood: a FormatError, so that it is kept and the plan fails naming
@@ -176,7 +250,7 @@ func TestDecodeContributionVersions(t *testing.T) {
 // in this build's own format is plainly invalid.
 func TestDecodeNewerContributionThatFailsChecksIsNotUnderstood(t *testing.T) {
 	in, dest := seed()
-	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a", Provider: "1.2.3"}, testRegistry())
+	good, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{Workspace: "team-a"}, testRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
