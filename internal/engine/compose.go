@@ -444,7 +444,7 @@ func mergeMaps(base, over map[string]any) map[string]any {
 // WorkspaceName shows a workspace identity in messages.
 func WorkspaceName(ws string) string {
 	if ws == "" {
-		return "(none recorded: written by an earlier provider build)"
+		return "(none recorded: its provider's workspace was not set, or an earlier build wrote it)"
 	}
 	return fmt.Sprintf("%q", ws)
 }

@@ -161,12 +161,12 @@ func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool(
 func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *engine.Composition {
 	data = orEmpty(data)
 	c := trafficPolicyComposer(data)
-	part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: data.Workspace}, data.Registry)
+	part, err := trafficpolicy.NewPart(self, trafficpolicy.Writer{Workspace: data.recordedWorkspace()}, data.Registry)
 	if err != nil {
 		// The policy does not resolve (an error the translation reports,
 		// or placement known only after apply): nothing is written, and
 		// the policy as given stands in for the checks at plan.
-		part = trafficpolicy.UnresolvedPart(self, data.Workspace)
+		part = trafficpolicy.UnresolvedPart(self, data.recordedWorkspace())
 	}
 	c.Contribution = part
 	name := self.Policy.Name

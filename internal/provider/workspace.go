@@ -21,7 +21,7 @@ import (
 
 func workspaceAttribute() schema.StringAttribute {
 	return schema.StringAttribute{
-		MarkdownDescription: "Name of this Terraform state among those that compose traffic policies on the same hostnames, shown in their plans' messages: every traffic policy's contribution to a shared VirtualService or DestinationRule records it. " +
+		MarkdownDescription: "Name of this Terraform state among those that compose traffic policies on the same hostnames, shown in their plans' messages: when set, every traffic policy's contribution to a shared VirtualService or DestinationRule records it (unset, contributions record none). " +
 			"It never decides ownership: a contribution belongs to the resource instance that wrote it, so two states that leave this unset (both `default`) never replace or release each other's policies. " +
 			"When set, it is also the identity this state's `mesh_workspace` claims in every registered cluster: a state that names an identity another state claims fails at plan, naming the claim. " +
 			"Default: the selected Terraform workspace (`TF_WORKSPACE`, else the workspace `terraform workspace select` recorded in the working directory, else `default`), and the roster then mints an identity of its own (`<workspace>-<8 hex digits>`).",
@@ -56,4 +56,17 @@ func defaultWorkspace() string {
 		}
 	}
 	return "default"
+}
+
+// recordedWorkspace is the workspace name contributions record: the
+// configured one, or none. A defaulted name ("default" in every root that
+// never selected a workspace) tells nothing, and builds before 0.1 take a
+// contribution that records their own workspace name, and that their
+// roster does not list, for their own orphan: they would release another
+// state's routes. A contribution that records none they leave alone.
+func (d *providerData) recordedWorkspace() string {
+	if d == nil || !d.WorkspaceExplicit {
+		return ""
+	}
+	return d.Workspace
 }

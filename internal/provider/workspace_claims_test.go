@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // wsPlan runs mesh_workspace's ModifyPlan on config; prior nil plans a
@@ -95,5 +97,35 @@ func TestRosterReplacementKeepsItsClaim(t *testing.T) {
 	other.Workspace, other.WorkspaceExplicit = "payments", true
 	if d := wsPlan(t, other, rosterConfig, nil); !d.HasError() {
 		t.Fatal("another state's new roster took over the claim without a collision error")
+	}
+}
+
+// A contribution records the provider's workspace only when the
+// configuration sets it: a defaulted name tells nothing, and builds before
+// 0.1 release every unlisted contribution that records their own
+// workspace name ("default" in every root) as their orphan.
+func TestContributionsRecordOnlyAChosenWorkspace(t *testing.T) {
+	reg := probeRegistry()
+	self := trafficpolicy.Named{Policy: trafficpolicy.Intent{Name: "mine", Timeout: "2s"},
+		Destination: trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: reg.Names()}}
+	for _, tc := range []struct {
+		explicit bool
+		want     string
+	}{{false, ""}, {true, "payments"}} {
+		data := &providerData{Registry: reg, Workspace: map[bool]string{false: "default", true: "payments"}[tc.explicit], WorkspaceExplicit: tc.explicit}
+		raw := trafficPolicyComposition(self, data).Contribution.Whole.Raw
+		var c struct {
+			Workspace *string `json:"workspace"`
+		}
+		if err := json.Unmarshal([]byte(raw), &c); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if c.Workspace != nil {
+			got = *c.Workspace
+		}
+		if got != tc.want {
+			t.Fatalf("workspace set explicitly %v: the contribution records %q, want %q (%s)", tc.explicit, got, tc.want, raw)
+		}
 	}
 }

@@ -257,6 +257,11 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold",
 	},
 	{
+		ID: "provider/defaulted-workspace-recorded", Why: "contributions record a defaulted workspace name, which builds before 0.1 take for their own and release as orphans",
+		File: "internal/provider/workspace.go", From: "if d == nil || !d.WorkspaceExplicit {", To: "if d == nil {",
+		Package: "./internal/provider", Run: "TestContributionsRecordOnlyAChosenWorkspace",
+	},
+	{
 		ID: "provider/handed-over-policy-released", Why: "a policy instance another state's claim lists (handed over with state rm and import) is released as this state's orphan",
 		File: "internal/provider/workspace_resource.go", From: " || claimedElsewhere[c.ID] {", To: " {",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
