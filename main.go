@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 
@@ -16,7 +17,9 @@ import (
 
 // Docs: "make docs" runs tfplugindocs (pinned in tools/docs).
 
-// version is set by goreleaser.
+// version is stamped at build: -ldflags "-X main.version=..." by make build,
+// make install (the GNUmakefile's VERSION) and goreleaser (the tag). A plain
+// go build says "dev".
 var version = "dev"
 
 func main() {
@@ -27,9 +30,14 @@ func main() {
 	if self, err := os.Executable(); err == nil {
 		kubeclient.ExecWrapper = self
 	}
-	var debug bool
+	var debug, showVersion bool
 	flag.BoolVar(&debug, "debug", false, "start the provider with support for debuggers like delve")
+	flag.BoolVar(&showVersion, "version", false, "print the provider's version and exit")
 	flag.Parse()
+	if showVersion {
+		fmt.Println("terraform-provider-mesh", version)
+		return
+	}
 
 	quietUnlessAsked()
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{

@@ -89,6 +89,11 @@ func run(root, dir string, m mutation) (string, string) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), m.Env...)
+	if !strings.HasSuffix(m.File, ".go") {
+		// The overlay reaches only what the go command reads. A test that
+		// runs another file (the GNUmakefile) finds the mutated copy here.
+		cmd.Env = append(cmd.Env, mutatedFileEnv+"="+m.File+"="+mutated)
+	}
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return "SURVIVED", "tests pass with the mutation"
@@ -102,6 +107,10 @@ func run(root, dir string, m mutation) (string, string) {
 	}
 	return "CAUGHT", strings.Join(failed, " ")
 }
+
+// mutatedFileEnv names, for a mutation of a file that is not Go source,
+// "<file>=<mutated copy>" (file relative to the repository root).
+const mutatedFileEnv = "MUTATE_FILE"
 
 var failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
 

@@ -340,4 +340,49 @@ var mutations = []mutation{
 		File: "internal/provider/intent_import.go", From: "\tswitch len(f.configs) {", To: "\tswitch min(len(f.configs), 1) {",
 		Package: "./internal/provider", Run: "TestImportRefuses",
 	},
+	// Installable (issue 27): one version in the GNUmakefile, the changelog
+	// and the release, files named as the Registry reads them, and a
+	// make install that terraform init finds without dev_overrides.
+	{
+		ID: "releasecheck/version-disagreement", Why: "a GNUmakefile and a changelog naming different versions pass",
+		File: "tools/releasecheck/version.go", From: "\tif got != want {\n", To: "\tif false {\n",
+		Package: "./tools/releasecheck",
+	},
+	{
+		ID: "releasecheck/date-unchecked", Why: "a changelog section dated in another format (or not a day) passes",
+		File: "tools/releasecheck/version.go", From: "time.Parse(time.DateOnly, date)", To: "time.Parse(time.DateOnly, \"2026-01-01\")",
+		Package: "./tools/releasecheck",
+	},
+	{
+		ID: "releasecheck/unreleased-released", Why: "a release of an Unreleased changelog section passes",
+		File: "tools/releasecheck/version.go", From: "if release && date == unreleased {", To: "if false && date == unreleased {",
+		Package: "./tools/releasecheck",
+	},
+	{
+		ID: "releasecheck/archive-name-unchecked", Why: "zips named otherwise than the Registry reads them pass",
+		File: "tools/releasecheck/names.go", From: "want(fmt.Sprintf(\"archives[%d].name_template\", i), a.NameTemplate, wantTemplates[\"archive\"])", To: "_ = a.NameTemplate",
+		Package: "./tools/releasecheck",
+	},
+	{
+		ID: "provider/version-not-logged", Why: "the provider does not say which version serves the run",
+		File: "internal/provider/provider.go", From: "tflog.Info(ctx, \"terraform-provider-mesh \"+p.version, map[string]any{\"version\": p.version})", To: "tflog.Info(ctx, \"configuring the provider\")",
+		Package: "./internal/provider", Run: "TestProviderReportsItsVersion",
+	},
+	{
+		ID: "make/version-not-the-changelogs", Why: "make install builds a version the changelog does not name",
+		File: "GNUmakefile", From: "VERSION := 0.1.0\n", To: "VERSION := 0.1.1\n",
+		Package: "./tools/releasecheck",
+	},
+	// Acceptance tests: they start the local mesh, so they need
+	// LOCAL_MESH_BIN (make exports it) and take a few minutes each.
+	{
+		ID: "make/version-not-stamped", Why: "make install builds a binary that calls itself dev",
+		File: "GNUmakefile", From: "LDFLAGS := -X main.version=$(VERSION)", To: "LDFLAGS :=",
+		Package: "./internal/provider", Run: "TestAccInstall_freshClone", Env: []string{"TF_ACC=1"},
+	},
+	{
+		ID: "make/install-outside-the-mirror", Why: "make install puts the binary where terraform init does not look (no hostname directory)",
+		File: "GNUmakefile", From: "$(PLUGINS_DIR)/registry.terraform.io/mesh-intent/mesh/", To: "$(PLUGINS_DIR)/mesh-intent/mesh/",
+		Package: "./internal/provider", Run: "TestAccInstall_freshClone", Env: []string{"TF_ACC=1"},
+	},
 }

@@ -1,14 +1,23 @@
-// Command releasecheck checks the build matrix of .goreleaser.yml against
-// the Go toolchain and the Terraform Registry, without goreleaser:
+// Command releasecheck checks what a release is made of, without
+// goreleaser:
 //
-//	go run ./tools/releasecheck          every target is one Go can build,
-//	                                     and every platform the Registry
-//	                                     serves providers for is built
-//	go run ./tools/releasecheck -build   and cross-compiles every target the
-//	                                     way goreleaser does (CGO off,
-//	                                     -trimpath), printing a table
+//	go run ./tools/releasecheck          every target of .goreleaser.yml is
+//	                                     one Go can build, every platform the
+//	                                     Registry serves providers for is
+//	                                     built, the files are named as the
+//	                                     Registry reads them (names.go), and
+//	                                     the GNUmakefile's VERSION is the top
+//	                                     section of CHANGELOG.md (version.go)
+//	go run ./tools/releasecheck -build   and that section is dated, and every
+//	                                     target cross-compiles the way
+//	                                     goreleaser builds it (CGO off,
+//	                                     -trimpath, the version stamped),
+//	                                     printing a table; the binary for this
+//	                                     machine must report the version
+//	-tag v0.1.0                          and the release tag names the version
 //
-// `make release-check` runs the second form.
+// `make tidy-check` (in make test) runs the first form, `make release-check`
+// the second, the release workflow the first with -tag.
 package main
 
 import (
@@ -17,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -47,17 +57,31 @@ type goreleaser struct {
 func main() {
 	build := flag.Bool("build", false, "cross-compile every target")
 	config := flag.String("config", ".goreleaser.yml", "goreleaser configuration")
+	tag := flag.String("tag", "", "the release tag, which must be v<version>")
 	flag.Parse()
-	if err := run(*config, *build); err != nil {
+	if err := run(*config, *build, *tag); err != nil {
 		fmt.Fprintln(os.Stderr, "releasecheck:", err)
 		os.Exit(1)
 	}
 }
 
-func run(config string, build bool) error {
+func run(config string, build bool, tag string) error {
 	targets, err := matrix(config)
 	if err != nil {
 		return err
+	}
+	var files [4][]byte
+	for i, name := range []string{"GNUmakefile", "CHANGELOG.md", config, "terraform-registry-manifest.json"} {
+		if files[i], err = os.ReadFile(name); err != nil {
+			return err
+		}
+	}
+	version, err := checkVersion(string(files[0]), string(files[1]), build || tag != "", tag)
+	if err != nil {
+		return err
+	}
+	if p := releaseNames(files[2], files[3]); len(p) > 0 {
+		return fmt.Errorf("the release would not be what the Terraform Registry reads:\n  %s", strings.Join(p, "\n  "))
 	}
 	out, err := exec.Command("go", "tool", "dist", "list").Output()
 	if err != nil {
@@ -78,7 +102,8 @@ func run(config string, build bool) error {
 	if len(problems) > 0 {
 		return fmt.Errorf("%d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
-	fmt.Printf("%d targets in %s, all buildable by %s, covering the Registry's %d platforms\n", len(targets), config, goVersion(), len(registryPlatforms))
+	fmt.Printf("version %s (GNUmakefile, CHANGELOG.md); %d targets in %s, all buildable by %s, covering the Registry's %d platforms, named as the Registry reads them\n",
+		version, len(targets), config, goVersion(), len(registryPlatforms))
 	if !build {
 		return nil
 	}
@@ -91,7 +116,7 @@ func run(config string, build bool) error {
 	for _, t := range targets {
 		goos, goarch, _ := strings.Cut(t, "/")
 		bin := filepath.Join(dir, strings.ReplaceAll(t, "/", "_"))
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+version, "-o", bin, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
 		cmd.Stderr = os.Stderr
 		start := time.Now()
@@ -103,6 +128,12 @@ func run(config string, build bool) error {
 			return err
 		}
 		fmt.Printf("%-16s %8.1f %8.1f\n", t, float64(fi.Size())/1e6, time.Since(start).Seconds())
+		if t == runtime.GOOS+"/"+runtime.GOARCH {
+			out, err := exec.Command(bin, "-version").Output()
+			if want := "terraform-provider-mesh " + version; err != nil || strings.TrimSpace(string(out)) != want {
+				return fmt.Errorf("the %s build says %q (%v) to -version, want %q", t, strings.TrimSpace(string(out)), err, want)
+			}
+		}
 		os.Remove(bin)
 	}
 	fmt.Printf("all %d targets built\n", len(targets))
