@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
@@ -255,6 +256,9 @@ func kubernetesAttributes() map[string]schema.Attribute {
 }
 
 func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	// Which build serves this run, in Terraform's log (TF_LOG=INFO): the
+	// version stamped at build (make install, goreleaser), "dev" otherwise.
+	tflog.Info(ctx, "terraform-provider-mesh "+p.version, map[string]any{"version": p.version})
 	var m providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {

@@ -2,7 +2,8 @@ terraform {
   required_version = ">= 1.5"
   required_providers {
     mesh = {
-      source = "mesh-intent/mesh"
+      source  = "mesh-intent/mesh"
+      version = "~> 0.1"
     }
   }
 }
