@@ -60,6 +60,21 @@ var mutations = []mutation{
 		Package: "./internal/kubeclient",
 	},
 	{
+		ID: "kubeclient/shared-falls-back-to-current", Why: "a cluster without a context in a kubeconfig other clusters share falls back to the file's current context",
+		File: "internal/kubeclient/kubeclient.go", From: `if c.ConfigContext == "" && len(c.SharedWith) == 0 {`, To: `if c.ConfigContext == "" {`,
+		Package: "./internal/kubeclient",
+	},
+	{
+		ID: "kubeclient/same-server-unchecked", Why: "two clusters that reach one API server are not reported",
+		File: "internal/kubeclient/target.go", From: "if other, ok := first[t]; ok {", To: "if other, ok := first[t]; ok && false {",
+		Package: "./internal/kubeclient",
+	},
+	{
+		ID: "kubeclient/share-by-spelling", Why: "a kubeconfig named through a symbolic link counts as another file",
+		File: "internal/kubeclient/target.go", From: "if real, err := filepath.EvalSymlinks(f); err == nil {", To: "if real, err := filepath.EvalSymlinks(f); err != nil {",
+		Package: "./internal/kubeclient",
+	},
+	{
 		ID: "engine/unconfirmed-forgotten", Why: "a create cut off before the answer is not listed",
 		File: "internal/engine/apply.go", From: "} else if unconfirmed(err) {", To: "} else if false {",
 		Package: "./internal/engine",
