@@ -75,6 +75,17 @@ var mutations = []mutation{
 		Package: "./internal/kubeclient",
 	},
 	{
+		ID: "provider/targets-unchecked", Why: "the plan does not check where clusters' connections lead (shared kubeconfig without a context, two clusters on one API server)",
+		File: "internal/provider/provider.go", From: "resp.Diagnostics.Append(checkTargets(ctx, m, conns)...)", To: "resp.Diagnostics.Append()",
+		Package: "./internal/provider", Run: "TestPlanRefuses(ClustersWithoutContextInASharedKubeconfig|AMissingContext|TwoClustersOnOneAPIServer)$",
+	},
+	{
+		ID: "provider/validate-reads-environment", Why: "terraform validate fails for a cluster without kubernetes settings when KUBE_CONFIG_PATH is unset",
+		File: "internal/provider/provider_validate.go", From: "\tif c.Kubernetes.IsNull() || c.Kubernetes.IsUnknown() {\n",
+		To:      "\tif p, ps := envKubeconfig(); c.Kubernetes.IsNull() && p == \"\" && len(ps) == 0 {\n\t\taddAttrError(diags, at, \"No way to connect\", \"No kubeconfig.\")\n\t}\n\tif c.Kubernetes.IsNull() || c.Kubernetes.IsUnknown() {\n",
+		Package: "./internal/provider", Run: "TestValidateNeedsNoCredentials$",
+	},
+	{
 		ID: "engine/unconfirmed-forgotten", Why: "a create cut off before the answer is not listed",
 		File: "internal/engine/apply.go", From: "} else if unconfirmed(err) {", To: "} else if false {",
 		Package: "./internal/engine",
