@@ -207,10 +207,14 @@ func (e *ContextError) Error() string {
 	if e.Context != "" {
 		return fmt.Sprintf("the kubeconfig %s has no context %q; %s. Set config_context to one of them.", files, e.Context, have)
 	}
-	return fmt.Sprintf("cluster %q has no config_context, and the kubeconfig %s, which clusters %s read too, has no context named %q; %s. "+
+	readers := "clusters " + quoteAll(e.SharedWith) + " read"
+	if len(e.SharedWith) == 1 {
+		readers = "cluster " + quoteAll(e.SharedWith) + " reads"
+	}
+	return fmt.Sprintf("cluster %q has no config_context, and the kubeconfig %s, which %s too, has no context named %q; %s. "+
 		"The current context of a kubeconfig that several clusters share is never used on its own: it would send this cluster's objects to whichever cluster that context points at. "+
 		"Set config_context to this cluster's context (or give the cluster a kubeconfig file of its own).",
-		e.Cluster, files, quoteAll(e.SharedWith), e.Cluster, have)
+		e.Cluster, files, readers, e.Cluster, have)
 }
 
 // chooseContext picks the context a connection uses: config_context, else
