@@ -378,8 +378,10 @@ func TestAccTargeting_ownKubeconfigPerCluster(t *testing.T) {
 		w.requireExact("mesh_cluster."+c, "cluster", c)
 	}
 	w.requireExact("mesh_virtual_destination.target", "virtual-destination", "rel-target")
-	if left := liveOwnedIn(t, []string{"onprem"}, "", ""); len(left) > 0 {
-		t.Errorf("objects written in onprem, which no cluster uses: %v", left)
+	for _, k := range relAllOwned(t) {
+		if strings.HasPrefix(k, "onprem/") {
+			t.Errorf("%s written in onprem, which no registered cluster uses", k)
+		}
 	}
 	w.planIsEmpty()
 }
