@@ -87,8 +87,9 @@ func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags
 	named := set(k.ConfigPath) || set(k.ConfigPaths) || set(k.Host) || inCluster || k.InCluster.IsUnknown()
 	if !named && emptyPath {
 		addAttrError(diags, at, "No way to connect",
-			"Set config_path or config_paths (kubeconfig files, optionally with config_context), or host with credentials (token, client_certificate and client_key, or exec), "+
-				"or export "+envConfigPath+" or "+envConfigPaths+" for every cluster that names no server. "+
+			"config_path is an empty string, which names no kubeconfig (and does not fall back to the environment). "+
+				"Set config_path or config_paths (kubeconfig files, with config_context), or host with credentials (token, client_certificate and client_key, or exec); "+
+				"or remove config_path to take the kubeconfig from "+envConfigPath+" or "+envConfigPaths+". "+
 				"The provider never falls back to the credentials of the machine it runs on; set in_cluster = true to use the service account of the pod Terraform runs in.")
 	}
 	// Without a server named, the kubeconfig may come from the
