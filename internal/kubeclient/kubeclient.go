@@ -34,7 +34,12 @@ type Connection struct {
 	// Name is the cluster's key in the provider's registry: with a
 	// kubeconfig and no ConfigContext, the context of that name is used
 	// when the files have one.
-	Name                 string
+	Name string
+	// SharedWith names the other registered clusters that read one of
+	// this connection's kubeconfig files (set by Share). Such a cluster
+	// never falls back to the file's current context: it needs
+	// ConfigContext or a context named like it.
+	SharedWith           []string
 	Host                 string
 	Token                string
 	ClusterCACertificate string
@@ -83,28 +88,42 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 		}
 		return finish(cfg, timeout), nil
 	}
-	if c.Host == "" && c.ConfigPath == "" && len(c.ConfigPaths) == 0 {
+	if c.Exec != nil {
+		if _, err := exec.LookPath(c.Exec.Command); err != nil {
+			return nil, fmt.Errorf("the exec credential plugin %q is not installed where Terraform runs (%v). "+
+				"Install it there; on runners where that is not possible (HCP Terraform's remote runs), give a token instead, "+
+				"e.g. from the cloud provider's token data source or HCP Terraform's dynamic credentials", c.Exec.Command, err)
+		}
+	}
+	cfg, err := clientConfig(c, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return finish(cfg, timeout), nil
+}
+
+// clientConfig resolves a connection's settings and kubeconfig files into a
+// client configuration. It contacts nothing and runs no plugin.
+func clientConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
+	files, err := kubeconfigFiles(c)
+	if err != nil {
+		return nil, err
+	}
+	if c.Host == "" && len(files) == 0 {
 		return nil, errNoServer
 	}
 	rules := &clientcmd.ClientConfigLoadingRules{}
 	if c.ConfigPath != "" {
-		p, err := expandHome(c.ConfigPath)
-		if err != nil {
-			return nil, err
+		rules.ExplicitPath = files[0]
+	} else {
+		for _, p := range files {
+			if _, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("kubeconfig file %s: %w", p, err)
+			}
 		}
-		rules.ExplicitPath = p
+		rules.Precedence = files
 	}
-	for _, p := range c.ConfigPaths {
-		p, err := expandHome(p)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("kubeconfig file %s: %w", p, err)
-		}
-		rules.Precedence = append(rules.Precedence, p)
-	}
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.ConfigContext}
+	overrides := &clientcmd.ConfigOverrides{}
 	if c.Host != "" {
 		overrides.ClusterInfo.Server = c.Host
 	}
@@ -130,11 +149,6 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 		overrides.AuthInfo.ClientKeyData = []byte(c.ClientKey)
 	}
 	if c.Exec != nil {
-		if _, err := exec.LookPath(c.Exec.Command); err != nil {
-			return nil, fmt.Errorf("the exec credential plugin %q is not installed where Terraform runs (%v). "+
-				"Install it there; on runners where that is not possible (HCP Terraform's remote runs), give a token instead, "+
-				"e.g. from the cloud provider's token data source or HCP Terraform's dynamic credentials", c.Exec.Command, err)
-		}
 		if timeout <= 0 {
 			timeout = DefaultTimeout
 		}
@@ -147,11 +161,11 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
 	}
-	if overrides.CurrentContext == "" && c.Name != "" && raw.Contexts[c.Name] != nil {
-		overrides.CurrentContext = c.Name
-	}
-	if overrides.CurrentContext != "" && raw.Contexts[overrides.CurrentContext] == nil {
-		return nil, fmt.Errorf("the kubeconfig has no context %q", overrides.CurrentContext)
+	if len(files) > 0 {
+		overrides.CurrentContext, err = chooseContext(c, raw, files)
+		if err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, overrides.CurrentContext, overrides, rules).ClientConfig()
 	if err != nil {
@@ -160,7 +174,99 @@ func RESTConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 	if cfg.Host == "" {
 		return nil, errNoServer
 	}
-	return finish(cfg, timeout), nil
+	return cfg, nil
+}
+
+// ContextError is a kubeconfig context that cannot be chosen safely: the
+// one config_context names is not there, or the cluster names none in a
+// kubeconfig other clusters share and the files have no context named
+// like it.
+type ContextError struct {
+	Cluster string
+	// Context is config_context; empty when none is set.
+	Context string
+	// Files are the kubeconfig files read, SharedWith the other
+	// registered clusters that read one of them.
+	Files      []string
+	SharedWith []string
+	// Contexts are the contexts the files have, sorted; Current is their
+	// current context.
+	Contexts []string
+	Current  string
+}
+
+func (e *ContextError) Error() string {
+	have := "it has no contexts"
+	if len(e.Contexts) > 0 {
+		have = "its contexts are " + quoteAll(e.Contexts)
+		if e.Current != "" {
+			have += fmt.Sprintf(" (current: %q)", e.Current)
+		}
+	}
+	files := strings.Join(e.Files, ", ")
+	if e.Context != "" {
+		return fmt.Sprintf("the kubeconfig %s has no context %q; %s. Set config_context to one of them.", files, e.Context, have)
+	}
+	readers := "clusters " + quoteAll(e.SharedWith) + " read"
+	if len(e.SharedWith) == 1 {
+		readers = "cluster " + quoteAll(e.SharedWith) + " reads"
+	}
+	return fmt.Sprintf("cluster %q has no config_context, and the kubeconfig %s, which %s too, has no context named %q; %s. "+
+		"The current context of a kubeconfig that several clusters share is never used on its own: it would send this cluster's objects to whichever cluster that context points at. "+
+		"Set config_context to this cluster's context (or give the cluster a kubeconfig file of its own).",
+		e.Cluster, files, readers, e.Cluster, have)
+}
+
+// chooseContext picks the context a connection uses: config_context, else
+// the context named like the cluster, else the current context, but only
+// of a kubeconfig no other registered cluster reads (see Share).
+func chooseContext(c Connection, raw *clientcmdapi.Config, files []string) (string, error) {
+	if c.ConfigContext != "" && raw.Contexts[c.ConfigContext] != nil {
+		return c.ConfigContext, nil
+	}
+	if c.ConfigContext == "" && c.Name != "" && raw.Contexts[c.Name] != nil {
+		return c.Name, nil
+	}
+	if c.ConfigContext == "" && len(c.SharedWith) == 0 {
+		return raw.CurrentContext, nil // a kubeconfig of its own
+	}
+	e := &ContextError{Cluster: c.Name, Context: c.ConfigContext, Files: files, SharedWith: c.SharedWith, Current: raw.CurrentContext}
+	for name := range raw.Contexts {
+		e.Contexts = append(e.Contexts, name)
+	}
+	sort.Strings(e.Contexts)
+	return "", e
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// kubeconfigFiles are the kubeconfig files a connection reads, with ~
+// expanded, made absolute and cleaned.
+func kubeconfigFiles(c Connection) ([]string, error) {
+	var paths []string
+	if c.ConfigPath != "" {
+		paths = []string{c.ConfigPath}
+	} else {
+		paths = c.ConfigPaths
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		p, err := expandHome(p)
+		if err != nil {
+			return nil, err
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out, nil
 }
 
 var errNoServer = errors.New("the connection settings name no API server: set host or config_path (or in_cluster = true to use the pod's service account)")
@@ -236,8 +342,9 @@ type lazy struct {
 }
 
 // NewSet prepares clients for the given clusters; nothing connects yet.
+// Connections that share a kubeconfig file are marked as such (Share).
 func NewSet(conns map[string]Connection, timeout time.Duration) *Set {
-	return &Set{conns: conns, timeout: timeout, clients: map[string]*lazy{}}
+	return &Set{conns: Share(conns), timeout: timeout, clients: map[string]*lazy{}}
 }
 
 // Timeout is the per-request timeout the clients use.

@@ -49,12 +49,12 @@ var exampleProviderSources = []string{"mesh-intent/mesh", "hashicorp/mesh"}
 //
 // The examples are copied first, so init writes its lock file and .terraform
 // directory into a temporary directory, not the source tree.
+//
+// It runs with no KUBE_* variable and no KUBECONFIG set (terraformEnv
+// scrubs them), as a credential-less CI validate job does: validate must
+// not depend on the environment.
 func TestExamplesValidate(t *testing.T) {
-	tf, err := exec.LookPath("terraform")
-	if err != nil {
-		t.Fatal("TestExamplesValidate needs the Terraform CLI (>= 1.5) on PATH and did not find it: " +
-			"install it (https://developer.hashicorp.com/terraform/install, or your package manager) and run the test again")
-	}
+	tf := terraformCLI(t)
 
 	root := t.TempDir()
 	examples := filepath.Join(root, "examples")
@@ -71,17 +71,32 @@ func TestExamplesValidate(t *testing.T) {
 		rel, _ := filepath.Rel(root, dir)
 		t.Run(filepath.ToSlash(rel), func(t *testing.T) {
 			t.Parallel()
-			for _, args := range [][]string{
-				{"init", "-backend=false", "-input=false", "-no-color"},
-				{"validate", "-no-color"},
-			} {
-				cmd := exec.Command(tf, args...)
-				cmd.Dir, cmd.Env = dir, env
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("terraform %s in %s: %v\n%s", args[0], filepath.ToSlash(rel), err, out)
-				}
-			}
+			runTerraform(t, tf, dir, env, "init", "-backend=false", "-input=false", "-no-color")
+			runTerraform(t, tf, dir, env, "validate", "-no-color")
 		})
+	}
+}
+
+// terraformCLI finds the Terraform CLI, or fails the test saying how to
+// install it.
+func terraformCLI(t *testing.T) string {
+	t.Helper()
+	tf, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Fatal(t.Name() + " needs the Terraform CLI (>= 1.5) on PATH and did not find it: " +
+			"install it (https://developer.hashicorp.com/terraform/install, or your package manager) and run the test again")
+	}
+	return tf
+}
+
+// runTerraform runs one Terraform command in dir and fails the test unless
+// it succeeds.
+func runTerraform(t *testing.T, tf, dir string, env []string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(tf, args...)
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("terraform %s in %s: %v\n%s", args[0], filepath.ToSlash(dir), err, out)
 	}
 }
 
@@ -114,7 +129,8 @@ func exampleDirs(t *testing.T, root string) []string {
 // terraformEnv writes, under dir, a filesystem mirror holding this test
 // binary as every exampleProviderSources package and a CLI config that
 // installs from that mirror only, and returns the environment to run
-// Terraform with.
+// Terraform with: the caller's, without its Terraform settings and without
+// any kubeconfig or cluster credentials (KUBE_*, KUBECONFIG).
 func terraformEnv(t *testing.T, dir string) []string {
 	t.Helper()
 	self, err := os.Executable()
@@ -147,6 +163,10 @@ func terraformEnv(t *testing.T, dir string) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		if name == "TF_CLI_CONFIG_FILE" || name == "TF_DATA_DIR" || name == "TF_PLUGIN_CACHE_DIR" ||
 			name == "TF_WORKSPACE" || strings.HasPrefix(name, "TF_CLI_ARGS") {
+			continue
+		}
+		// Where clusters are: validate must pass without them.
+		if strings.HasPrefix(name, "KUBE") {
 			continue
 		}
 		env = append(env, kv)

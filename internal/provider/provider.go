@@ -106,9 +106,12 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 			"and the topology facts the translator needs.",
 		Attributes: map[string]schema.Attribute{
 			"clusters": schema.MapNestedAttribute{
-				MarkdownDescription: "The clusters of the mesh, keyed by name. The name is how every resource refers to a cluster; it must be a DNS label.",
-				Required:            true,
-				NestedObject:        schema.NestedAttributeObject{Attributes: clusterAttributes()},
+				MarkdownDescription: "The clusters of the mesh, keyed by name. The name is how every resource refers to a cluster; it must be a DNS label. " +
+					"Where each cluster's connection leads is checked at plan, before anything is read or written, by reading the kubeconfig files (no cluster is contacted): " +
+					"two clusters that reach one API server (the same address, CA and `tls_server_name`, however written) are a plan error naming both, " +
+					"and so is a cluster whose kubeconfig context cannot be chosen safely (see `config_context`).",
+				Required:     true,
+				NestedObject: schema.NestedAttributeObject{Attributes: clusterAttributes()},
 			},
 			"field_manager": schema.StringAttribute{
 				MarkdownDescription: "Base name of the server-side-apply field managers. Each intent applies as `<field_manager>/<kind>.<name>`; changing it migrates ownership on the next apply (the former manager's fields are taken over and released). " +
@@ -150,7 +153,8 @@ func clusterAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"kubernetes": schema.SingleNestedAttribute{
 			MarkdownDescription: "How to reach the cluster's API server. Same attribute names as the kubernetes provider. Use `config_path` or `config_paths` (and `config_context`), or `host` with a token, client certificate or `exec` plugin. " +
-				"Without it (or without any of `config_path`, `config_paths`, `host` and `in_cluster` in it), the kubeconfig comes from the environment variable `KUBE_CONFIG_PATH` or `KUBE_CONFIG_PATHS`, and the context is the one named like the cluster.",
+				"Without it (or without any of `config_path`, `config_paths`, `host` and `in_cluster` in it), the kubeconfig comes from the environment variable `KUBE_CONFIG_PATH` or `KUBE_CONFIG_PATHS`, and the context is chosen as `config_context` describes; " +
+				"with neither variable set, plan fails naming the cluster (`terraform validate` does not read the environment).",
 			Optional:   true,
 			Attributes: kubernetesAttributes(),
 		},
@@ -218,14 +222,20 @@ func kubernetesAttributes() map[string]schema.Attribute {
 		return schema.StringAttribute{MarkdownDescription: desc, Optional: true, Sensitive: sensitive, Validators: v}
 	}
 	return map[string]schema.Attribute{
-		"config_path": str("Path to a kubeconfig file. `~` is expanded. Default: the environment variable `KUBE_CONFIG_PATH`, when no other setting names a server.", false),
+		"config_path": str("Path to a kubeconfig file. `~` is expanded. Default: the environment variable `KUBE_CONFIG_PATH`, when none of `config_paths`, `host` and `in_cluster` is set; otherwise no kubeconfig is read. "+
+			"A file that other registered clusters read too (by path, symbolic links resolved) is shared: each cluster needs its own context there (see `config_context`).", false),
 		"config_paths": schema.ListAttribute{
-			MarkdownDescription: "Kubeconfig files merged as kubectl merges `KUBECONFIG` (the first file that sets a value wins). Instead of `config_path`. Default: the environment variable `KUBE_CONFIG_PATHS` (a list separated like `PATH`), when no other setting names a server.",
-			Optional:            true,
-			ElementType:         types.StringType,
-			Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+			MarkdownDescription: "Kubeconfig files merged as kubectl merges `KUBECONFIG` (the first file that sets a value wins). Instead of `config_path`. Default: the environment variable `KUBE_CONFIG_PATHS` (a list separated like `PATH`), when neither `KUBE_CONFIG_PATH` nor any of `config_path`, `host` and `in_cluster` is set. " +
+				"If any of the files is read by another registered cluster too, the kubeconfig is shared (see `config_context`).",
+			Optional:    true,
+			ElementType: types.StringType,
+			Validators:  []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
 		},
-		"config_context":         str("Context to use from the kubeconfig. Default: the context named like the cluster (its key in `clusters`) if the kubeconfig has one, else the file's current context.", false),
+		"config_context": str("Context to use from the kubeconfig; a context the files do not have is a plan error listing those they have. "+
+			"Default: the context named like the cluster (its key in `clusters`) if the kubeconfig has one. Otherwise, the file's current context, but only when the kubeconfig is the cluster's own: "+
+			"no other registered cluster reads any of its files (one file per cluster, as `aws eks update-kubeconfig --kubeconfig <file>` or a per-cluster `KUBECONFIG` writes it). "+
+			"In a kubeconfig shared with other registered clusters (`~/.kube/config` for several, or `KUBE_CONFIG_PATH` for every cluster) the current context is never used on its own: "+
+			"a cluster with neither `config_context` nor a context named like it is a plan error that names it and lists the file's contexts, and nothing is written to any cluster.", false),
 		"host":                   str("URL of the API server, e.g. `https://203.0.113.1:6443`. Overrides the kubeconfig's server.", false, urlValidator{schemes: []string{"https", "http"}}),
 		"token":                  str("Bearer token.", true),
 		"cluster_ca_certificate": str("PEM-encoded CA bundle that signs the API server's certificate.", false, pemValidator{}),
@@ -266,6 +276,13 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 	reg, conns, unknown, diags := buildRegistry(ctx, m)
 	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// Where each cluster's connection leads is checked here, at plan and
+	// before any resource reads or writes: a cluster reached through
+	// another's context or API server fails the run, not one cluster.
+	resp.Diagnostics.Append(checkTargets(ctx, m, conns)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

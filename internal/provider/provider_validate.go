@@ -15,7 +15,11 @@ import (
 
 // ValidateConfig checks what single-attribute validators cannot: how the
 // attributes of one cluster fit together. Values not known yet (a cluster
-// created in the same apply) are skipped, never rejected.
+// created in the same apply) are skipped, never rejected. Nothing here
+// reads the environment or the file system, so terraform validate passes
+// without credentials; where a connection leads (environment variables,
+// kubeconfig files and their contexts) is checked at plan, by Configure
+// (checkTargets).
 func (p *meshProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
 	var m providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -52,14 +56,6 @@ func (p *meshProvider) ValidateConfig(ctx context.Context, req provider.Validate
 }
 
 func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags *diag.Diagnostics) {
-	envPath, envPaths := envKubeconfig()
-	fromEnv := envPath != "" || len(envPaths) > 0
-	if c.Kubernetes.IsNull() && !fromEnv {
-		addAttrError(diags, at, "No way to connect",
-			"The cluster has no kubernetes settings, and neither "+envConfigPath+" nor "+envConfigPaths+" is set in the environment. "+
-				"Set kubernetes = { config_path = ... } (or host with credentials), or export "+envConfigPath+" with a kubeconfig that has a context named like the cluster.")
-		return
-	}
 	if c.Kubernetes.IsNull() || c.Kubernetes.IsUnknown() {
 		return
 	}
@@ -89,13 +85,16 @@ func validateConnection(ctx context.Context, c clusterModel, at path.Path, diags
 	// environment either: it is a mistake, not an absence.
 	emptyPath := !k.ConfigPath.IsNull() && !k.ConfigPath.IsUnknown() && k.ConfigPath.ValueString() == ""
 	named := set(k.ConfigPath) || set(k.ConfigPaths) || set(k.Host) || inCluster || k.InCluster.IsUnknown()
-	if !named && (emptyPath || !fromEnv) {
+	if !named && emptyPath {
 		addAttrError(diags, at, "No way to connect",
-			"Set config_path or config_paths (kubeconfig files, optionally with config_context), or host with credentials (token, client_certificate and client_key, or exec), "+
-				"or export "+envConfigPath+" or "+envConfigPaths+" for every cluster that names no server. "+
+			"config_path is an empty string, which names no kubeconfig (and does not fall back to the environment). "+
+				"Set config_path or config_paths (kubeconfig files, with config_context), or host with credentials (token, client_certificate and client_key, or exec); "+
+				"or remove config_path to take the kubeconfig from "+envConfigPath+" or "+envConfigPaths+". "+
 				"The provider never falls back to the credentials of the machine it runs on; set in_cluster = true to use the service account of the pod Terraform runs in.")
 	}
-	if set(k.ConfigContext) && !set(k.ConfigPath) && !set(k.ConfigPaths) && !(fromEnv && !named) {
+	// Without a server named, the kubeconfig may come from the
+	// environment, which Configure checks at plan.
+	if set(k.ConfigContext) && !set(k.ConfigPath) && !set(k.ConfigPaths) && named {
 		addAttrError(diags, at.AtName("config_context"), "Context without kubeconfig",
 			"config_context selects a context of the kubeconfig in config_path or config_paths; set one of them too.")
 	}

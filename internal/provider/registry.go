@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
@@ -266,4 +269,69 @@ func anyUnknown(vs ...attr.Value) bool {
 		}
 	}
 	return false
+}
+
+// checkTargets checks, at plan and before anything connects, where each
+// known cluster's connection leads (kubeclient.Check reads the kubeconfig
+// files offline): a cluster that names no server, one whose kubeconfig
+// context cannot be chosen safely (config_context missing from the files,
+// or none given in a kubeconfig other clusters share and no context named
+// like it), and two clusters that reach one API server. These depend on
+// the environment (variables, files), so they are checked here and not by
+// ValidateConfig: terraform validate needs no credentials.
+func checkTargets(ctx context.Context, m providerModel, conns map[string]kubeclient.Connection) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if m.Clusters.IsNull() || m.Clusters.IsUnknown() {
+		return diags
+	}
+	known, _, d := clusterModels(ctx, m.Clusters)
+	diags.Append(d...)
+	entry := func(name string) path.Path {
+		if c, ok := known[name]; ok && !c.Kubernetes.IsNull() {
+			return clustersPath.AtMapKey(name).AtName("kubernetes")
+		}
+		return clustersPath.AtMapKey(name)
+	}
+	names := make([]string, 0, len(conns))
+	for name := range conns {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	checked := map[string]kubeclient.Connection{}
+	for _, name := range names {
+		c := conns[name]
+		if c.Unknown {
+			continue
+		}
+		if c.Host == "" && c.ConfigPath == "" && len(c.ConfigPaths) == 0 && !c.InCluster {
+			addAttrError(&diags, entry(name), "No way to connect",
+				fmt.Sprintf("Cluster %q names no API server: its kubernetes settings have no config_path, config_paths, host or in_cluster, and neither %s nor %s is set in the environment. ", name, envConfigPath, envConfigPaths)+
+					"Set config_path or config_paths (kubeconfig files, with config_context), or host with credentials (token, client_certificate and client_key, or exec), "+
+					"or export "+envConfigPath+" or "+envConfigPaths+" for every cluster that names no server. "+
+					"The provider never falls back to the credentials of the machine it runs on; set in_cluster = true to use the service account of the pod Terraform runs in.")
+			continue
+		}
+		checked[name] = c
+	}
+	for _, p := range kubeclient.Check(checked) {
+		switch {
+		case p.Context != nil && p.Context.Context != "":
+			addAttrError(&diags, entry(p.Cluster).AtName("config_context"), "Kubeconfig context not found",
+				fmt.Sprintf("Cluster %q: %v", p.Cluster, p.Err))
+		case p.Context != nil:
+			addAttrError(&diags, entry(p.Cluster), "No kubeconfig context for the cluster",
+				capitalise(p.Err.Error())+" Nothing was written to any cluster.")
+		default:
+			addAttrError(&diags, entry(p.Cluster), "Two clusters on one API server",
+				fmt.Sprintf("%s Nothing was written to any cluster.", capitalise(p.Err.Error())))
+		}
+	}
+	return diags
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,10 +18,13 @@ func TestAccRender_planWritesEveryObjectOffline(t *testing.T) {
 	w := newRelTF(t)
 	out := filepath.Join(t.TempDir(), "rendered")
 	w.env = append(w.env, RenderDirEnv+"="+out)
-	provider := providerConfigWith(t, "", func(*testing.T, string) string {
-		return `host = "https://127.0.0.1:1"
+	// One closed port per cluster: two clusters on one address would be a
+	// plan error (they would reach one API server).
+	port := map[string]int{"east": 1, "west": 2, "onprem": 3}
+	provider := providerConfigWith(t, "", func(_ *testing.T, c string) string {
+		return fmt.Sprintf(`host = "https://127.0.0.1:%d"
         token = "unused"
-        insecure = true`
+        insecure = true`, port[c])
 	})
 	w.write(provider + planTextVD("user") + `
 resource "mesh_traffic_policy" "pt" {

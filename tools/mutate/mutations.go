@@ -60,6 +60,32 @@ var mutations = []mutation{
 		Package: "./internal/kubeclient",
 	},
 	{
+		ID: "kubeclient/shared-falls-back-to-current", Why: "a cluster without a context in a kubeconfig other clusters share falls back to the file's current context",
+		File: "internal/kubeclient/kubeclient.go", From: `if c.ConfigContext == "" && len(c.SharedWith) == 0 {`, To: `if c.ConfigContext == "" {`,
+		Package: "./internal/kubeclient",
+	},
+	{
+		ID: "kubeclient/same-server-unchecked", Why: "two clusters that reach one API server are not reported",
+		File: "internal/kubeclient/target.go", From: "if other, ok := first[t]; ok {", To: "if other, ok := first[t]; ok && false {",
+		Package: "./internal/kubeclient",
+	},
+	{
+		ID: "kubeclient/share-by-spelling", Why: "a kubeconfig named through a symbolic link counts as another file",
+		File: "internal/kubeclient/target.go", From: "if real, err := filepath.EvalSymlinks(f); err == nil {", To: "if real, err := filepath.EvalSymlinks(f); err != nil {",
+		Package: "./internal/kubeclient",
+	},
+	{
+		ID: "provider/targets-unchecked", Why: "the plan does not check where clusters' connections lead (shared kubeconfig without a context, two clusters on one API server)",
+		File: "internal/provider/provider.go", From: "resp.Diagnostics.Append(checkTargets(ctx, m, conns)...)", To: "resp.Diagnostics.Append()",
+		Package: "./internal/provider", Run: "TestPlanRefuses(ClustersWithoutContextInASharedKubeconfig|AMissingContext|TwoClustersOnOneAPIServer)$",
+	},
+	{
+		ID: "provider/validate-reads-environment", Why: "terraform validate fails for a cluster without kubernetes settings when KUBE_CONFIG_PATH is unset",
+		File: "internal/provider/provider_validate.go", From: "\tif c.Kubernetes.IsNull() || c.Kubernetes.IsUnknown() {\n",
+		To:      "\tif p, ps := envKubeconfig(); c.Kubernetes.IsNull() && p == \"\" && len(ps) == 0 {\n\t\taddAttrError(diags, at, \"No way to connect\", \"No kubeconfig.\")\n\t}\n\tif c.Kubernetes.IsNull() || c.Kubernetes.IsUnknown() {\n",
+		Package: "./internal/provider", Run: "TestValidateNeedsNoCredentials$",
+	},
+	{
 		ID: "engine/unconfirmed-forgotten", Why: "a create cut off before the answer is not listed",
 		File: "internal/engine/apply.go", From: "} else if unconfirmed(err) {", To: "} else if false {",
 		Package: "./internal/engine",
