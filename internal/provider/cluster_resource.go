@@ -202,7 +202,23 @@ func (m *clusterResourceModel) intent() cluster.Intent {
 	return in
 }
 
+// ModifyPlan plans the objects as every intent does (intentLifecycle's
+// ModifyPlan): a state with objects in a cluster no longer registered
+// fails, destroys included, and objects in a cluster the refresh could
+// not read are planned as re-checked.
 func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var prior clusterResourceModel
+	prior.Objects = types.MapNull(types.StringType)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		resp.Diagnostics.Append(checkRemovedClusters(r.data, prior.spec().Owner, prior.Objects)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
@@ -211,7 +227,10 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	if resp.Diagnostics.HasError() || !plan.knowable() {
 		return
 	}
-	objects, diags := planObjects(ctx, r.data, plan.spec())
+	spec := plan.spec()
+	objects, diags := planObjects(ctx, r.data, spec)
+	resp.Diagnostics.Append(diags...)
+	objects, diags = recheckUnreadable(spec.Owner, objects, prior.Objects, unreadableOf(ctx, req.Private))
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), objects)...)
 }
@@ -229,8 +248,9 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 		return
 	}
 	m.ID = types.StringValue(newOwnerID())
-	objects, diags := applyObjects(ctx, r.data, m.spec(), nil)
+	objects, failed, diags := applyObjects(ctx, r.data, m.spec(), nil)
 	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(recordUnreadable(ctx, resp.Private, failed)...)
 	m.Objects = objects
 	r.probe(&m)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
@@ -247,8 +267,9 @@ func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, re
 		m.ID = types.StringNull() // found on the objects below
 		m.importDefaults()
 	}
-	objects, diags := readObjects(ctx, r.data, m.spec(), entriesOf(m.Objects), importing)
+	objects, failed, diags := readObjects(ctx, r.data, m.spec(), entriesOf(m.Objects), importing)
 	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(recordUnreadable(ctx, resp.Private, failed)...)
 	m.Objects = objects
 	if importing {
 		resp.Diagnostics.Append(r.inferFromCluster(ctx, &m)...)
@@ -264,8 +285,9 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	objects, diags := applyObjects(ctx, r.data, m.spec(), entriesOf(prior.Objects))
+	objects, failed, diags := applyObjects(ctx, r.data, m.spec(), entriesOf(prior.Objects))
 	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(recordUnreadable(ctx, resp.Private, failed)...)
 	m.Objects = objects
 	r.probe(&m)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)

@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
 // intentModel is what the shared lifecycle needs from a resource model:
@@ -72,8 +74,27 @@ func (l *intentLifecycle[M, P]) Configure(_ context.Context, req resource.Config
 // ModifyPlan translates the planned intent into the objects attribute. It
 // writes to no cluster (a traffic policy reads the objects it shares,
 // checkComposition). Configuration values known only after apply leave
-// the objects unknown.
+// the objects unknown. Objects in a cluster the refresh could not read are
+// planned as re-checked (recheckUnreadable), and a state with objects in a
+// cluster no longer registered fails, destroys included
+// (checkRemovedClusters).
 func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	prior := types.MapNull(types.StringType)
+	if !req.State.Raw.IsNull() {
+		var name types.String
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("objects"), &prior)...)
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		// The owner names the intent in messages; resolving the whole
+		// spec could read the clusters.
+		owner := engine.Owner{Kind: l.importer.kind, Name: name.ValueString()}
+		resp.Diagnostics.Append(checkRemovedClusters(l.data, owner, prior)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
@@ -98,6 +119,8 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	objects, diags := planObjects(ctx, l.data, spec)
+	resp.Diagnostics.Append(diags...)
+	objects, diags = recheckUnreadable(spec.Owner, objects, prior, unreadableOf(ctx, req.Private))
 	resp.Diagnostics.Append(diags...)
 	P(&m).setInventory(objects)
 	if sameValues(proposed, m) {
@@ -136,9 +159,9 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	*P(&m).ownerID() = types.StringValue(newOwnerID())
-	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
 		return applyObjects(ctx, l.data, spec, nil)
-	}, &resp.State, false)...)
+	}, &resp.State, resp.Private, false)...)
 }
 
 func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -150,9 +173,9 @@ func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	prior := P(&m).inventory()
-	resp.Diagnostics.Append(l.sync(ctx, &m, nil, func(spec intentSpec) (types.Map, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, nil, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
 		return readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
-	}, &resp.State, true)...)
+	}, &resp.State, resp.Private, true)...)
 }
 
 func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -163,26 +186,28 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, diag.Diagnostics) {
+	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
 		return applyObjects(ctx, l.data, spec, entriesOf(prior))
-	}, &resp.State, false)...)
+	}, &resp.State, resp.Private, false)...)
 }
 
 // sync resolves the model into intent, runs one engine operation and
-// records the inventory it returns in state, also when it failed.
+// records the inventory it returns in state, also when it failed, and the
+// clusters it could not read or write in private state (unreadableKey).
 //
 // refreshing is set by Read, whose response state starts out as a copy of
 // the state m was read from: when nothing changed, as in most refreshes,
 // it is left as it is rather than converted from the model again. (Update
 // starts from the prior state, not the plan, so it always writes.)
-func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.Map, diag.Diagnostics), state *tfsdk.State, refreshing bool) diag.Diagnostics {
+func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.Map, map[string]string, diag.Diagnostics), state *tfsdk.State, private privateSetter, refreshing bool) diag.Diagnostics {
 	before := *m
 	spec, diags := l.specOf(ctx, m, false, config)
 	if diags.HasError() {
 		return diags
 	}
-	objects, d := op(spec)
+	objects, failed, d := op(spec)
 	diags.Append(d...)
+	diags.Append(recordUnreadable(ctx, private, failed)...)
 	P(m).setInventory(objects)
 	if refreshing && sameValues(before, *m) {
 		return diags

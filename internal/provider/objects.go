@@ -114,33 +114,34 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 
 // applyObjects translates (all values are known at apply), applies and
 // prunes, and returns the inventory of what exists afterwards, also on
-// failure.
-func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.Map, diag.Diagnostics) {
+// failure, with the clusters that failed (failedClusters).
+func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry) (types.Map, map[string]string, diag.Diagnostics) {
 	prior, diags := forgetRetired(data, spec, prior)
 	objs, err := spec.Translate(data.Registry)
 	if err != nil {
 		diags.Append(translateDiagnostics(err)...)
 		l, d := entriesValue(prior)
-		return l, append(diags, d...)
+		return l, nil, append(diags, d...)
 	}
 	desired, err := engine.Plan(spec.Owner, objs)
 	if err != nil {
 		diags.AddError("Rendering objects", err.Error())
 		l, d := entriesValue(prior)
-		return l, append(diags, d...)
+		return l, nil, append(diags, d...)
 	}
 	entries, err := data.Engine.Apply(ctx, spec.Owner, desired, prior)
 	diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 	l, d := entriesValue(entries)
-	return l, append(diags, d...)
+	return l, failedClusters(err), append(diags, d...)
 }
 
 // readObjects refreshes the inventory from the clusters the intent targets
 // and the clusters it already has objects in. Unreachable clusters keep
-// their entries and warn.
+// their entries and warn; they are returned (failedClusters), for the plan
+// to re-check their objects (recheckUnreadable).
 //
 // An import has no prior inventory, so it looks in every registered cluster.
-func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry, importing bool) (types.Map, diag.Diagnostics) {
+func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior []engine.Entry, importing bool) (types.Map, map[string]string, diag.Diagnostics) {
 	prior, diags := forgetRetired(data, spec, prior)
 	var clusters []string
 	if importing {
@@ -157,7 +158,7 @@ func readObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 	entries, errs := data.Engine.Read(ctx, spec.Owner, spec.Kinds, clusters, prior)
 	diags.Append(engineDiagnostics(errs.Err(), diag.SeverityWarning)...)
 	l, d := entriesValue(entries)
-	return l, append(diags, d...)
+	return l, failedClusters(errs.Err()), append(diags, d...)
 }
 
 // deleteObjects removes every owned object.

@@ -71,6 +71,9 @@ type providerData struct {
 	// Retired are clusters gone for good: objects listed there are
 	// forgotten, never contacted (see forgetRetired).
 	Retired map[string]bool
+	// RetiredUnknown is set when retired_clusters is known only after
+	// apply: the removed-cluster check waits (checkRemovedClusters).
+	RetiredUnknown bool
 	// RecordsNamespace is the namespace of virtual destination records.
 	RecordsNamespace string
 	// Planned tells which intent planned each object in this run.
@@ -315,8 +318,16 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		for _, v := range m.Retired.Elements() {
 			if s, ok := v.(types.String); ok && !s.IsUnknown() && !s.IsNull() {
 				data.Retired[s.ValueString()] = true
+			} else if ok && s.IsUnknown() {
+				data.RetiredUnknown = true
 			}
 		}
+	}
+	data.RetiredUnknown = data.RetiredUnknown || m.Retired.IsUnknown()
+	// Configure runs once per run (plan, apply): the checks that wait for
+	// an unknown registry are named here, once, not by every resource.
+	if summary, detail := waitsForApplyWarning(unknown, data.RetiredUnknown); summary != "" {
+		resp.Diagnostics.AddWarning(summary, detail)
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,7 +10,8 @@ import (
 
 // A cluster is decommissioned with its objects still listed in state: a
 // virtual destination has clients there and a mesh_cluster bootstraps it.
-// Once it leaves the provider's clusters, applies fail naming the way out;
+// Once it leaves the provider's clusters, plans (and so applies) fail
+// naming the cluster and the way out, and nothing is written;
 // with the cluster in retired_clusters they succeed, dropping its objects
 // from state with a warning and without a single request to it.
 func TestAccReliability_retiredCluster(t *testing.T) {
@@ -44,11 +46,37 @@ resource "mesh_cluster" "west" {
 		}
 	}
 
-	// West leaves the registry, its mesh_cluster and its clients go.
+	// West leaves the registry, its mesh_cluster and its clients go. The
+	// plan fails, for both intents (the mesh_cluster's destroy too),
+	// naming west and retired_clusters; the apply stops at the same plan,
+	// and nothing is written anywhere.
 	w.write(providerConfigOf(t, remaining, "", kubeconfigConnection) + vd(`["east"]`))
-	out := w.applyFails()
-	if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, `add "west" to the provider's retired_clusters`) {
-		t.Fatalf("the failure does not point to retired_clusters:\n%s", out)
+	stateBefore := w.allInventories()
+	unchanged := relSnapshot(t, owners...)
+	out, code := w.run("plan", "-detailed-exitcode")
+	flat := strings.Join(strings.Fields(out), " ")
+	if code != 1 {
+		t.Fatalf("plan with west removed from clusters: exit %d, want 1 (an error):\n%s", code, out)
+	}
+	for _, want := range []string{
+		`Error: Cluster west still holds objects of mesh_virtual_destination "rel-retired"`,
+		`Error: Cluster west still holds objects of mesh_cluster "west"`,
+		`add "west" to the provider's retired_clusters`,
+		`objects["west/`,
+	} {
+		if !strings.Contains(flat, want) {
+			t.Fatalf("the plan does not say %q:\n%s", want, out)
+		}
+	}
+	out = w.applyFails()
+	if !strings.Contains(out, "Cluster west still holds objects") || strings.Contains(out, "Creating...") || strings.Contains(out, "Modifying...") || strings.Contains(out, "Destroying...") {
+		t.Fatalf("the apply did not stop at its plan:\n%s", out)
+	}
+	if got := w.allInventories(); strings.Join(got, ",") != strings.Join(stateBefore, ",") {
+		t.Fatalf("state changed: before %v, after %v", stateBefore, got)
+	}
+	if got := relSnapshot(t, owners...); fmt.Sprint(got) != fmt.Sprint(unchanged) {
+		t.Fatalf("objects were written: before %v, after %v", unchanged, got)
 	}
 
 	// A cluster cannot be registered and retired at once.
@@ -61,7 +89,7 @@ resource "mesh_cluster" "west" {
 	w.write(providerConfigOf(t, remaining, `retired_clusters = ["west"]`, kubeconfigConnection) + vd(`["east"]`))
 	before := relSnapshot(t, owners...)
 	out = w.apply()
-	flat := strings.Join(strings.Fields(out), " ")
+	flat = strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{"Forgetting", "virtual-destination rel-retired in retired cluster west", "cluster west in retired cluster west"} {
 		if !strings.Contains(flat, want) {
 			t.Fatalf("apply output lacks %q:\n%s", want, out)

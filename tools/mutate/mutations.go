@@ -411,4 +411,52 @@ var mutations = []mutation{
 		File: "GNUmakefile", From: "$(PLUGINS_DIR)/registry.terraform.io/mesh-intent/mesh/", To: "$(PLUGINS_DIR)/mesh-intent/mesh/",
 		Package: "./internal/provider", Run: "TestAccInstall_freshClone", Env: []string{"TF_ACC=1"},
 	},
+	// Honest drift checks (issue 27): what a plan cannot read it re-checks,
+	// a removed cluster with objects fails at plan, an unknown registry
+	// says which checks wait.
+	{
+		ID: "provider/unreadable-not-rechecked", Why: "a plan that could not read a cluster shows its unchanged objects as up to date (\"No changes\")",
+		File: "internal/provider/drift_checks.go", From: "ok && !v.IsUnknown() && v.Equal(was) {", To: "false && ok && !v.IsUnknown() && v.Equal(was) {",
+		Package: "./internal/provider", Run: "TestRecheckUnreadable",
+	},
+	{
+		ID: "provider/recheck-every-cluster", Why: "the plan re-checks the objects of clusters that were read too (a perpetual diff)",
+		File: "internal/provider/drift_checks.go", From: "if _, down := unreadable[cluster]; !down {", To: "if _, down := unreadable[cluster]; down && !down {",
+		Package: "./internal/provider", Run: "TestRecheckUnreadable",
+	},
+	{
+		ID: "provider/read-forgets-unreadable-clusters", Why: "refresh does not say which clusters it could not read, so the plan cannot re-check them",
+		File: "internal/provider/objects.go", From: "return l, failedClusters(errs.Err()), append(diags, d...)", To: "return l, nil, append(diags, d...)",
+		Package: "./internal/provider", Run: "TestReadObjectsReturns",
+	},
+	{
+		ID: "provider/drift-counted-unreadable", Why: "a cluster read with drift counts as a cluster that could not be read",
+		File: "internal/provider/drift_checks.go", From: " || errors.Is(e.Err, engine.ErrDrift) {", To: " {",
+		Package: "./internal/provider", Run: "TestReadObjectsReturns",
+	},
+	{
+		ID: "provider/unreadable-never-forgotten", Why: "private state keeps listing a cluster after every cluster answered",
+		File: "internal/provider/drift_checks.go", From: "\tif len(clusters) == 0 {\n\t\treturn p.SetKey(ctx, unreadableKey, nil)", To: "\tif len(clusters) == 0 {\n\t\treturn nil",
+		Package: "./internal/provider", Run: "TestUnreadableClustersKept",
+	},
+	{
+		ID: "provider/removed-cluster-unchecked", Why: "a state with objects in a cluster removed from clusters plans clean and fails only at apply",
+		File: "internal/provider/drift_checks.go", From: "if data.Registry.Cluster(cluster) == nil && !data.Retired[cluster] {", To: "if false {",
+		Package: "./internal/provider", Run: "TestCheckRemovedClusters|TestPlanRefusesObjectsInARemovedCluster",
+	},
+	{
+		ID: "provider/retired-counted-removed", Why: "a cluster in retired_clusters fails the plan as if it were removed without a word",
+		File: "internal/provider/drift_checks.go", From: "if data.Registry.Cluster(cluster) == nil && !data.Retired[cluster] {", To: "if data.Registry.Cluster(cluster) == nil {",
+		Package: "./internal/provider", Run: "TestCheckRemovedClusters",
+	},
+	{
+		ID: "provider/plan-skips-removed-check", Why: "an intent's plan does not check its state for removed clusters",
+		File: "internal/provider/intent_resource.go", From: "\t\tresp.Diagnostics.Append(checkRemovedClusters(l.data, owner, prior)...)\n", To: "\t\t_ = owner\n",
+		Package: "./internal/provider", Run: "TestPlanRefusesObjectsInARemovedCluster",
+	},
+	{
+		ID: "provider/unknown-registry-silent", Why: "a registry known only after apply skips every cluster-name check without a word",
+		File: "internal/provider/provider.go", From: "data.RetiredUnknown); summary != \"\" {", To: "data.RetiredUnknown); false && summary != \"\" {",
+		Package: "./internal/provider", Run: "TestConfigureNamesTheChecksThatWaitForApply",
+	},
 }
