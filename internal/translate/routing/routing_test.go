@@ -287,7 +287,7 @@ func seedAccess() (accesspolicy.Intent, accesspolicy.Destination) {
 		Rules: []accesspolicy.Rule{{Methods: []string{"GET"}, Paths: []string{"/users/*"}, Ports: []int{8080}}, {Methods: []string{"POST"}, Paths: []string{"/audit"}}},
 	}
 	dest := accesspolicy.Destination{VirtualDestination: "user.global",
-		Backends: []accesspolicy.Backend{{Cluster: "east", Namespace: "users", Service: "user"}, {Cluster: "onprem", Namespace: "users", Service: "user"}, {Cluster: "west", Namespace: "users", Service: "user"}},
+		Backends:  []accesspolicy.Backend{{Cluster: "east", Namespace: "users", Service: "user"}, {Cluster: "onprem", Namespace: "users", Service: "user"}, {Cluster: "west", Namespace: "users", Service: "user"}},
 		Placement: translate.Placement{ClusterSelector: map[string]string{"env": "prod"}},
 	}
 	return in, dest
