@@ -57,6 +57,7 @@ func TestAccRouting_planStatesTheOneBackendChange(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan failed (exit %d):\n%s", code, out)
 	}
+	t.Logf("plan of the one-backend change:\n%s", out)
 	for _, c := range []string{"east", "west", "onprem"} {
 		line := regexp.MustCompile(`(?m)^\s*~ "` + c + `"\s+= "east > west > onprem" -> "east > west"$`)
 		if !line.MatchString(out) {
