@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -200,6 +202,20 @@ func TestPlanRefusesObjectsInARemovedCluster(t *testing.T) {
 // Configure, naming the checks that wait; known clusters give no warning.
 func TestConfigureNamesTheChecksThatWaitForApply(t *testing.T) {
 	ctx := context.Background()
+	// east names no server of its own: it reaches its API server through
+	// KUBE_CONFIG_PATH, as a credential-less configuration would in CI.
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: east, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: east, user: {token: t}}]
+contexts: [{name: east, context: {cluster: east, user: east}}]
+current-context: east
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(envConfigPath, kubeconfig)
+	t.Setenv(envConfigPaths, "")
 	p := &meshProvider{version: "test"}
 	var sr provider.SchemaResponse
 	p.Schema(ctx, provider.SchemaRequest{}, &sr)
