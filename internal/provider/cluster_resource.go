@@ -136,7 +136,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				MarkdownDescription: "Whether the cluster serves the Istio APIs the provider writes (networking.istio.io/v1 and security.istio.io/v1).",
 				Computed:            true,
 			},
-			"objects": objectsAttribute(),
+			"objects": objectsAttribute("for `name = \"east\"`: `east/Gateway.networking.istio.io/istio-system/mesh-cross-network` (the east-west gateway's, with `expose_east_west`), `east/PeerAuthentication.security.istio.io/istio-system/default` (with `mtls_mode`) and `east/AuthorizationPolicy.security.istio.io/istio-system/mesh-default-deny` (with `default_deny`)."),
 		},
 	}
 }
