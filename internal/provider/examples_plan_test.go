@@ -1,0 +1,403 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Every example is planned against the local mesh: its configuration as
+// published, with one change only, the `kubernetes` connection of each
+// registered cluster, which becomes the local mesh's kubeconfig (whose
+// contexts are named east, west and onprem, like the examples' clusters).
+// The resource and data source examples have no provider block of their
+// own: they are planned against examples/provider/provider.tf, the
+// registry the documentation shows, so every cluster and label they name
+// must be declared there. A plan must succeed and propose changes.
+
+// examplePlan says how one example directory is planned.
+type examplePlan struct {
+	// registry: plan with examples/provider/provider.tf beside the files.
+	registry bool
+	// vars is written to terraform.tfvars; KUBECONFIG stands for the local
+	// mesh's kubeconfig.
+	vars string
+	// override is written to zz_override.tf (Terraform's override files):
+	// what the plan cannot reach offline, such as another workspace's
+	// remote state.
+	override string
+	// after: the plan runs once these example directories are applied
+	// (their import blocks left out), each in its own state, because the
+	// example reads what they write (a record, an object to import).
+	after []string
+	// before: the plan runs before these are applied, because it claims
+	// what they claim (a roster's identity).
+	before []string
+	// prepare runs before the plan, with the local mesh: objects a guide
+	// says already exist.
+	prepare func(t *testing.T)
+	// want is a line the plan must print.
+	want string
+}
+
+// examplePlans holds every example directory that has .tf files;
+// TestExamplesArePlanned fails when one is missing.
+var examplePlans = map[string]examplePlan{
+	"data-sources/mesh_clusters":            {registry: true, want: "Changes to Outputs"},
+	"data-sources/mesh_rendered_objects":    {registry: true, want: "Plan: 1 to add"},
+	"data-sources/mesh_virtual_destination": {registry: true, after: []string{"resources/mesh_virtual_destination"}, want: "Plan: 1 to add"},
+	"demo":                                  {vars: "kubeconfig = \"KUBECONFIG\"\n", want: "Plan: 10 to add"},
+	"guides/environments": {vars: `clusters = {
+  east = { endpoint = "", ca_certificate = "", token = "", network = "net-east", region = "us-east-1", gateway_address = "203.0.113.10" }
+  west = { endpoint = "", ca_certificate = "", token = "", network = "net-west", region = "us-west-2", gateway_address = "203.0.113.20" }
+}
+`, want: "Plan: 3 to add"},
+	"guides/getting-started": {want: "to add"},
+	"guides/hcp-terraform": {
+		vars: "tfc_kubernetes_dynamic_credentials = { default = { token_path = \"\" }, aliases = {} }\n",
+		// The platform workspace's outputs, from a local state file
+		// (written by the test) instead of HCP Terraform.
+		override: `data "terraform_remote_state" "platform" {
+  backend = "local"
+  config  = { path = "platform.tfstate" }
+}
+`,
+		want: "Plan: 1 to add",
+	},
+	"guides/migrating":             {prepare: migratingObject, want: "1 to import"},
+	"guides/team-modules/accounts": {after: []string{"guides/team-modules/payments"}, want: "to add"},
+	"guides/team-modules/payments": {before: []string{"guides/team-modules/accounts"}, want: "to add"},
+	"guides/prerequisites":         {want: "Plan: 2 to add"},
+	"guides/upgrading":             {want: "Plan: 1 to add"},
+	"modules/team": {registry: true, vars: `team = "payments"
+service = "ledger"
+namespace = "payments"
+clusters = ["east", "onprem"]
+callers = [{ namespace = "accounts", service_account = "account" }]
+calls = { "user.global" = { timeout = "1s" } }
+`, want: "Plan: 4 to add"},
+	"provider":                           {registry: true, want: "Plan: 1 to add"},
+	"resources/mesh_access_policy":       {registry: true, want: "Plan: 2 to add"},
+	"resources/mesh_cluster":             {registry: true, want: "Plan: 1 to add"},
+	"resources/mesh_traffic_policy":      {registry: true, want: "Plan: 3 to add"},
+	"resources/mesh_virtual_destination": {registry: true, after: []string{"resources/mesh_virtual_destination"}, want: "1 to import"},
+	"resources/mesh_workspace":           {registry: true, want: "Plan: 4 to add"},
+}
+
+// examplesCoveredElsewhere are the files under examples/ that are no
+// Terraform configuration, and the test that runs each.
+var examplesCoveredElsewhere = map[string]string{
+	"demo/workloads.yaml":   "TestAccDemo_istioAnalyzeClean applies it next to the demo",
+	"rbac/clusterrole.yaml": "TestAccReliability_* (reliability_rbac_test.go) run the provider with exactly these rights",
+}
+
+// exampleFiles lists every file under examples/, relative to it.
+func exampleFiles(t *testing.T) []string {
+	t.Helper()
+	root := filepath.Join("..", "..", "examples")
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		out = append(out, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var importCommand = regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`)
+
+// Every file under examples/ is planned by TestAccExamplesPlan (its .tf
+// files), checked here (import.sh: the address it imports is a resource
+// its directory declares) or run by the test examplesCoveredElsewhere
+// names. A new example directory or file fails this test until it is
+// covered.
+func TestExamplesArePlanned(t *testing.T) {
+	planned := map[string]bool{}
+	for _, f := range exampleFiles(t) {
+		dir, base := filepath.ToSlash(filepath.Dir(f)), filepath.Base(f)
+		switch {
+		case strings.HasSuffix(base, ".tf"):
+			if _, ok := examplePlans[dir]; !ok {
+				t.Errorf("examples/%s is planned by no test: add %q to examplePlans", f, dir)
+			}
+			planned[dir] = true
+		case base == "import.sh":
+			b, err := os.ReadFile(filepath.Join("..", "..", "examples", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmds := importCommand.FindAllStringSubmatch(string(b), -1)
+			if len(cmds) == 0 {
+				t.Errorf("examples/%s has no terraform import command", f)
+			}
+			for _, c := range cmds {
+				typ, name, _ := strings.Cut(c[1], ".")
+				tf, err := os.ReadFile(filepath.Join("..", "..", "examples", dir, "resource.tf"))
+				if err != nil {
+					t.Fatalf("examples/%s: %v", f, err)
+				}
+				if !strings.Contains(string(tf), fmt.Sprintf("resource %q %q", typ, name)) {
+					t.Errorf("examples/%s imports %s, which examples/%s/resource.tf does not declare", f, c[1], dir)
+				}
+			}
+		default:
+			if _, ok := examplesCoveredElsewhere[f]; !ok {
+				t.Errorf("examples/%s is run by no test: plan it, or name the test that runs it in examplesCoveredElsewhere", f)
+			}
+		}
+	}
+	for dir := range examplePlans {
+		if !planned[dir] {
+			t.Errorf("examplePlans lists %s, which has no .tf file under examples/", dir)
+		}
+	}
+	for f := range examplesCoveredElsewhere {
+		if _, err := os.Stat(filepath.Join("..", "..", "examples", f)); err != nil {
+			t.Errorf("examplesCoveredElsewhere lists %s: %v", f, err)
+		}
+	}
+}
+
+// kubernetesConnection matches the start of a cluster's connection.
+var kubernetesConnection = regexp.MustCompile(`kubernetes\s*=\s*\{`)
+
+// localConnections replaces every `kubernetes = { ... }` of a
+// configuration with the local mesh's kubeconfig.
+func localConnections(t *testing.T, src string) string {
+	t.Helper()
+	var b strings.Builder
+	for {
+		loc := kubernetesConnection.FindStringIndex(src)
+		if loc == nil {
+			b.WriteString(src)
+			return b.String()
+		}
+		depth, end := 0, -1
+		for i := loc[1] - 1; i < len(src) && end < 0; i++ {
+			switch src[i] {
+			case '{':
+				depth++
+			case '}':
+				depth--
+				if depth == 0 {
+					end = i + 1
+				}
+			}
+		}
+		if end < 0 {
+			t.Fatalf("unbalanced kubernetes connection in:\n%s", src)
+		}
+		fmt.Fprintf(&b, "%skubernetes = { config_path = %q }", src[:loc[0]], testMesh.Kubeconfig())
+		src = src[end:]
+	}
+}
+
+// exampleWorkdir copies one example directory into a new working
+// directory, as examplePlans says, and returns it, with `terraform get`
+// run when the example uses modules.
+func exampleWorkdir(t *testing.T, dir string) *relTF {
+	t.Helper()
+	p := examplePlans[dir]
+	w := newRelTF(t)
+	// Modules are referred to by relative paths: the copy keeps the tree.
+	root := filepath.Dir(w.dir)
+	if err := os.CopyFS(filepath.Join(root, "examples"), os.DirFS(filepath.Join("..", "..", "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	w.dir = filepath.Join(root, "examples", filepath.FromSlash(dir))
+	files, err := filepath.Glob(filepath.Join(w.dir, "*.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+		if err := os.WriteFile(f, []byte(localConnections(t, string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	extra := map[string]string{"terraform.tfvars": strings.ReplaceAll(p.vars, "KUBECONFIG", testMesh.Kubeconfig()), "zz_override.tf": p.override}
+	if p.registry {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "provider", "provider.tf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra["zz_registry.tf"] = localConnections(t, string(b))
+		if !strings.Contains(all.String(), "onprem_token") {
+			extra["terraform.tfvars"] += "onprem_token = \"\"\n"
+		}
+	}
+	if !strings.Contains(all.String(), "required_providers") {
+		extra["zz_versions.tf"] = relRequiredProviders
+	}
+	if strings.Contains(all.String(), "terraform_remote_state") {
+		extra["platform.tfstate"] = platformState
+	}
+	for name, content := range extra {
+		if content == "" {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(w.dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Contains(all.String(), "module \"") {
+		if out, code := w.run("get", "-no-color"); code != 0 {
+			t.Fatalf("terraform get in examples/%s failed (exit %d):\n%s", dir, code, out)
+		}
+	}
+	return w
+}
+
+// platformState is the state of the platform workspace the HCP Terraform
+// guide reads: its outputs only.
+const platformState = `{
+  "version": 4, "terraform_version": "1.5.0", "serial": 1, "lineage": "platform",
+  "outputs": {
+    "east_endpoint": {"value": "", "type": "string"},
+    "east_ca": {"value": "", "type": "string"},
+    "east_gateway": {"value": "203.0.113.10", "type": "string"},
+    "west_endpoint": {"value": "", "type": "string"},
+    "west_ca": {"value": "", "type": "string"},
+    "west_gateway": {"value": "203.0.113.20", "type": "string"}
+  },
+  "resources": []
+}
+`
+
+// migratingObject is the hand-written AuthorizationPolicy the migrating
+// guide adopts: users/ap-user in east, with no labels of ours.
+func migratingObject(t *testing.T) {
+	t.Helper()
+	ensureNamespace(t, "east", "users")
+	o := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+		"metadata": map[string]any{"name": "ap-user", "namespace": "users"},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "user"}},
+			"action":   "ALLOW",
+			"rules":    []any{map[string]any{"from": []any{map[string]any{"source": map[string]any{"principals": []any{"east.mesh/ns/accounts/sa/account"}}}}}},
+		},
+	}}
+	_, err := dyn(t, "east").Resource(gvrAuthz).Namespace("users").Create(context.Background(), o, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating the hand-written AuthorizationPolicy: %v", err)
+	}
+	t.Cleanup(func() {
+		err := dyn(t, "east").Resource(gvrAuthz).Namespace("users").Delete(context.Background(), "ap-user", metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the hand-written AuthorizationPolicy: %v", err)
+		}
+	})
+}
+
+// TestAccExamplesPlan plans every example of examplePlans against the
+// local mesh, in an order that honours after and before: the examples an
+// example reads are applied first (each in its own state, destroyed when
+// the test ends).
+func TestAccExamplesPlan(t *testing.T) {
+	requireMesh(t)
+	for _, ns := range []string{"users", "bar", "payments", "accounts"} {
+		for _, c := range testClusters {
+			ensureNamespace(t, c, ns)
+		}
+	}
+	dirs := make([]string, 0, len(examplePlans))
+	for d := range examplePlans {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	applied := map[string]*relTF{}
+	t.Cleanup(func() {
+		for a, w := range applied {
+			if out, code := w.run("destroy", "-auto-approve"); code != 0 {
+				t.Errorf("cleanup: destroying examples/%s failed:\n%s", a, out)
+			}
+		}
+		if left := relAllOwned(t); len(left) > 0 {
+			t.Errorf("cleanup: objects left: %v; deleting them", left)
+			relForceDelete(t, left)
+		}
+	})
+	done := map[string]bool{}
+	var plan func(dir string)
+	plan = func(dir string) {
+		if done[dir] {
+			return
+		}
+		done[dir] = true
+		p := examplePlans[dir]
+		for _, b := range p.before {
+			if applied[b] != nil {
+				t.Fatalf("examples/%s must be planned before examples/%s is applied", dir, b)
+			}
+		}
+		for _, a := range p.after {
+			if applied[a] == nil {
+				w := exampleWorkdir(t, a)
+				// What the example reads, without its import blocks.
+				imports, err := filepath.Glob(filepath.Join(w.dir, "import*.tf"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range imports {
+					if err := os.Remove(f); err != nil {
+						t.Fatal(err)
+					}
+				}
+				applied[a] = w
+				w.apply()
+			}
+		}
+		t.Run(dir, func(t *testing.T) {
+			if p.prepare != nil {
+				p.prepare(t)
+			}
+			w := exampleWorkdir(t, dir)
+			out, code := w.run("plan", "-detailed-exitcode")
+			if code != 2 {
+				t.Fatalf("terraform plan of examples/%s exited %d, want 2 (changes):\n%s", dir, code, out)
+			}
+			if !strings.Contains(out, p.want) {
+				t.Fatalf("terraform plan of examples/%s does not say %q:\n%s", dir, p.want, out)
+			}
+			if strings.Contains(out, "Warning:") {
+				t.Errorf("terraform plan of examples/%s warns:\n%s", dir, out)
+			}
+		})
+	}
+	// Plans that must come before an apply go first.
+	for _, d := range dirs {
+		if len(examplePlans[d].before) > 0 {
+			plan(d)
+		}
+	}
+	for _, d := range dirs {
+		plan(d)
+	}
+	if !slices.Equal(sortedKeys(done), dirs) {
+		t.Fatalf("planned %v, want %v", sortedKeys(done), dirs)
+	}
+}
