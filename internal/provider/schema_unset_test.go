@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -100,4 +101,43 @@ func TestOptionalAttributesSayWhatUnsetMeans(t *testing.T) {
 		t.Fatalf("found only %d optional attributes: the walk misses nested attributes", optional)
 	}
 	t.Logf("%d optional attributes say what unset means", optional)
+}
+
+// objectsKeys are, per resource, an objects key of its own kind that its
+// documentation must show, and the virtual destination's ServiceEntry key,
+// which only mesh_virtual_destination may show.
+var objectsKeys = map[string]string{
+	"mesh_cluster":             "east/Gateway.networking.istio.io/istio-system/mesh-cross-network",
+	"mesh_virtual_destination": "east/ServiceEntry.networking.istio.io/istio-system/vd-user",
+	"mesh_traffic_policy":      "east/VirtualService.networking.istio.io/istio-system/tp-user.global",
+	"mesh_access_policy":       "east/AuthorizationPolicy.security.istio.io/users/ap-account-to-user",
+}
+
+// Each resource's objects attribute shows keys of the objects that
+// resource writes, not another resource's.
+func TestObjectsDescribeTheirOwnKeys(t *testing.T) {
+	seen := 0
+	for _, a := range allSchemaAttrs(t) {
+		resource, attr, _ := strings.Cut(a.path, ".")
+		if attr != "objects" || strings.HasPrefix(a.path, "data.") {
+			continue
+		}
+		want, ok := objectsKeys[resource]
+		if !ok {
+			if resource != "mesh_workspace" {
+				t.Errorf("%s has objects and no entry in objectsKeys", resource)
+			}
+			continue
+		}
+		seen++
+		if !strings.Contains(a.description, want) {
+			t.Errorf("%s.objects does not show its own key %s:\n  %s", resource, want, a.description)
+		}
+		if vd := objectsKeys["mesh_virtual_destination"]; resource != "mesh_virtual_destination" && strings.Contains(a.description, vd) {
+			t.Errorf("%s.objects shows a virtual destination's key %s", resource, vd)
+		}
+	}
+	if seen != len(objectsKeys) {
+		t.Errorf("found objects on %d resources, want %d", seen, len(objectsKeys))
+	}
 }
