@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -126,7 +125,6 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 			"sources": schema.ListNestedAttribute{
 				MarkdownDescription: "Who may call: a service account in a namespace, in the clusters its placement selects (default: every cluster).",
 				Required:            true,
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: withAttributes(placementAttributes("clusters the callers run in", "the callers may run in any registered cluster"), map[string]schema.Attribute{
 					"namespace":       schema.StringAttribute{MarkdownDescription: "Namespace of the callers.", Required: true},
 					"service_account": schema.StringAttribute{MarkdownDescription: "Service account of the callers.", Required: true},

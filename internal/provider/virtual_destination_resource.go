@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -155,17 +153,15 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 			"ports": schema.ListNestedAttribute{
 				MarkdownDescription: "Ports of the hostname.",
 				Required:            true,
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"number":      schema.Int64Attribute{MarkdownDescription: "Port clients call, from 1 to 65535.", Required: true},
-					"protocol":    schema.StringAttribute{MarkdownDescription: enumDescription("Protocol, as Istio names it.", virtualdestination.PortProtocols), Required: true, Validators: []validator.String{stringvalidator.OneOf(virtualdestination.PortProtocols...)}},
+					"protocol":    schema.StringAttribute{MarkdownDescription: enumDescription("Protocol, as Istio names it.", virtualdestination.PortProtocols), Required: true, Validators: []validator.String{oneOfValidator(virtualdestination.PortProtocols...)}},
 					"target_port": schema.Int64Attribute{MarkdownDescription: "Port of the backend services, from 1 to 65535. Default: `number`.", Optional: true},
 				}},
 			},
 			"backends": schema.ListNestedAttribute{
 				MarkdownDescription: "Kubernetes services that serve the hostname, at most one per cluster.",
 				Required:            true,
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"cluster":   schema.StringAttribute{MarkdownDescription: "Cluster the service runs in.", Required: true},
 					"namespace": schema.StringAttribute{MarkdownDescription: "Namespace of the service.", Required: true},
@@ -195,7 +191,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 					"mode": schema.StringAttribute{
 						MarkdownDescription: enumDescription("`priority`: backends in `priority` order; `locality`: nearest region first. Default `"+virtualdestination.FailoverModes[0]+"`.", virtualdestination.FailoverModes),
 						Optional:            true,
-						Validators:          []validator.String{stringvalidator.OneOf(virtualdestination.FailoverModes...)},
+						Validators:          []validator.String{oneOfValidator(virtualdestination.FailoverModes...)},
 					},
 					"outlier_detection": outlierDetectionAttribute("When a backend counts as failed. Failover needs it. Unset: the defaults of each field below."),
 				},
