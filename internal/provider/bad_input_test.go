@@ -101,7 +101,8 @@ func badInputCases(t *testing.T) []badInputCase {
 		{"tp timeout", "", tpWith(`  timeout = "fast"`), `timeout`},
 		{"tp fault percent", "", tpWith(`  fault = { abort = { percent = 150, http_status = 503 } }`), `fault\.abort\.percent`},
 		{"tp fault status", "", tpWith(`  fault = { abort = { percent = 1, http_status = 99 } }`), `fault\.abort\.http_status`},
-		{"tp shift to a cluster that is no backend", "", tpWith(`  traffic_shift = [{ local = true, weight = 80 }, { cluster = "west", weight = 20 }]`), `traffic_shift\[1\]\.cluster`},
+		{"tp shift to a cluster that is no backend", "", tpWith(`  sources       = { clusters = ["east", "onprem"] }
+  traffic_shift = [{ local = true, weight = 80 }, { cluster = "west", weight = 20 }]`), `traffic_shift\[1\]\.cluster`},
 		{"tp retries", "", tpWith(`  retries = { attempts = -1 }`), `retries\.attempts`},
 		{"tp load balancer", "", tpWith(`  load_balancer = "FASTEST"`), `load_balancer`},
 		{"tp outlier detection on a virtual destination", "", tpWith(`  outlier_detection = { consecutive_5xx_errors = 3 }`), `outlier_detection`},
@@ -138,32 +139,39 @@ resource "mesh_virtual_destination" "user_backend" {
 	}
 }
 
-// errorBlock is one error diagnostic in Terraform's human output: its
-// summary and its detail (the box's text after the summary and the
+// errorBlock is one error diagnostic in Terraform's human output (run
+// with -no-color): its summary and its detail (the text after the
 // configuration excerpt).
 type errorBlock struct{ summary, detail string }
 
-// errorBlocks reads the error diagnostics of a Terraform command's output.
+// errorBlocks reads the error diagnostics of a Terraform command's output:
+// each starts at a line "Error: <summary>" and runs to the next diagnostic.
 func errorBlocks(out string) []errorBlock {
 	var blocks []errorBlock
 	var cur *errorBlock
 	var paras [][]string
-	for _, line := range strings.Split(out, "\n") {
-		text := strings.TrimSpace(strings.TrimPrefix(line, "│"))
-		switch {
-		case strings.HasPrefix(line, "│ Error: "):
-			blocks = append(blocks, errorBlock{summary: strings.TrimPrefix(line, "│ Error: ")})
-			cur, paras = &blocks[len(blocks)-1], nil
-		case cur != nil && strings.HasPrefix(line, "╵"):
-			// The detail: the paragraphs after the configuration excerpt
-			// ("with ...", "on main.tf line ...").
-			var detail []string
-			for _, p := range paras {
-				if len(p) > 0 && !strings.HasPrefix(p[0], "with ") && !strings.HasPrefix(p[0], "on ") {
-					detail = append(detail, p...)
-				}
+	finish := func() {
+		if cur == nil {
+			return
+		}
+		var detail []string
+		for _, p := range paras {
+			// The configuration excerpt: "with ...", "on main.tf line ...".
+			if len(p) > 0 && !strings.HasPrefix(p[0], "with ") && !strings.HasPrefix(p[0], "on ") {
+				detail = append(detail, p...)
 			}
-			cur.detail, cur = strings.Join(detail, " "), nil
+		}
+		cur.detail, cur, paras = strings.Join(detail, " "), nil, nil
+	}
+	for _, line := range strings.Split(out, "\n") {
+		text := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "Error: "):
+			finish()
+			blocks = append(blocks, errorBlock{summary: strings.TrimPrefix(line, "Error: ")})
+			cur = &blocks[len(blocks)-1]
+		case strings.HasPrefix(line, "Warning: "):
+			finish()
 		case cur != nil && text == "":
 			paras = append(paras, nil)
 		case cur != nil:
@@ -173,6 +181,7 @@ func errorBlocks(out string) []errorBlock {
 			paras[len(paras)-1] = append(paras[len(paras)-1], text)
 		}
 	}
+	finish()
 	return blocks
 }
 
