@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -118,25 +116,24 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 			"destination": schema.SingleNestedAttribute{
 				MarkdownDescription: "What is protected: a virtual destination by hostname (reference `mesh_virtual_destination.<x>.hostname` so Terraform plans it first), or a service and namespace; optionally restricted to some of its clusters.",
 				Required:            true,
-				Attributes: withAttributes(placementAttributes("destination clusters this policy covers (default: all where it runs)"), map[string]schema.Attribute{
-					"virtual_destination": schema.StringAttribute{MarkdownDescription: "Hostname of a `mesh_virtual_destination`.", Optional: true},
-					"service":             schema.StringAttribute{MarkdownDescription: "Name of a Kubernetes service (with `namespace`), instead of a virtual destination.", Optional: true},
-					"namespace":           schema.StringAttribute{MarkdownDescription: "Namespace of `service`.", Optional: true},
-					"workload_labels":     schema.MapAttribute{MarkdownDescription: "Labels of the destination pods. Default `{ app = <service> }`.", Optional: true, ElementType: types.StringType, Validators: []validator.Map{labelsValidator{}}},
+				Attributes: withAttributes(placementAttributes("destination clusters this policy covers", "every cluster where the destination runs"), map[string]schema.Attribute{
+					"virtual_destination": schema.StringAttribute{MarkdownDescription: "Hostname of a `mesh_virtual_destination`. Unset: the destination is `service` in `namespace`.", Optional: true},
+					"service":             schema.StringAttribute{MarkdownDescription: "Name of a Kubernetes service (with `namespace`), instead of a virtual destination. Unset: the destination is `virtual_destination`.", Optional: true},
+					"namespace":           schema.StringAttribute{MarkdownDescription: "Namespace of `service`; required with it. Unset: only with a `virtual_destination`, whose backends carry their own namespaces.", Optional: true},
+					"workload_labels":     schema.MapAttribute{MarkdownDescription: "Labels of the destination pods, applied to every backend. Default: each backend's pods are selected by `{ app = <its service name> }`.", Optional: true, ElementType: types.StringType, Validators: []validator.Map{labelsValidator{}}},
 				}),
 				Validators: []validator.Object{objectvalidator.AtLeastOneOf(path.MatchRelative().AtName("virtual_destination"), path.MatchRelative().AtName("service"))},
 			},
 			"sources": schema.ListNestedAttribute{
 				MarkdownDescription: "Who may call: a service account in a namespace, in the clusters its placement selects (default: every cluster).",
 				Required:            true,
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
-				NestedObject: schema.NestedAttributeObject{Attributes: withAttributes(placementAttributes("clusters the callers run in"), map[string]schema.Attribute{
+				NestedObject: schema.NestedAttributeObject{Attributes: withAttributes(placementAttributes("clusters the callers run in", "the callers may run in any registered cluster"), map[string]schema.Attribute{
 					"namespace":       schema.StringAttribute{MarkdownDescription: "Namespace of the callers.", Required: true},
 					"service_account": schema.StringAttribute{MarkdownDescription: "Service account of the callers.", Required: true},
 					"destination_clusters": schema.SingleNestedAttribute{
 						MarkdownDescription: "Restricts the destination clusters this source may call (e.g. public-cloud callers may reach `east` but not `onprem`). Default: all the destination covers.",
 						Optional:            true,
-						Attributes:          placementAttributes("destination clusters this source may call"),
+						Attributes:          placementAttributes("destination clusters this source may call", "every cluster the policy covers"),
 					},
 				})},
 			},
@@ -144,14 +141,13 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "Which requests are allowed; a request must match one rule. Omitted: any request.",
 				Optional:            true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"methods": enumStrings("HTTP methods.", translate.HTTPMethods),
-					"paths":   schema.ListAttribute{MarkdownDescription: "Paths: exact, `/prefix*`, `*suffix` or `*`.", Optional: true, ElementType: types.StringType},
-					"ports": schema.ListAttribute{MarkdownDescription: "Ports the destination workloads receive on.", Optional: true, ElementType: types.Int64Type,
-						Validators: []validator.List{listvalidator.ValueInt64sAre(int64validator.Between(1, 65535))}},
+					"methods": enumStrings("HTTP methods. Unset: any method.", translate.HTTPMethods),
+					"paths":   schema.ListAttribute{MarkdownDescription: "Paths: exact, `/prefix*`, `*suffix` or `*`. HTTP only: on a TCP port a rule with paths never matches. Unset: any path.", Optional: true, ElementType: types.StringType},
+					"ports":   schema.ListAttribute{MarkdownDescription: "Ports the destination workloads receive on (the container port, not the Service port), from 1 to 65535. Unset: any port.", Optional: true, ElementType: types.Int64Type},
 				}},
 			},
 			"destination_backends": backendsAttribute(),
-			"objects":              objectsAttribute(),
+			"objects":              objectsAttribute("for `name = \"account-to-user\"` on a destination in namespace `users`: `east/AuthorizationPolicy.security.istio.io/users/ap-account-to-user` in each cluster that runs a backend of the destination."),
 			"routing":              routingAttribute("access_policy"),
 		},
 	}

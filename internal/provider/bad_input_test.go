@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 )
 
 // badInputVD is a valid virtual destination the policy cases refer to.
@@ -103,7 +101,8 @@ func badInputCases(t *testing.T) []badInputCase {
 		{"tp timeout", "", tpWith(`  timeout = "fast"`), `timeout`},
 		{"tp fault percent", "", tpWith(`  fault = { abort = { percent = 150, http_status = 503 } }`), `fault\.abort\.percent`},
 		{"tp fault status", "", tpWith(`  fault = { abort = { percent = 1, http_status = 99 } }`), `fault\.abort\.http_status`},
-		{"tp shift to a cluster that is no backend", "", tpWith(`  traffic_shift = [{ local = true, weight = 80 }, { cluster = "west", weight = 20 }]`), `traffic_shift\[1\]\.cluster`},
+		{"tp shift to a cluster that is no backend", "", tpWith(`  sources       = { clusters = ["east", "onprem"] }
+  traffic_shift = [{ local = true, weight = 80 }, { cluster = "west", weight = 20 }]`), `traffic_shift\[1\]\.cluster`},
 		{"tp retries", "", tpWith(`  retries = { attempts = -1 }`), `retries\.attempts`},
 		{"tp load balancer", "", tpWith(`  load_balancer = "FASTEST"`), `load_balancer`},
 		{"tp outlier detection on a virtual destination", "", tpWith(`  outlier_detection = { consecutive_5xx_errors = 3 }`), `outlier_detection`},
@@ -140,6 +139,56 @@ resource "mesh_virtual_destination" "user_backend" {
 	}
 }
 
+// errorBlock is one error diagnostic in Terraform's human output (run
+// with -no-color): its summary and its detail (the text after the
+// configuration excerpt).
+type errorBlock struct{ summary, detail string }
+
+// errorBlocks reads the error diagnostics of a Terraform command's output:
+// each starts at a line "Error: <summary>" and runs to the next diagnostic.
+func errorBlocks(out string) []errorBlock {
+	var blocks []errorBlock
+	var cur *errorBlock
+	var paras [][]string
+	finish := func() {
+		if cur == nil {
+			return
+		}
+		var detail []string
+		for _, p := range paras {
+			// The configuration excerpt: "with ...", "on main.tf line ...".
+			if len(p) > 0 && !strings.HasPrefix(p[0], "with ") && !strings.HasPrefix(p[0], "on ") {
+				detail = append(detail, p...)
+			}
+		}
+		cur.detail, cur, paras = strings.Join(detail, " "), nil, nil
+	}
+	for _, line := range strings.Split(out, "\n") {
+		text := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "Error: "):
+			finish()
+			blocks = append(blocks, errorBlock{summary: strings.TrimPrefix(line, "Error: ")})
+			cur = &blocks[len(blocks)-1]
+		case strings.HasPrefix(line, "Warning: "):
+			finish()
+		case cur != nil && text == "":
+			paras = append(paras, nil)
+		case cur != nil:
+			if len(paras) == 0 {
+				paras = append(paras, nil)
+			}
+			paras[len(paras)-1] = append(paras[len(paras)-1], text)
+		}
+	}
+	finish()
+	return blocks
+}
+
+// Every case of the bad-input table fails at plan with exactly one error,
+// naming the attribute, in full sentences that end with a full stop, and
+// nothing reaches any cluster. One mistake, one diagnostic: a schema
+// validator and the translator never both report it.
 func TestAccBadInputFailsAtPlan(t *testing.T) {
 	requireMesh(t)
 	cases := badInputCases(t)
@@ -152,18 +201,23 @@ func TestAccBadInputFailsAtPlan(t *testing.T) {
 			if provider == "" {
 				provider = providerConfig(t, "")
 			}
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				CheckDestroy:             checkNothingOwned(t),
-				Steps: []resource.TestStep{{
-					// PlanOnly: the error must come from plan; an apply
-					// never starts.
-					Config:      provider + c.config,
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`Attribute\s+` + c.path),
-				}},
-			})
-			if left := liveOwned(t, "", ""); len(left) > 0 {
+			w := newRelTF(t)
+			w.write(provider + c.config)
+			out, code := w.run("plan")
+			if code == 0 {
+				t.Fatalf("terraform plan passed:\n%s", out)
+			}
+			blocks := errorBlocks(out)
+			if len(blocks) != 1 {
+				t.Fatalf("terraform plan gave %d errors, want exactly one:\n%s", len(blocks), out)
+			}
+			if !regexp.MustCompile(`Attribute\s+` + c.path).MatchString(blocks[0].detail) {
+				t.Errorf("the error does not name attribute %s:\n%s", c.path, out)
+			}
+			if !strings.HasSuffix(strings.TrimRight(blocks[0].detail, `)"`), ".") {
+				t.Errorf("the error's detail does not end with a full stop: %q", blocks[0].detail)
+			}
+			if left := relAllOwned(t); len(left) > 0 {
 				t.Fatalf("the failed plan left objects in the clusters: %v", left)
 			}
 		})

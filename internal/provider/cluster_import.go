@@ -113,7 +113,7 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 			if mode, ok, _ := unstructured.NestedString(live.Object, "spec", "mtls", "mode"); ok {
 				m.MTLSMode = types.StringValue(mode)
 			} else {
-				diags.AddWarning("Import", fmt.Sprintf("%s has no mtls.mode", e))
+				diags.AddWarning("Import", fmt.Sprintf("%s has no mtls.mode, so the imported mtls_mode is left unset.", e))
 			}
 		}
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -88,7 +87,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"mtls_mode": schema.StringAttribute{
 				MarkdownDescription: enumDescription("Mesh-wide mutual TLS mode: a PeerAuthentication named `default` in the root namespace; unset, none is managed.", cluster.MTLSModes),
 				Optional:            true,
-				Validators:          []validator.String{stringvalidator.OneOf(cluster.MTLSModes...)},
+				Validators:          []validator.String{oneOfValidator(cluster.MTLSModes...)},
 			},
 			"default_deny": schema.BoolAttribute{
 				MarkdownDescription: "Deny every request that no `mesh_access_policy` allows: an empty ALLOW AuthorizationPolicy in the root namespace. Default `false`.",
@@ -136,7 +135,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				MarkdownDescription: "Whether the cluster serves the Istio APIs the provider writes (networking.istio.io/v1 and security.istio.io/v1).",
 				Computed:            true,
 			},
-			"objects": objectsAttribute(),
+			"objects": objectsAttribute("for `name = \"east\"`: `east/Gateway.networking.istio.io/istio-system/mesh-cross-network` (the east-west gateway's, with `expose_east_west`), `east/PeerAuthentication.security.istio.io/istio-system/default` (with `mtls_mode`) and `east/AuthorizationPolicy.security.istio.io/istio-system/mesh-default-deny` (with `default_deny`)."),
 		},
 	}
 }

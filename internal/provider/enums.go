@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -41,7 +40,7 @@ func enumString(desc string, values []string) schema.StringAttribute {
 	return schema.StringAttribute{
 		MarkdownDescription: enumDescription(desc, values),
 		Optional:            true,
-		Validators:          []validator.String{stringvalidator.OneOf(values...)},
+		Validators:          []validator.String{oneOfValidator(values...)},
 	}
 }
 
@@ -52,7 +51,7 @@ func enumStrings(desc string, values []string) schema.ListAttribute {
 		MarkdownDescription: fmt.Sprintf("%s Each one of %s.", desc, oneOf(values)),
 		Optional:            true,
 		ElementType:         types.StringType,
-		Validators:          []validator.List{listvalidator.ValueStringsAre(stringvalidator.OneOf(values...))},
+		Validators:          []validator.List{listvalidator.ValueStringsAre(oneOfValidator(values...))},
 	}
 }
 

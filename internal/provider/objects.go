@@ -39,11 +39,11 @@ const objectsPlanNote = "\n\n`objects` maps each owned object, by `<cluster>/<Ki
 	"```\n\n" +
 	"`make render` in the repository prints the content of each object a configuration plans, per cluster, as YAML, without contacting a cluster."
 
-func objectsAttribute() schema.MapAttribute {
+func objectsAttribute(examples string) schema.MapAttribute {
 	return schema.MapAttribute{
 		MarkdownDescription: "The Istio objects this intent owns: one key per object and cluster, " +
-			"`<cluster>/<Kind>.<group>/<namespace>/<name>` (`<Kind>` alone for core kinds), e.g. `east/VirtualService.networking.istio.io/istio-system/vd-user`, " +
-			"whose value is the object's digest (16 hex digits of a SHA-256 over the fields this intent owns). " +
+			"`<cluster>/<Kind>.<group>/<namespace>/<name>` (`<Kind>` alone for core kinds), " + examples + " " +
+			"The value is the object's digest (16 hex digits of a SHA-256 over the fields this intent owns). " +
 			"Planned from the translation without contacting any cluster, so a plan names each object that changes, by key; " +
 			"refreshed from the clusters, so objects deleted or changed out of band show up in the next plan. " +
 			"A digest is unknown until apply when its object's content depends on values known only then.",

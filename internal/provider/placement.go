@@ -24,15 +24,18 @@ func (p *placementModel) placement() translate.Placement {
 
 // placementAttributes are the attributes of a placement, for embedding in
 // a nested object; what describes the clusters being selected.
-func placementAttributes(what string) map[string]schema.Attribute {
+// placementAttributes are the clusters and cluster_selector of a placement
+// of what; unset says which clusters it means when neither is set.
+func placementAttributes(what, unset string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"clusters": schema.ListAttribute{
-			MarkdownDescription: "Names of the " + what + " (keys of the provider's `clusters`). Naming an unregistered cluster is a plan-time error.",
-			Optional:            true,
-			ElementType:         types.StringType,
+			MarkdownDescription: "Names of the " + what + " (keys of the provider's `clusters`). Naming an unregistered cluster is a plan-time error. " +
+				"Unset: every registered cluster, narrowed by `cluster_selector` when that is set; with neither set, " + unset + ".",
+			Optional:    true,
+			ElementType: types.StringType,
 		},
 		"cluster_selector": schema.MapAttribute{
-			MarkdownDescription: "Labels the " + what + " must all carry (the provider's `clusters.<name>.labels`).",
+			MarkdownDescription: "Labels the " + what + " must all carry (the provider's `clusters.<name>.labels`); with `clusters`, a named cluster must carry them too. Unset: no label condition.",
 			Optional:            true,
 			ElementType:         types.StringType,
 			Validators:          []validator.Map{labelsValidator{}},

@@ -33,7 +33,7 @@ func (p *plannedObjects) claim(owner engine.Owner, entries []engine.Entry) error
 	for _, e := range entries {
 		k := e.StateKey()
 		if other, ok := p.owners[k]; ok && (other.Kind != owner.Kind || other.Name != owner.Name) {
-			return fmt.Errorf("%s and %s would both write %s: an object has one owner. Rename one of them", resourceOf(other), resourceOf(owner), e)
+			return fmt.Errorf("%s and %s would both write %s: an object has one owner. Rename one of them.", resourceOf(other), resourceOf(owner), e)
 		}
 	}
 	for _, e := range entries {

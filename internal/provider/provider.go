@@ -141,7 +141,7 @@ func (p *meshProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp 
 			},
 			"workspace": workspaceAttribute(),
 			"retired_clusters": schema.SetAttribute{
-				MarkdownDescription: "Clusters that are gone for good (decommissioned, deleted together with their objects), by the names they had in `clusters`. " +
+				MarkdownDescription: "Clusters that are gone for good (decommissioned, deleted together with their objects), by the names they had in `clusters`. Unset: none. " +
 					"Objects that resources still list in these clusters are dropped from state with a warning, without contacting the cluster, " +
 					"instead of failing because the cluster is no longer registered. Nothing is deleted there: use it only for clusters that no longer exist, " +
 					"or delete their objects yourself. A name cannot be both in `clusters` and here.",
@@ -162,15 +162,15 @@ func clusterAttributes() map[string]schema.Attribute {
 			Attributes: kubernetesAttributes(),
 		},
 		"network": schema.StringAttribute{
-			MarkdownDescription: "Istio network name of the cluster (`topology.istio.io/network`). Clusters on different networks reach each other through east-west gateways.",
+			MarkdownDescription: "Istio network name of the cluster (`topology.istio.io/network`), recorded for reference. The objects written do not depend on it: a client always reaches a backend in another cluster through that cluster's east-west gateway. Unset: no network is recorded, and nothing else changes.",
 			Optional:            true,
 		},
 		"region": schema.StringAttribute{
-			MarkdownDescription: "Region of the cluster, used for locality-aware routing and failover.",
+			MarkdownDescription: "Region of the cluster, used for locality-aware routing and failover. Unset: the cluster has no locality, and locality failover (`failover.mode = \"locality\"`) refuses it as a backend.",
 			Optional:            true,
 		},
 		"zone": schema.StringAttribute{
-			MarkdownDescription: "Zone of the cluster, used for locality-aware routing.",
+			MarkdownDescription: "Zone of the cluster, used for locality-aware routing. Unset: locality failover tells the clusters of one region apart by zone only where zones are set (two clusters of a region without zones rank as one zone).",
 			Optional:            true,
 		},
 		"trust_domain": schema.StringAttribute{
@@ -185,13 +185,13 @@ func clusterAttributes() map[string]schema.Attribute {
 			Validators: []validator.String{stringvalidator.RegexMatches(istioVersionPattern, "must be a supported Istio version: "+strings.Join(translate.SupportedIstioVersions, ", ")+" (optionally with a patch number)")},
 		},
 		"labels": schema.MapAttribute{
-			MarkdownDescription: "Labels of the cluster, matched by `cluster_selector` in placements. Keys and values follow Kubernetes label syntax.",
+			MarkdownDescription: "Labels of the cluster, matched by `cluster_selector` in placements. Keys and values follow Kubernetes label syntax. Unset: no labels, so only placements that name the cluster (`clusters`) or select every cluster include it.",
 			Optional:            true,
 			ElementType:         types.StringType,
 			Validators:          []validator.Map{labelsValidator{}},
 		},
 		"east_west_gateway": schema.SingleNestedAttribute{
-			MarkdownDescription: "The cluster's east-west gateway as other networks reach it. Needed when the cluster backs a virtual destination used from another network.",
+			MarkdownDescription: "The cluster's east-west gateway as other networks reach it. Needed when the cluster backs a virtual destination used from another network. Unset: the cluster can back a virtual destination for its own clients only; plan refuses a virtual destination that would send another cluster's clients to it.",
 			Optional:            true,
 			Attributes: map[string]schema.Attribute{
 				"address": schema.StringAttribute{
@@ -239,20 +239,20 @@ func kubernetesAttributes() map[string]schema.Attribute {
 			"no other registered cluster reads any of its files (one file per cluster, as `aws eks update-kubeconfig --kubeconfig <file>` or a per-cluster `KUBECONFIG` writes it). "+
 			"In a kubeconfig shared with other registered clusters (`~/.kube/config` for several, or `KUBE_CONFIG_PATH` for every cluster) the current context is never used on its own: "+
 			"a cluster with neither `config_context` nor a context named like it is a plan error that names it and lists the file's contexts, and nothing is written to any cluster.", false),
-		"host":                   str("URL of the API server, e.g. `https://203.0.113.1:6443`. Overrides the kubeconfig's server.", false, urlValidator{schemes: []string{"https", "http"}}),
-		"token":                  str("Bearer token.", true),
-		"cluster_ca_certificate": str("PEM-encoded CA bundle that signs the API server's certificate.", false, pemValidator{}),
-		"client_certificate":     str("PEM-encoded client certificate.", false, pemValidator{}),
-		"client_key":             str("PEM-encoded client key.", true, pemValidator{}),
-		"insecure":               schema.BoolAttribute{MarkdownDescription: "Skip verification of the API server's certificate, and allow a `token` over plain `http://`. Only for tests.", Optional: true},
+		"host":                   str("URL of the API server, e.g. `https://203.0.113.1:6443`. Overrides the kubeconfig's server. Unset: the kubeconfig's server.", false, urlValidator{schemes: []string{"https", "http"}}),
+		"token":                  str("Bearer token. Unset: the kubeconfig's credentials, a client certificate or `exec`.", true),
+		"cluster_ca_certificate": str("PEM-encoded CA bundle that signs the API server's certificate. Unset: the kubeconfig's, else the system's trusted roots.", false, pemValidator{}),
+		"client_certificate":     str("PEM-encoded client certificate (with `client_key`). Unset: the kubeconfig's, if any.", false, pemValidator{}),
+		"client_key":             str("PEM-encoded client key (with `client_certificate`). Unset: the kubeconfig's, if any.", true, pemValidator{}),
+		"insecure":               schema.BoolAttribute{MarkdownDescription: "Skip verification of the API server's certificate, and allow a `token` over plain `http://`. Only for tests. Default `false`.", Optional: true},
 		"in_cluster": schema.BoolAttribute{
 			MarkdownDescription: "Connect with the service account of the pod Terraform runs in (its token and the cluster's in-cluster address). Default `false`: the provider never falls back to in-cluster credentials on its own, so a cluster whose settings are empty is an error rather than a connection to wherever the runner happens to be. Cannot be combined with `config_path` or `host`.",
 			Optional:            true,
 		},
-		"tls_server_name": str("Server name to verify the API server's certificate against.", false),
-		"proxy_url":       str("URL of a proxy to reach the API server through (http, https or socks5). Sensitive: it may carry the proxy's credentials.", true, urlValidator{schemes: []string{"http", "https", "socks5"}}),
+		"tls_server_name": str("Server name to verify the API server's certificate against. Unset: the kubeconfig's, else the host name of the server URL.", false),
+		"proxy_url":       str("URL of a proxy to reach the API server through (http, https or socks5). Sensitive: it may carry the proxy's credentials. Unset: the kubeconfig's `proxy-url`, else the `HTTPS_PROXY` and `NO_PROXY` environment variables, as kubectl uses them.", true, urlValidator{schemes: []string{"http", "https", "socks5"}}),
 		"exec": schema.SingleNestedAttribute{
-			MarkdownDescription: "Exec credential plugin (as in a kubeconfig user), e.g. `aws eks get-token` or `gke-gcloud-auth-plugin`. Runs on every apply; its output is never stored.",
+			MarkdownDescription: "Exec credential plugin (as in a kubeconfig user), e.g. `aws eks get-token` or `gke-gcloud-auth-plugin`. Runs on every apply; its output is never stored. Unset: no plugin runs, unless the kubeconfig's user names one.",
 			Optional:            true,
 			Attributes: map[string]schema.Attribute{
 				"api_version": schema.StringAttribute{
@@ -261,8 +261,8 @@ func kubernetesAttributes() map[string]schema.Attribute {
 					Validators:          []validator.String{stringvalidator.OneOf("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")},
 				},
 				"command": schema.StringAttribute{MarkdownDescription: "Command to run.", Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
-				"args":    schema.ListAttribute{MarkdownDescription: "Arguments. Sensitive: plugins take secrets (a role, a key file) on their command line.", Optional: true, ElementType: types.StringType, Sensitive: true},
-				"env":     schema.MapAttribute{MarkdownDescription: "Environment variables to set for the command. Sensitive.", Optional: true, ElementType: types.StringType, Sensitive: true},
+				"args":    schema.ListAttribute{MarkdownDescription: "Arguments. Sensitive: plugins take secrets (a role, a key file) on their command line. Unset: none.", Optional: true, ElementType: types.StringType, Sensitive: true},
+				"env":     schema.MapAttribute{MarkdownDescription: "Environment variables to set for the command, on top of Terraform's environment. Sensitive. Unset: the plugin gets Terraform's environment as it is.", Optional: true, ElementType: types.StringType, Sensitive: true},
 			},
 		},
 	}

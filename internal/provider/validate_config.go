@@ -4,8 +4,11 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
@@ -63,11 +66,69 @@ func knownConfig(ctx context.Context, config tfsdk.Config, into any) bool {
 	return err == nil && !tfsdk.Config{Schema: config.Schema, Raw: blank}.Get(ctx, into).HasError()
 }
 
-func validationDiagnostics(errs translate.Errors) diag.Diagnostics {
-	if len(errs) == 0 {
+// validationDiagnostics are the translator's errors about a configuration,
+// without those the schema's own validators report already (a name that
+// is no DNS label, a value outside an enumeration): one mistake, one
+// diagnostic.
+func validationDiagnostics(ctx context.Context, config tfsdk.Config, errs translate.Errors) diag.Diagnostics {
+	var kept translate.Errors
+	for _, e := range errs {
+		if len(e.Path) == 0 || !schemaRejects(ctx, config, attrPath(e.Path)) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) == 0 {
 		return nil
 	}
-	return translateDiagnostics(errs)
+	return translateDiagnostics(kept)
+}
+
+// schemaRejects reports whether the schema's validators of the attribute
+// at p (or, for a list element, of its list) refuse the configured value.
+func schemaRejects(ctx context.Context, config tfsdk.Config, p path.Path) bool {
+	a, d := config.Schema.AttributeAtPath(ctx, p)
+	if d.HasError() {
+		// An element of a list or map: its attribute's validators check
+		// the elements.
+		if parent := p.ParentPath(); !parent.Equal(p) && len(parent.Steps()) > 0 {
+			return schemaRejects(ctx, config, parent)
+		}
+		return false
+	}
+	var resp diag.Diagnostics
+	switch a := a.(type) {
+	case interface{ StringValidators() []validator.String }:
+		var v types.String
+		if config.GetAttribute(ctx, p, &v).HasError() {
+			return false
+		}
+		for _, val := range a.StringValidators() {
+			r := &validator.StringResponse{}
+			val.ValidateString(ctx, validator.StringRequest{Path: p, Config: config, ConfigValue: v}, r)
+			resp.Append(r.Diagnostics...)
+		}
+	case interface{ ListValidators() []validator.List }:
+		var v types.List
+		if config.GetAttribute(ctx, p, &v).HasError() {
+			return false
+		}
+		for _, val := range a.ListValidators() {
+			r := &validator.ListResponse{}
+			val.ValidateList(ctx, validator.ListRequest{Path: p, Config: config, ConfigValue: v}, r)
+			resp.Append(r.Diagnostics...)
+		}
+	case interface{ MapValidators() []validator.Map }:
+		var v types.Map
+		if config.GetAttribute(ctx, p, &v).HasError() {
+			return false
+		}
+		for _, val := range a.MapValidators() {
+			r := &validator.MapResponse{}
+			val.ValidateMap(ctx, validator.MapRequest{Path: p, Config: config, ConfigValue: v}, r)
+			resp.Append(r.Diagnostics...)
+		}
+	}
+	return resp.HasError()
 }
 
 func (r *virtualDestinationResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -79,7 +140,7 @@ func (r *virtualDestinationResource) ValidateConfig(ctx context.Context, req res
 	if !m.VIP.IsNull() {
 		in.VIP = m.VIP.ValueString()
 	}
-	resp.Diagnostics.Append(validationDiagnostics(virtualdestination.Validate(in))...)
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, virtualdestination.Validate(in))...)
 }
 
 func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -94,7 +155,7 @@ func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource
 		dest.VirtualDestinationName = translate.Unknown("the virtual destination's name")
 		dest.VirtualDestinationNamespace = translate.Unknown("the virtual destination's namespace")
 	}
-	resp.Diagnostics.Append(validationDiagnostics(trafficpolicy.Validate(m.intent(), dest))...)
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, trafficpolicy.Validate(m.intent(), dest))...)
 }
 
 func (r *accessPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -103,5 +164,5 @@ func (r *accessPolicyResource) ValidateConfig(ctx context.Context, req resource.
 		return
 	}
 	in, dest := m.intent()
-	resp.Diagnostics.Append(validationDiagnostics(accesspolicy.Validate(in, dest))...)
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, accesspolicy.Validate(in, dest))...)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -154,4 +156,27 @@ func (v dnsLabelValidator) ValidateString(ctx context.Context, req validator.Str
 // attribute, so it reads well in CI logs where the source snippet is cut.
 func addAttrError(d *diag.Diagnostics, p path.Path, summary, detail string) {
 	d.AddAttributeError(p, summary, "Attribute "+p.String()+": "+detail)
+}
+
+// enumValidator accepts one of values. It is stringvalidator.OneOf with a
+// message in full sentences; its description keeps OneOf's form, which
+// enums_test.go reads.
+type enumValidator struct{ values []string }
+
+func oneOfValidator(values ...string) enumValidator { return enumValidator{values: values} }
+
+func (v enumValidator) Description(context.Context) string {
+	quoted := make([]string, len(v.values))
+	for i, s := range v.values {
+		quoted[i] = strconv.Quote(s)
+	}
+	return "value must be one of: [" + strings.Join(quoted, " ") + "]"
+}
+func (v enumValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v enumValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || slices.Contains(v.values, req.ConfigValue.ValueString()) {
+		return
+	}
+	addAttrError(&resp.Diagnostics, req.Path, "Invalid value",
+		fmt.Sprintf("%q is not one of %s.", req.ConfigValue.ValueString(), strings.Join(v.values, ", ")))
 }

@@ -94,7 +94,7 @@ func (d *virtualDestinationDataSource) Read(ctx context.Context, req datasource.
 	}
 	switch {
 	case err != nil:
-		addAttrError(&resp.Diagnostics, at, "Virtual destination not readable", fmt.Sprintf("The record of %q could not be read: %v", m.Hostname, err))
+		addAttrError(&resp.Diagnostics, at, "Virtual destination not readable", fmt.Sprintf("The record of %q could not be read: %v. Check that the registered clusters answer and that the provider may read ConfigMaps in namespace %q.", m.Hostname, err, d.data.recordsNamespace()))
 		return
 	case !found:
 		addAttrError(&resp.Diagnostics, at, "No such virtual destination",

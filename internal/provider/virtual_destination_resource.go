@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -121,10 +118,10 @@ func outlierDetectionAttribute(desc string) schema.SingleNestedAttribute {
 		MarkdownDescription: desc,
 		Optional:            true,
 		Attributes: map[string]schema.Attribute{
-			"consecutive_5xx_errors": schema.Int64Attribute{MarkdownDescription: "5xx responses in a row that eject a backend.", Optional: true, Validators: []validator.Int64{int64validator.AtLeast(1)}},
-			"interval":               schema.StringAttribute{MarkdownDescription: "Time between ejection sweeps, e.g. `10s`.", Optional: true, Validators: []validator.String{durationValidator{}}},
-			"base_ejection_time":     schema.StringAttribute{MarkdownDescription: "Minimum ejection time, e.g. `30s`.", Optional: true, Validators: []validator.String{durationValidator{}}},
-			"max_ejection_percent":   schema.Int64Attribute{MarkdownDescription: "Most backends that may be ejected at once, in percent.", Optional: true, Validators: []validator.Int64{int64validator.Between(0, 100)}},
+			"consecutive_5xx_errors": schema.Int64Attribute{MarkdownDescription: "5xx responses in a row that eject a backend, 1 or more. Default `" + fmt.Sprint(*virtualdestination.DefaultOutlierDetection.Consecutive5xxErrors) + "`.", Optional: true},
+			"interval":               schema.StringAttribute{MarkdownDescription: "Time between ejection sweeps, e.g. `10s`. Default `" + virtualdestination.DefaultOutlierDetection.Interval + "`.", Optional: true, Validators: []validator.String{durationValidator{}}},
+			"base_ejection_time":     schema.StringAttribute{MarkdownDescription: "Minimum ejection time, e.g. `30s`. Default `" + virtualdestination.DefaultOutlierDetection.BaseEjectionTime + "`.", Optional: true, Validators: []validator.String{durationValidator{}}},
+			"max_ejection_percent":   schema.Int64Attribute{MarkdownDescription: "Most backends that may be ejected at once, in percent, from 1 to 100. Default `" + fmt.Sprint(*virtualdestination.DefaultOutlierDetection.MaxEjectionPercent) + "`: each endpoint is a whole backend cluster, and a lower share would stop failover before the last priority.", Optional: true},
 		},
 	}
 }
@@ -158,35 +155,32 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 			"ports": schema.ListNestedAttribute{
 				MarkdownDescription: "Ports of the hostname.",
 				Required:            true,
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"number":      schema.Int64Attribute{MarkdownDescription: "Port clients call.", Required: true, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
-					"protocol":    schema.StringAttribute{MarkdownDescription: enumDescription("Protocol, as Istio names it.", virtualdestination.PortProtocols), Required: true, Validators: []validator.String{stringvalidator.OneOf(virtualdestination.PortProtocols...)}},
-					"target_port": schema.Int64Attribute{MarkdownDescription: "Port of the backend services. Default: `number`.", Optional: true, Validators: []validator.Int64{int64validator.Between(1, 65535)}},
+					"number":      schema.Int64Attribute{MarkdownDescription: "Port clients call, from 1 to 65535.", Required: true},
+					"protocol":    schema.StringAttribute{MarkdownDescription: enumDescription("Protocol, as Istio names it.", virtualdestination.PortProtocols), Required: true, Validators: []validator.String{oneOfValidator(virtualdestination.PortProtocols...)}},
+					"target_port": schema.Int64Attribute{MarkdownDescription: "Port of the backend services, from 1 to 65535. Default: `number`.", Optional: true},
 				}},
 			},
 			"backends": schema.ListNestedAttribute{
 				MarkdownDescription: "Kubernetes services that serve the hostname, at most one per cluster.",
 				Required:            true,
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"cluster":   schema.StringAttribute{MarkdownDescription: "Cluster the service runs in.", Required: true},
 					"namespace": schema.StringAttribute{MarkdownDescription: "Namespace of the service.", Required: true},
 					"service":   schema.StringAttribute{MarkdownDescription: "Name of the service.", Required: true},
 					"priority": schema.Int64Attribute{
-						MarkdownDescription: "Failover order, lowest first: clients use the healthy backends of the lowest priority they can see, and only then the next. Default `0`.",
+						MarkdownDescription: "Failover order, lowest first: clients use the healthy backends of the lowest priority they can see, and only then the next. 0 or more. Default `0`.",
 						Optional:            true,
-						Validators:          []validator.Int64{int64validator.AtLeast(0)},
 					},
-					"weight": schema.Int64Attribute{MarkdownDescription: "Share of traffic among backends of the same priority. Default `1`.", Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1000)}},
+					"weight": schema.Int64Attribute{MarkdownDescription: "Share of traffic among backends of the same priority, from 1 to 1000. Default `1`: backends of one priority share the traffic evenly.", Optional: true},
 					"service_account": schema.StringAttribute{
 						MarkdownDescription: "Service account of the backend's pods. Set on every backend (or none), it makes clients verify whom they reach: the client ServiceEntries list each backend's SPIFFE identity, `spiffe://<trust_domain of its cluster>/ns/<namespace>/sa/<service_account>`, as `subjectAltNames`, and a peer with another identity is refused. Unset, any workload the mesh's trust bundle signs passes.",
 						Optional:            true,
 					},
 					"exclude_for": schema.SingleNestedAttribute{
-						MarkdownDescription: "Client clusters that must never send traffic to this backend, not even on failover (e.g. `{ cluster_selector = { cloud = \"aws\" } }`). Empty excludes nobody.",
+						MarkdownDescription: "Client clusters that must never send traffic to this backend, not even on failover (e.g. `{ cluster_selector = { cloud = \"aws\" } }`). Unset or empty: no client cluster is excluded.",
 						Optional:            true,
-						Attributes:          placementAttributes("client clusters to exclude"),
+						Attributes:          placementAttributes("client clusters to exclude", "no client cluster is excluded"),
 					},
 				}},
 			},
@@ -199,16 +193,16 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 					"mode": schema.StringAttribute{
 						MarkdownDescription: enumDescription("`priority`: backends in `priority` order; `locality`: nearest region first. Default `"+virtualdestination.FailoverModes[0]+"`.", virtualdestination.FailoverModes),
 						Optional:            true,
-						Validators:          []validator.String{stringvalidator.OneOf(virtualdestination.FailoverModes...)},
+						Validators:          []validator.String{oneOfValidator(virtualdestination.FailoverModes...)},
 					},
-					"outlier_detection": outlierDetectionAttribute("When a backend counts as failed. Failover needs it; unset fields take the defaults."),
+					"outlier_detection": outlierDetectionAttribute("When a backend counts as failed. Failover needs it. Unset: the defaults of each field below."),
 				},
 			},
 			"clients": schema.SingleNestedAttribute{
 				MarkdownDescription: "Where the hostname is called from. ServiceEntries go only to these clusters (default: every registered cluster), exported to `namespaces` (default: all).",
 				Optional:            true,
-				Attributes: withAttributes(placementAttributes("client clusters"), map[string]schema.Attribute{
-					"namespaces": schema.ListAttribute{MarkdownDescription: "Namespaces that may call the hostname (ServiceEntry `exportTo`).", Optional: true, ElementType: types.StringType},
+				Attributes: withAttributes(placementAttributes("client clusters", "every registered cluster is a client"), map[string]schema.Attribute{
+					"namespaces": schema.ListAttribute{MarkdownDescription: "Namespaces that may call the hostname (ServiceEntry `exportTo`). Default: every namespace (`[\"*\"]`).", Optional: true, ElementType: types.StringType},
 				}),
 			},
 			"vip": schema.StringAttribute{
@@ -217,7 +211,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 				Optional: true,
 				Computed: true,
 			},
-			"objects": objectsAttribute(),
+			"objects": objectsAttribute("for `name = \"user\"`: `east/ServiceEntry.networking.istio.io/istio-system/vd-user` and `east/DestinationRule.networking.istio.io/istio-system/vd-user` in each client cluster, the objects of each backend cluster's east-west gateway, and the record `east/ConfigMap/mesh-intent-records/vd-user` in every cluster the virtual destination reaches."),
 			"routing": routingAttribute("virtual_destination"),
 		},
 	}

@@ -506,4 +506,37 @@ var mutations = []mutation{
 		File: "internal/provider/intent_resource.go", From: "\t*P(&m).routingValue() = routing\n", To: "\t_ = routing\n",
 		Package: "./internal/provider", Run: "TestPlanStatesRouting",
 	},
+	// Docs that run (issue 27): what the schema says, and the messages.
+	{
+		ID: "provider/unset-undocumented", Why: "an optional attribute does not say what happens when it is unset (retries: Istio's default retry policy)",
+		File: "internal/provider/traffic_policy_schema.go", From: "Unset: Istio's default retry policy applies: ", To: "",
+		Package: "./internal/provider", Run: "TestOptionalAttributesSayWhatUnsetMeans",
+	},
+	{
+		ID: "provider/range-disagrees", Why: "the translator accepts a value outside the range the description states",
+		File: "internal/translate/trafficpolicy/validate.go", From: "a.HTTPStatus > 599", To: "a.HTTPStatus > 600",
+		Package: "./internal/provider", Run: "TestRangesAreCheckedOnceAndAsDocumented",
+	},
+	{
+		ID: "provider/range-checked-twice", Why: "a number attribute carries a schema validator beside the translator's check, so one mistake gives two diagnostics",
+		File: "internal/provider/traffic_policy_schema.go", From: "return schema.Float64Attribute{MarkdownDescription: desc, Required: true}",
+		To:      "return schema.Float64Attribute{MarkdownDescription: desc, Required: true, Validators: []validator.Float64{nil}}",
+		Package: "./internal/provider", Run: "TestRangesAreCheckedOnceAndAsDocumented",
+	},
+	{
+		ID: "provider/objects-of-another-kind", Why: "a resource's objects attribute shows a virtual destination's keys",
+		File: "internal/provider/objects.go", From: "\"`<cluster>/<Kind>.<group>/<namespace>/<name>` (`<Kind>` alone for core kinds), \" + examples + \" \" +",
+		To:      "\"`<cluster>/<Kind>.<group>/<namespace>/<name>` (`<Kind>` alone for core kinds), e.g. `east/ServiceEntry.networking.istio.io/istio-system/vd-user`. \" +",
+		Package: "./internal/provider", Run: "TestObjectsDescribeTheirOwnKeys",
+	},
+	{
+		ID: "provider/translator-repeats-schema", Why: "terraform validate reports a mistake twice: the schema's validator and the translator's rule",
+		File: "internal/provider/validate_config.go", From: "if len(e.Path) == 0 || !schemaRejects(ctx, config, attrPath(e.Path)) {", To: "if true {",
+		Package: "./internal/provider", Run: "TestValidateGivesOneErrorPerMistake",
+	},
+	{
+		ID: "translate/detail-without-full-stop", Why: "a diagnostic detail runs on without a full stop",
+		File: "internal/translate/accesspolicy/validate.go", From: "\"Path %q is not valid: %s.\"", To: "\"Path %q is not valid: %s\"",
+		Package: "./internal/translate/accesspolicy", Run: "TestGolden",
+	},
 }

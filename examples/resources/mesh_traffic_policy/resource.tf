@@ -4,20 +4,21 @@ resource "mesh_virtual_destination" "bar" {
   ports    = [{ number = 8080, protocol = "HTTP" }]
   backends = [
     { cluster = "east", namespace = "bar", service = "bar", priority = 0 },
-    { cluster = "wine", namespace = "bar", service = "bar", priority = 0 },
+    { cluster = "west", namespace = "bar", service = "bar", priority = 0 },
+    { cluster = "onprem", namespace = "bar", service = "bar", priority = 0 },
   ]
 }
 
-# Callers in the clusters labelled foo send 20% of their traffic for bar to
-# cluster wine and keep the rest in their own cluster, with a timeout and
-# retries for every request.
+# Callers in the AWS clusters send 20% of their traffic for bar to the
+# on-premises cluster and keep the rest in their own cluster, with a
+# timeout and retries for every request.
 resource "mesh_traffic_policy" "bar_shift" {
   name          = "bar-shift"
   destination   = { virtual_destination = mesh_virtual_destination.bar.hostname }
-  sources       = { cluster_selector = { foo = "true" } }
+  sources       = { cluster_selector = { cloud = "aws" } }
   timeout       = "2s"
   retries       = { attempts = 3, per_try_timeout = "500ms", retry_on = ["5xx", "connect-failure"] }
-  traffic_shift = [{ local = true, weight = 80 }, { cluster = "wine", weight = 20 }]
+  traffic_shift = [{ local = true, weight = 80 }, { cluster = "onprem", weight = 20 }]
 }
 
 # Connection settings for everyone calling bar across clusters: TCP

@@ -1,5 +1,5 @@
 # user.global is served from east first and from the on-premises cluster when
-# east fails. Clients in the public cloud never fail over to on-premises.
+# east fails. Clients in the AWS clusters never fail over to on-premises.
 resource "mesh_virtual_destination" "user" {
   name     = "user"
   hostname = "user.global"
@@ -11,7 +11,7 @@ resource "mesh_virtual_destination" "user" {
       namespace   = "users"
       service     = "user"
       priority    = 1
-      exclude_for = { cluster_selector = { cloud = "gcp" } }
+      exclude_for = { cluster_selector = { cloud = "aws" } }
     },
   ]
   failover = {

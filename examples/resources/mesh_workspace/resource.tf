@@ -5,10 +5,13 @@ resource "mesh_virtual_destination" "bar" {
   backends = [{ cluster = "east", namespace = "bar", service = "bar" }]
 }
 
+# Two policies on one hostname, for different requests: the API answers
+# within 2s, reports may take 10s.
 resource "mesh_traffic_policy" "bar" {
-  for_each    = { shift = "2s", slow = "10s" }
+  for_each    = { api = "2s", reports = "10s" }
   name        = "bar-${each.key}"
   destination = { virtual_destination = mesh_virtual_destination.bar.hostname }
+  match       = [{ uri_prefix = "/${each.key}" }]
   timeout     = each.value
 }
 

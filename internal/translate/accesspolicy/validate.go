@@ -86,7 +86,7 @@ var pathLiteral = regexp.MustCompile(`^[a-zA-Z0-9-._~%!$&'()+,;:@=]+$`)
 // with {*} (one segment) and {**} (the rest, last).
 func path(at translate.Path, p string) error {
 	bad := func(format string, args ...any) error {
-		return translate.Errorf(at, "Invalid path", "%q: %s", p, fmt.Sprintf(format, args...))
+		return translate.Errorf(at, "Invalid path", "Path %q is not valid: %s.", p, fmt.Sprintf(format, args...))
 	}
 	switch {
 	case translate.IsUnknown(p):

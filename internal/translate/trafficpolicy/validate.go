@@ -529,8 +529,8 @@ func validateScope(in Intent, dest Destination) translate.Errors {
 	if dest.VirtualDestination != "" {
 		if in.OutlierDetection != nil {
 			errs.Add(translate.Errorf(translate.Root("outlier_detection"), "Outlier detection of a virtual destination",
-				"Virtual destination %s ejects failing backends with its own outlier detection, which drives its failover. Set it in the mesh_virtual_destination's failover.outlier_detection.",
-				dest.VirtualDestination))
+				"A virtual destination (here %s) ejects failing backends with its own outlier detection, which drives its failover. Set it in the mesh_virtual_destination's failover.outlier_detection.",
+				hostnameForMessage(dest.VirtualDestination)))
 		}
 		written := in.ConnectionPool != nil || in.LoadBalancer != ""
 		if written && dest.VirtualDestinationName == "" && !translate.IsUnknown(dest.VirtualDestination) {
@@ -722,4 +722,13 @@ func setList(set map[string]bool) string {
 		return "none"
 	}
 	return strings.Join(out, ", ")
+}
+
+// hostnameForMessage names a virtual destination's hostname in a message,
+// or, before plan resolves a reference to it, says so.
+func hostnameForMessage(hostname string) string {
+	if translate.IsUnknown(hostname) {
+		return "the hostname destination.virtual_destination gives"
+	}
+	return strconv.Quote(hostname)
 }

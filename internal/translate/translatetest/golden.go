@@ -6,6 +6,7 @@ package translatetest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,6 +100,7 @@ func runGolden(t *testing.T, path string, tr Translator) []byte {
 	reg := translate.NewRegistry(goldenRegistry(in.Registry)...)
 	objs, err := tr(in.Intent, reg)
 	if err != nil {
+		checkFullStops(t, path, err)
 		return []byte(fmt.Sprintf("error: %s\n", err))
 	}
 	for _, o := range objs {
@@ -178,4 +180,25 @@ func Inputs(t testing.TB) []Input {
 		t.Fatal("testdata has no golden cases")
 	}
 	return out
+}
+
+// checkFullStops fails the test for a translation error whose detail does
+// not end with a full stop: details are full sentences, and several of
+// them join into one message.
+func checkFullStops(t *testing.T, path string, err error) {
+	t.Helper()
+	var list translate.Errors
+	var one *translate.Error
+	switch {
+	case errors.As(err, &list):
+	case errors.As(err, &one):
+		list = translate.Errors{one}
+	default:
+		return
+	}
+	for _, e := range list {
+		if !strings.HasSuffix(strings.TrimRight(e.Detail, `)"`), ".") {
+			t.Errorf("%s: the detail of %q at %s does not end with a full stop: %q", path, e.Summary, e.Path, e.Detail)
+		}
+	}
 }
