@@ -82,6 +82,7 @@ var examplePlans = map[string]examplePlan{
 	"guides/team-modules/accounts": {after: []string{"guides/team-modules/payments"}, want: "to add", warns: []string{"Traffic also shaped by another workspace"}},
 	"guides/team-modules/payments": {want: "to add"},
 	"guides/prerequisites":         {want: "Plan: 2 to add"},
+	"guides/reviewing-plans":       {want: "Plan: 1 to add"},
 	"guides/upgrading":             {want: "Plan: 1 to add"},
 	"modules/team": {registry: true, vars: `team = "payments"
 service = "ledger"

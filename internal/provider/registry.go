@@ -317,7 +317,7 @@ func checkTargets(ctx context.Context, m providerModel, conns map[string]kubecli
 		switch {
 		case p.Context != nil && p.Context.Context != "":
 			addAttrError(&diags, entry(p.Cluster).AtName("config_context"), "Kubeconfig context not found",
-				fmt.Sprintf("Cluster %q: %v", p.Cluster, p.Err))
+				fullStop(fmt.Sprintf("Cluster %q: %v", p.Cluster, p.Err)))
 		case p.Context != nil:
 			addAttrError(&diags, entry(p.Cluster), "No kubeconfig context for the cluster",
 				capitalise(p.Err.Error())+" Nothing was written to any cluster.")
@@ -334,4 +334,12 @@ func capitalise(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// fullStop ends s with a full stop unless it already ends a sentence.
+func fullStop(s string) string {
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "!") {
+		return s
+	}
+	return s + "."
 }

@@ -4,7 +4,28 @@
 # client cluster, "east > west > onprem" -> "east > west".
 terraform {
   required_providers {
-    mesh = { source = "mesh-intent/mesh" }
+    mesh = { source = "mesh-intent/mesh", version = "~> 0.1" }
+  }
+}
+
+# Three clusters on three networks, each with an east-west gateway.
+provider "mesh" {
+  clusters = {
+    east = {
+      kubernetes        = { config_path = "~/.kube/config", config_context = "east" }
+      network           = "net-east"
+      east_west_gateway = { address = "203.0.113.10" }
+    }
+    west = {
+      kubernetes        = { config_path = "~/.kube/config", config_context = "west" }
+      network           = "net-west"
+      east_west_gateway = { address = "203.0.113.20" }
+    }
+    onprem = {
+      kubernetes        = { config_path = "~/.kube/config", config_context = "onprem" }
+      network           = "net-onprem"
+      east_west_gateway = { address = "203.0.113.30" }
+    }
   }
 }
 
