@@ -207,6 +207,12 @@ func (e *ContextError) Error() string {
 	if e.Context != "" {
 		return fmt.Sprintf("the kubeconfig %s has no context %q; %s. Set config_context to one of them.", files, e.Context, have)
 	}
+	if len(e.SharedWith) == 0 {
+		return fmt.Sprintf("cluster %q has no config_context, and the kubeconfig %s has no context named %q and more than one context; %s. "+
+			"The current context is used on its own only in a kubeconfig with a single context: with several, `kubectl config use-context` would send this cluster's objects to whichever cluster it points at. "+
+			"Set config_context to this cluster's context (or give the cluster a kubeconfig file of its own).",
+			e.Cluster, files, e.Cluster, have)
+	}
 	readers := "clusters " + quoteAll(e.SharedWith) + " read"
 	if len(e.SharedWith) == 1 {
 		readers = "cluster " + quoteAll(e.SharedWith) + " reads"
@@ -219,7 +225,11 @@ func (e *ContextError) Error() string {
 
 // chooseContext picks the context a connection uses: config_context, else
 // the context named like the cluster, else the current context, but only
-// of a kubeconfig no other registered cluster reads (see Share).
+// of a kubeconfig no other registered cluster reads (see Share) and that
+// has no other context: in ~/.kube/config with several contexts (where
+// aws eks update-kubeconfig and gcloud write by default), the current
+// context follows `kubectl config use-context`, and this cluster's objects
+// would follow it to another cluster.
 func chooseContext(c Connection, raw *clientcmdapi.Config, files []string) (string, error) {
 	if c.ConfigContext != "" && raw.Contexts[c.ConfigContext] != nil {
 		return c.ConfigContext, nil
@@ -227,8 +237,8 @@ func chooseContext(c Connection, raw *clientcmdapi.Config, files []string) (stri
 	if c.ConfigContext == "" && c.Name != "" && raw.Contexts[c.Name] != nil {
 		return c.Name, nil
 	}
-	if c.ConfigContext == "" && len(c.SharedWith) == 0 {
-		return raw.CurrentContext, nil // a kubeconfig of its own
+	if c.ConfigContext == "" && len(c.SharedWith) == 0 && len(raw.Contexts) == 1 && raw.Contexts[raw.CurrentContext] != nil {
+		return raw.CurrentContext, nil // a kubeconfig of its own, with nowhere else to point
 	}
 	e := &ContextError{Cluster: c.Name, Context: c.ConfigContext, Files: files, SharedWith: c.SharedWith, Current: raw.CurrentContext}
 	for name := range raw.Contexts {

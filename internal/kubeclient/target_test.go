@@ -48,6 +48,37 @@ func cloudKubeconfig(t *testing.T, dir string) string {
 	})
 }
 
+// A kubeconfig of one cluster alone, as aws eks update-kubeconfig
+// --kubeconfig <file> writes it: one context, named by ARN.
+func ownKubeconfig(t *testing.T, dir string) string {
+	return kubeconfigOf(t, dir, "own", "arn:aws:eks:us-east-1:1:cluster/prod", map[string]string{
+		"arn:aws:eks:us-east-1:1:cluster/prod": "https://10.1.0.1:443",
+	})
+}
+
+// One registered cluster reading a kubeconfig with several contexts (the
+// default ~/.kube/config of aws eks update-kubeconfig and gcloud) and no
+// config_context is refused, listing the contexts: its current context
+// follows kubectl config use-context, and the objects would follow it to
+// another cluster.
+func TestOwnKubeconfigWithSeveralContextsNeedsConfigContext(t *testing.T) {
+	home := cloudKubeconfig(t, t.TempDir())
+	conns := map[string]Connection{"east": {Name: "east", ConfigPath: home}}
+	problems := Check(conns)
+	if len(problems) != 1 || problems[0].Cluster != "east" {
+		t.Fatalf("want one problem for east, got %v", problems)
+	}
+	msg := problems[0].Err.Error()
+	for _, want := range []string{`"arn:aws:eks:us-east-1:1:cluster/prod"`, `"gke_proj_us-west1_prod"`, "more than one context", "config_context"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %s: %s", want, msg)
+		}
+	}
+	if cl, err := NewSet(conns, 0).Get("east"); err == nil {
+		t.Errorf("connecting took context %q's server %s; want a refusal", "current", hostOf(cl))
+	}
+}
+
 // A kubeconfig that two registered clusters read, with no context named
 // like either and no config_context, is refused for both, naming the
 // cluster, the other reader and every context of the file; neither falls
@@ -84,6 +115,12 @@ func TestSharedKubeconfigNeverFallsBackToTheCurrentContext(t *testing.T) {
 	}
 	if _, err := RESTConfig(Connection{Name: "east", ConfigPath: shared, SharedWith: []string{"west"}}, 0); err == nil {
 		t.Error("RESTConfig of a cluster in a shared kubeconfig falls back to the current context")
+	}
+	// A shared file with a single context names one cluster at best: the
+	// other reader would land there.
+	single := ownKubeconfig(t, t.TempDir())
+	if _, err := RESTConfig(Connection{Name: "east", ConfigPath: single, SharedWith: []string{"west"}}, 0); err == nil {
+		t.Error("RESTConfig of a cluster in a shared single-context kubeconfig falls back to its current context")
 	}
 }
 
@@ -125,7 +162,7 @@ func TestShareComparesFilesNotSpellings(t *testing.T) {
 // them or given.
 func TestOwnKubeconfigUsesItsCurrentContext(t *testing.T) {
 	dir := t.TempDir()
-	own := cloudKubeconfig(t, dir)
+	own := ownKubeconfig(t, dir)
 	shared := kubeconfigOf(t, dir, "shared", "west", map[string]string{"east": "https://10.3.0.1:443", "west": "https://10.3.0.2:443", "ctx-onprem": "https://10.3.0.3:443"})
 	conns := map[string]Connection{
 		"eks":    {Name: "eks", ConfigPath: own},

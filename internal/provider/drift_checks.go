@@ -124,7 +124,7 @@ func recheckUnreadable(owner engine.Owner, planned, prior types.Map, unreadable 
 	for _, c := range clusters {
 		keys := marked[c]
 		sort.Strings(keys)
-		diags.AddWarning(fmt.Sprintf("Cluster %s could not be read: %d objects of %s are re-checked at apply", c, len(keys), resourceOf(owner)),
+		diags.AddWarning(fmt.Sprintf("Cluster %s could not be read: %s of %s re-checked at apply", c, countObjects(len(keys)), resourceOf(owner)),
 			fmt.Sprintf("When the state was last refreshed or applied, cluster %s could not be read: %s "+
 				"So this plan cannot tell whether the objects of %s there still match the configuration, and shows them as known after apply: %s. "+
 				"The apply writes them again; while cluster %s does not answer it fails for that cluster, keeps its entries in state, and applies the other clusters. "+
@@ -174,11 +174,11 @@ func checkRemovedClusters(data *providerData, owner engine.Owner, prior types.Ma
 		keys := gone[c]
 		sort.Strings(keys)
 		addAttrError(&diags, path.Root("objects"), fmt.Sprintf("Cluster %s still holds objects of %s", c, resourceOf(owner)),
-			fmt.Sprintf("Cluster %s is no longer in the provider's clusters, but the state of %s lists %d objects there (objects[%q]%s), "+
+			fmt.Sprintf("Cluster %s is no longer in the provider's clusters, but the state of %s lists %s there (objects[%q]%s), "+
 				"which an apply could neither update nor delete. "+
 				"If cluster %s is gone for good, add %q to the provider's retired_clusters: its objects are then dropped from state, with a warning, without contacting it. "+
 				"Otherwise keep %s in clusters until no intent places objects there (or this one is destroyed), apply, and remove it then.",
-				c, resourceOf(owner), len(keys), keys[0], andMore(len(keys)-1), c, c, c))
+				c, resourceOf(owner), countObjects(len(keys)), keys[0], andMore(len(keys)-1), c, c, c))
 	}
 	return diags
 }
@@ -208,4 +208,12 @@ func waitsForApplyWarning(registryUnknown, retiredUnknown bool) (summary, detail
 				"when Terraform plans each resource again: a mistake then stops that resource before it writes anything."
 	}
 	return "", ""
+}
+
+// countObjects is "1 object" or "n objects".
+func countObjects(n int) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
 }

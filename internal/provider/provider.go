@@ -235,8 +235,9 @@ func kubernetesAttributes() map[string]schema.Attribute {
 			Validators:  []validator.List{listvalidator.SizeAtLeast(1), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
 		},
 		"config_context": str("Context to use from the kubeconfig; a context the files do not have is a plan error listing those they have. "+
-			"Default: the context named like the cluster (its key in `clusters`) if the kubeconfig has one. Otherwise, the file's current context, but only when the kubeconfig is the cluster's own: "+
-			"no other registered cluster reads any of its files (one file per cluster, as `aws eks update-kubeconfig --kubeconfig <file>` or a per-cluster `KUBECONFIG` writes it). "+
+			"Default: the context named like the cluster (its key in `clusters`) if the kubeconfig has one. Otherwise, the file's current context, but only when the kubeconfig is the cluster's own and has that one context: "+
+			"no other registered cluster reads any of its files and it holds a single context (one file per cluster, as `aws eks update-kubeconfig --kubeconfig <file>` or a per-cluster `KUBECONFIG` writes it). "+
+			"A kubeconfig with several contexts (the default `~/.kube/config`, where the current context follows `kubectl config use-context`) needs `config_context` or a context named like the cluster, even for one registered cluster. "+
 			"In a kubeconfig shared with other registered clusters (`~/.kube/config` for several, or `KUBE_CONFIG_PATH` for every cluster) the current context is never used on its own: "+
 			"a cluster with neither `config_context` nor a context named like it is a plan error that names it and lists the file's contexts, and nothing is written to any cluster.", false),
 		"host":                   str("URL of the API server, e.g. `https://203.0.113.1:6443`. Overrides the kubeconfig's server. Unset: the kubeconfig's server.", false, urlValidator{schemes: []string{"https", "http"}}),

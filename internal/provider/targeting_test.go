@@ -337,8 +337,8 @@ func TestAccTargeting_twoClustersOnOneAPIServer(t *testing.T) {
 }
 
 // One kubeconfig file per cluster (the EKS and GKE pattern), each with a
-// current context named otherwise and a context of another cluster it does
-// not use: plan and apply reach each cluster through its own file's
+// current context named otherwise and the credentials of another cluster
+// it has no context for: plan and apply reach each cluster through its own file's
 // current context, every cluster's objects land in it alone, and the plan
 // after is empty.
 func TestAccTargeting_ownKubeconfigPerCluster(t *testing.T) {
@@ -359,7 +359,6 @@ func TestAccTargeting_ownKubeconfigPerCluster(t *testing.T) {
 			out.Clusters[k], out.AuthInfos[k] = raw.Clusters[k], raw.AuthInfos[k]
 		}
 		out.Contexts[current] = &clientcmdapi.Context{Cluster: c, AuthInfo: c}
-		out.Contexts["decoy"] = &clientcmdapi.Context{Cluster: decoy, AuthInfo: decoy}
 		out.CurrentContext = current
 		p := filepath.Join(t.TempDir(), "kubeconfig-"+c)
 		if err := clientcmd.WriteToFile(*out, p); err != nil {

@@ -61,7 +61,12 @@ var mutations = []mutation{
 	},
 	{
 		ID: "kubeclient/shared-falls-back-to-current", Why: "a cluster without a context in a kubeconfig other clusters share falls back to the file's current context",
-		File: "internal/kubeclient/kubeclient.go", From: `if c.ConfigContext == "" && len(c.SharedWith) == 0 {`, To: `if c.ConfigContext == "" {`,
+		File: "internal/kubeclient/kubeclient.go", From: `if c.ConfigContext == "" && len(c.SharedWith) == 0 && len(raw.Contexts) == 1`, To: `if c.ConfigContext == "" && len(raw.Contexts) == 1`,
+		Package: "./internal/kubeclient",
+	},
+	{
+		ID: "kubeclient/several-contexts-fall-back", Why: "one registered cluster in a kubeconfig with several contexts follows its current context (kubectl config use-context moves its objects)",
+		File: "internal/kubeclient/kubeclient.go", From: `len(c.SharedWith) == 0 && len(raw.Contexts) == 1 && raw.Contexts[raw.CurrentContext] != nil {`, To: `len(c.SharedWith) == 0 {`,
 		Package: "./internal/kubeclient",
 	},
 	{
