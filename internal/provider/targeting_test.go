@@ -154,7 +154,7 @@ data "mesh_clusters" "all" {}
 // file (here refused, so the probe's error names the address).
 func TestOwnKubeconfigPerClusterUsesItsCurrentContext(t *testing.T) {
 	dir := t.TempDir()
-	east := writeKubeconfigFile(t, filepath.Join(dir, "east"), arnEast, map[string]string{arnEast: "https://127.0.0.1:1", "other": "https://127.0.0.1:9"})
+	east := writeKubeconfigFile(t, filepath.Join(dir, "east"), arnEast, map[string]string{arnEast: "https://127.0.0.1:1"})
 	west := writeKubeconfigFile(t, filepath.Join(dir, "west"), gkeWest, map[string]string{gkeWest: "https://127.0.0.1:2"})
 	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
@@ -421,4 +421,21 @@ resource "mesh_cluster" "east" {
 	}
 	runTerraform(t, tf, dir, env, "init", "-backend=false", "-input=false", "-no-color")
 	runTerraform(t, tf, dir, env, "validate", "-no-color")
+}
+
+// One registered cluster reading a kubeconfig with several contexts (the
+// default ~/.kube/config that aws eks update-kubeconfig and gcloud write)
+// and no config_context fails at plan, listing the contexts: its current
+// context follows kubectl config use-context, and an apply after a switch
+// would write the cluster's objects to another API server.
+func TestPlanRefusesTheCurrentContextOfSeveral(t *testing.T) {
+	home := writeKubeconfigFile(t, filepath.Join(t.TempDir(), "config"), arnEast, map[string]string{arnEast: "https://127.0.0.1:1", gkeWest: "https://127.0.0.1:2"})
+	planFails(t, fmt.Sprintf(`
+provider "mesh" {
+  clusters = {
+    east = { kubernetes = { config_path = %q } }
+  }
+}
+data "mesh_clusters" "all" {}
+`, home), mustMatchAll(`Attribute clusters["east"].kubernetes: Cluster "east" has no config_context`, "more than one context", fmt.Sprintf(`its contexts are %q, %q (current: %q)`, arnEast, gkeWest, arnEast), "kubectl config use-context", "Set config_context"))
 }
