@@ -82,12 +82,32 @@ func run(root, dir string, m mutation) (string, string) {
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return "BROKEN", err.Error()
 	}
-	args := []string{"test", "-count=1", "-overlay", overlayFile, m.Package}
-	if m.Run != "" {
-		args = append(args, "-run", m.Run)
+	suites := m.Suites
+	if len(suites) == 0 {
+		suites = []suite{{Package: m.Package, Run: m.Run}}
+	}
+	var caught []string
+	for _, su := range suites {
+		result, detail := runSuite(root, overlayFile, m, su)
+		if result != "CAUGHT" {
+			if su.Dir != "" {
+				detail = su.Dir + " " + su.Package + ": " + detail
+			}
+			return result, detail
+		}
+		caught = append(caught, detail)
+	}
+	return "CAUGHT", strings.Join(caught, " ")
+}
+
+// runSuite runs one suite's tests on the mutated file.
+func runSuite(root, overlayFile string, m mutation, su suite) (string, string) {
+	args := []string{"test", "-count=1", "-overlay", overlayFile, su.Package}
+	if su.Run != "" {
+		args = append(args, "-run", su.Run)
 	}
 	cmd := exec.Command("go", args...)
-	cmd.Dir = root
+	cmd.Dir = filepath.Join(root, su.Dir)
 	cmd.Env = append(os.Environ(), m.Env...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {

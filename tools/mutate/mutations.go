@@ -2,8 +2,9 @@ package main
 
 // mutation is one deliberate bug: From, found exactly once in File,
 // becomes To. The tests of Package (only those matching Run, when set)
-// must then fail. Keep From short but unique, and name in Why which claim
-// of the code the bug breaks.
+// must then fail, or, when Suites is set, the tests of every suite named
+// there. Keep From short but unique, and name in Why which claim of the
+// code the bug breaks.
 type mutation struct {
 	ID      string
 	Why     string
@@ -13,6 +14,24 @@ type mutation struct {
 	Package string
 	Run     string
 	Env     []string
+	Suites  []suite
+}
+
+// suite is a set of tests that must catch a mutation: Package (with Run)
+// tested from Dir, a module directory relative to the repository root
+// ("" for the provider's module). The Istio oracles are the module
+// tools/istio, which translates with the provider's translator (replace
+// ../..), so the overlay that mutates a provider file reaches them too.
+type suite struct {
+	Dir     string
+	Package string
+	Run     string
+}
+
+// simulation is Istio's xDS simulation (make simulation), run on the
+// tests matching run.
+func simulation(run string) suite {
+	return suite{Dir: "tools/istio", Package: "./simulation/...", Run: run}
 }
 
 var mutations = []mutation{
@@ -339,5 +358,49 @@ var mutations = []mutation{
 		ID: "import/first-config-wins", Why: "import takes one of several kept configurations of an instance",
 		File: "internal/provider/intent_import.go", From: "\tswitch len(f.configs) {", To: "\tswitch min(len(f.configs), 1) {",
 		Package: "./internal/provider", Run: "TestImportRefuses",
+	},
+	// Issue 26: translator bugs that only Istio's answers catch. Each is
+	// run through the simulation (tools/istio translates the intent live
+	// with the provider's translator, so the overlay reaches Istio), whose
+	// expectations come from the intent, never from a golden file.
+	{
+		ID: "istio/failover-order-swapped", Why: "backends are ranked in reverse: the last priority is tried first",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tif ka, kb := key(a), key(b); ka != kb {\n\t\t\treturn ka < kb", To: "\t\tif ka, kb := key(a), key(b); ka != kb {\n\t\t\treturn ka > kb",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/exclusion-ignored", Why: "a backend's exclude_for is ignored: excluded clients still send to it",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\t\tif excluded[i][c] {\n\t\t\t\tcontinue", To: "\t\t\tif excluded[i][c] && false {\n\t\t\t\tcontinue",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/exportto-widened", Why: "the hostname is exported to every namespace, not the client namespaces",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tp.exportTo = append([]string(nil), in.Clients.Namespaces...)", To: "\t\tp.exportTo = []string{\"*\"}",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/weights-swapped", Why: "a traffic shift's weights go to the targets in reverse order",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "Destination: targets[k], Weight: int32(weights[k])})", To: "Destination: targets[k], Weight: int32(weights[order[len(order)-1-len(dests)]])})",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/mirror-dropped", Why: "a traffic policy's mirror is not written",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "frag := &networkingapi.HTTPRoute{Mirror: targetDestination(s, m.Cluster, false, m.Subset)}", To: "frag := &networkingapi.HTTPRoute{}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/workload-labels-dropped", Why: "a traffic policy's workload_labels are not matched: every workload of the namespace is a source",
+		File: "internal/translate/trafficpolicy/match.go", From: "Labels: maps.Clone(in.Sources.WorkloadLabels), Method", To: "Labels: nil, Method",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/principal-wrong-trust-domain", Why: "a source's principal is written with the default trust domain, not its cluster's",
+		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain, s.in.Namespace",
+		Suites: []suite{simulation("TestAccessPolicyRBAC")},
+	},
+	{
+		ID: "istio/default-deny-exemption-dropped", Why: "default_deny's exempt workloads (the ingress gateway) are not kept open",
+		File: "internal/translate/cluster/cluster.go", From: "\t\t\tout = append(out, translate.Object{Cluster: c.Name, Resource: ap})", To: "\t\t\t_ = ap",
+		Suites: []suite{simulation("TestClusterDefaultDeny")},
 	},
 }

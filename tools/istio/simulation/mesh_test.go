@@ -43,7 +43,7 @@ spec:
 // drift from what the provider writes.
 func providerGateway(t *testing.T) string {
 	t.Helper()
-	c, err := loadCase(oracle.GoldenDir("cluster") + "/all-features.yaml")
+	c, err := loadCase(t, "cluster", oracle.GoldenDir("cluster")+"/all-features.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,12 +93,20 @@ type istiod struct {
 // istiod re-evaluate which endpoints live on other networks.
 func newIstiod(t *testing.T, g *goldenCase, self string, docs []string, extra ...string) *istiod {
 	t.Helper()
-	configs := append(istioDocs(docs), extra...)
+	return newIstiodWith(t, g, self, append(istioDocs(docs), extra...), nil)
+}
+
+// newIstiodWith is newIstiod with Kubernetes objects per cluster (Services,
+// pods, EndpointSlices), which istiod reads through one registry per
+// cluster.
+func newIstiodWith(t *testing.T, g *goldenCase, self string, configs []string, kube map[cluster.ID]string) *istiod {
+	t.Helper()
 	nw := meshwatcher.NewFixedNetworksWatcher(nil)
 	s := xds.NewFakeDiscoveryServer(t, xds.FakeOptions{
-		DefaultClusterName: cluster.ID(self),
-		ConfigString:       strings.Join(configs, "\n---\n"),
-		NetworksWatcher:    nw,
+		DefaultClusterName:              cluster.ID(self),
+		ConfigString:                    strings.Join(configs, "\n---\n"),
+		KubernetesObjectStringByCluster: kube,
+		NetworksWatcher:                 nw,
 	})
 	networks := &meshconfig.MeshNetworks{Networks: map[string]*meshconfig.Network{}}
 	var want []string
@@ -112,11 +120,16 @@ func newIstiod(t *testing.T, g *goldenCase, self string, docs []string, extra ..
 			networks.Networks[c.Network] = n
 		}
 		n.Endpoints = append(n.Endpoints, &meshconfig.Network_NetworkEndpoints{Ne: &meshconfig.Network_NetworkEndpoints_FromRegistry{FromRegistry: c.Name}})
-		if c.EastWestGateway != nil && isIP(c.EastWestGateway.Address) {
+		if c.EastWestGateway != nil {
+			// The registry's address and port; a hostname gateway too
+			// (istiod resolves it; here it resolves to nothing, so only
+			// IP gateways are waited for).
 			n.Gateways = append(n.Gateways, &meshconfig.Network_IstioNetworkGateway{
 				Gw: &meshconfig.Network_IstioNetworkGateway_Address{Address: c.EastWestGateway.Address}, Port: c.gatewayPort(),
 			})
-			want = append(want, c.Network)
+			if isIP(c.EastWestGateway.Address) {
+				want = append(want, c.Network)
+			}
 		}
 	}
 	nw.SetNetworks(networks)
