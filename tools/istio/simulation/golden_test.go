@@ -22,7 +22,7 @@ type registryCluster struct {
 	TrustDomain     string            `json:"trustDomain,omitempty"`
 	IstioVersion    string            `json:"istioVersion,omitempty"`
 	Labels          map[string]string `json:"labels,omitempty"`
-	EastWestGateway *oracle.Gateway `json:"eastWestGateway,omitempty"`
+	EastWestGateway *oracle.Gateway   `json:"eastWestGateway,omitempty"`
 }
 
 // withNetworks gives every cluster without a network one of its own,
