@@ -254,3 +254,23 @@ func TestApplyAdoptsOnlyObjectsNobodyOwns(t *testing.T) {
 		t.Fatalf("adopting took another instance's object: %v", err)
 	}
 }
+
+// An object in the inventory that another owner holds now (another state's
+// instance took it over, by import or adopt_existing) is no longer ours to
+// prune: apply leaves it in place and drops it from the inventory.
+func TestApplyPrunesNothingAnotherOwnerNowHolds(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	old := serviceEntry(testOwner, "east", "old")
+	other := Owner{Kind: "virtual-destination", Name: "user", ID: "id-of-another-state"}
+	seed(t, fc["east"], old.Entry, other.Labels())
+	entries, err := e.Apply(context.Background(), testOwner, []Desired{serviceEntry(testOwner, "east", "new")}, []Entry{old.Entry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live(t, fc["east"], old.Entry) == nil {
+		t.Fatal("east/old, which instance id-of-another-state holds now, was deleted by id-1's prune")
+	}
+	if got := keysOf(entries); got != "east/new=d-new" {
+		t.Fatalf("inventory %s, want only east/new", got)
+	}
+}

@@ -403,4 +403,19 @@ var mutations = []mutation{
 		File: "internal/translate/cluster/cluster.go", From: "\t\t\tout = append(out, translate.Object{Cluster: c.Name, Resource: ap})", To: "\t\t\t_ = ap",
 		Suites: []suite{simulation("TestClusterDefaultDeny")},
 	},
+	{
+		ID: "provider/vip-uniqueness-unchecked", Why: "two virtual destinations may plan one VIP: sidecars give both one TCP listener",
+		File: "internal/provider/destinations.go", From: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name {", To: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name && false {",
+		Package: "./internal/provider", Run: "TestDestinationIndexRefuses",
+	},
+	{
+		ID: "provider/hostname-uniqueness-unchecked", Why: "two virtual destinations may plan one hostname: Istio keeps one of them",
+		File: "internal/provider/destinations.go", From: "if old, ok := d.byHost[hostname]; ok && old.name != e.name {", To: "if old, ok := d.byHost[hostname]; ok && old.name != e.name && false {",
+		Package: "./internal/provider", Run: "TestDestinationIndexRefuses",
+	},
+	{
+		ID: "engine/prune-foreign-owned", Why: "an object another owner holds now is pruned because it is in the inventory",
+		File: "internal/engine/apply.go", From: "\tif !owner.owns(live.GetLabels()) {\n\t\tlogEntry(ctx, \"not pruned", To: "\tif false {\n\t\tlogEntry(ctx, \"not pruned",
+		Package: "./internal/engine", Run: "TestApplyPrunes",
+	},
 }
