@@ -418,4 +418,9 @@ var mutations = []mutation{
 		File: "internal/engine/apply.go", From: "\tif !owner.owns(live.GetLabels()) {\n\t\tlogEntry(ctx, \"not pruned", To: "\tif false {\n\t\tlogEntry(ctx, \"not pruned",
 		Package: "./internal/engine", Run: "TestApplyPrunes",
 	},
+	{
+		ID: "engine/drift-restore-skipped", Why: "a conflict with plain edits (drift) is not forced: apply leaves the edited fields as they are",
+		File: "internal/engine/apply.go", From: "\t\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})", To: "\t\terr = nil",
+		Package: "./internal/engine", Run: "TestApplyRestores",
+	},
 }
