@@ -20,6 +20,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 )
 
 var (
@@ -49,6 +50,7 @@ type accessPolicyModel struct {
 	Rules               []apRuleModel      `tfsdk:"rules"`
 	DestinationBackends types.List         `tfsdk:"destination_backends"`
 	Objects             types.Map          `tfsdk:"objects"`
+	Routing             types.Map          `tfsdk:"routing"`
 	Adopt               types.Bool         `tfsdk:"adopt_existing"`
 }
 
@@ -150,6 +152,7 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 			},
 			"destination_backends": backendsAttribute(),
 			"objects":              objectsAttribute(),
+			"routing":              routingAttribute("access_policy"),
 		},
 	}
 }
@@ -229,6 +232,13 @@ func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, planni
 			return nil, translate.ErrUnknownPlacement
 		}
 		return accesspolicy.Translate(in, dest, reg)
+	}
+	spec.Routing = func(reg *translate.Registry) (routing.Statement, error) {
+		if m.DestinationBackends.IsUnknown() {
+			return nil, translate.ErrUnknownPlacement
+		}
+		a, err := routing.AccessPolicy(in, dest, reg)
+		return a.Statement(), err
 	}
 	return spec, diags
 }

@@ -30,6 +30,8 @@ type intentModel[M any] interface {
 	setInventory(types.Map)
 	// ownerID is the instance ID (the id attribute), set at create.
 	ownerID() *types.String
+	// routingValue is the routing attribute (routing.go).
+	routingValue() *types.Map
 }
 
 // intentLifecycle implements Configure, ModifyPlan, Create, Read, Update and
@@ -82,6 +84,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 			resp.Diagnostics.Append(l.partlyKnown(ctx, l.data, req.Config)...)
 		}
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), types.MapUnknown(types.StringType))...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("routing"), types.MapUnknown(types.StringType))...)
 		return
 	}
 	var m M
@@ -100,6 +103,9 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	objects, diags := planObjects(ctx, l.data, spec)
 	resp.Diagnostics.Append(diags...)
 	P(&m).setInventory(objects)
+	routing, diags := planRouting(l.data, spec, !resp.Diagnostics.HasError() && !objects.IsUnknown())
+	resp.Diagnostics.Append(diags...)
+	*P(&m).routingValue() = routing
 	if sameValues(proposed, m) {
 		// The proposed plan already holds these computed values (an
 		// unchanged resource, the usual case): writing them back would
@@ -110,13 +116,17 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 }
 
 // sameValues reports whether two models hold equal values in every field:
-// framework values (attr.Value) by their Equal, plain Go values deeply.
+// framework values (attr.Value) by their Equal, plain Go values deeply;
+// unexported fields, which are no attributes, are ignored.
 func sameValues[M any](a, b M) bool {
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	if va.Kind() != reflect.Struct {
 		return false
 	}
 	for i := range va.NumField() {
+		if !va.Type().Field(i).IsExported() {
+			continue // not an attribute (tfsdk:"-")
+		}
 		fa, fb := va.Field(i).Interface(), vb.Field(i).Interface()
 		if x, ok := fa.(attr.Value); ok {
 			if y, ok := fb.(attr.Value); !ok || !x.Equal(y) {
@@ -184,6 +194,7 @@ func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Co
 	objects, d := op(spec)
 	diags.Append(d...)
 	P(m).setInventory(objects)
+	diags.Append(fillRouting(l.data, spec, P(m))...)
 	if refreshing && sameValues(before, *m) {
 		return diags
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 )
 
 // The objects attribute: the inventory of what an intent owns, a map from
@@ -61,6 +62,9 @@ type intentSpec struct {
 	// configuration (intent_config.go); composed intents keep it in their
 	// contribution instead.
 	ConfigKind string
+	// Routing, when set, states where the intent sends requests (the
+	// routing attribute, routing.go).
+	Routing func(reg *translate.Registry) (routing.Statement, error)
 }
 
 func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // The model of mesh_traffic_policy: one Go struct per nested attribute,
@@ -32,7 +33,11 @@ type trafficPolicyModel struct {
 	TLSMode             *string             `tfsdk:"tls_mode"`
 	ResolvedDestination types.String        `tfsdk:"resolved_destination"`
 	Objects             types.Map           `tfsdk:"objects"`
+	Routing             types.Map           `tfsdk:"routing"`
 	Adopt               types.Bool          `tfsdk:"adopt_existing"`
+	// vd is the virtual destination the policy targets, when destination
+	// looked it up; the routing statement reads its clients.
+	vd *virtualdestination.Intent `tfsdk:"-"`
 }
 
 type tpDestinationModel struct {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
@@ -89,6 +92,7 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 				m.ResolvedDestination = types.StringUnknown()
 				return trafficpolicy.Destination{VirtualDestination: host}, diags
 			}
+			m.vd = &vd
 			dest := trafficpolicy.DestinationOf(vd, data.Registry)
 			raw, _ := json.Marshal(dest)
 			m.ResolvedDestination = types.StringValue(string(raw))
@@ -145,7 +149,32 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 		}
 		return objs, nil
 	}
+	spec.Routing = func(reg *translate.Registry) (routing.Statement, error) {
+		if m.ResolvedDestination.IsUnknown() {
+			return nil, translate.ErrUnknownPlacement
+		}
+		tr, err := routing.TrafficPolicy(in, routingDestination(m.vd, dest), reg)
+		return tr.Statement(), err
+	}
 	return spec, diags
+}
+
+// routingDestination is the virtual destination whose clients the
+// routing statement keeps among the sources: the one looked up, else (a
+// destination taken from state) one whose clients are the resolved
+// destination's client clusters; nil for a service, or when the clients
+// are not known.
+func routingDestination(vd *virtualdestination.Intent, dest trafficpolicy.Destination) *virtualdestination.Intent {
+	switch {
+	case dest.VirtualDestination == "":
+		return nil
+	case vd != nil:
+		return vd
+	case dest.ClientBackends == nil:
+		return nil
+	}
+	clients := slices.Sorted(maps.Keys(dest.ClientBackends))
+	return &virtualdestination.Intent{Hostname: dest.VirtualDestination, Clients: virtualdestination.Clients{Placement: translate.Placement{Clusters: clients}}}
 }
 
 func (m *trafficPolicyModel) inventory() types.Map     { return m.Objects }

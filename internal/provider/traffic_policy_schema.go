@@ -166,5 +166,6 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 			Computed:            true,
 		},
 		"objects": objectsAttribute(),
+		"routing": routingAttribute("traffic_policy"),
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
@@ -73,6 +74,7 @@ type virtualDestinationModel struct {
 	Clients   *vdClientsModel  `tfsdk:"clients"`
 	VIP       types.String     `tfsdk:"vip"`
 	Objects   types.Map        `tfsdk:"objects"`
+	Routing   types.Map        `tfsdk:"routing"`
 	Adopt     types.Bool       `tfsdk:"adopt_existing"`
 }
 
@@ -216,6 +218,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 				Computed: true,
 			},
 			"objects": objectsAttribute(),
+			"routing": routingAttribute("virtual_destination"),
 		},
 	}
 }
@@ -306,6 +309,10 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, pl
 				return nil, err
 			}
 			return virtualdestination.WithRecords(in, objs, data.recordsNamespace())
+		},
+		Routing: func(reg *translate.Registry) (routing.Statement, error) {
+			d, err := routing.VirtualDestination(in, reg)
+			return d.Statement(), err
 		},
 	}, diags
 }

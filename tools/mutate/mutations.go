@@ -423,4 +423,51 @@ var mutations = []mutation{
 		File: "internal/engine/apply.go", From: "\t\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})", To: "\t\terr = nil",
 		Package: "./internal/engine", Run: "TestApplyRestores",
 	},
+	// The routing statement (issue 26, part 1), caught by its hand-written
+	// unit tests and the provider's plan test.
+	{
+		ID: "routing/failover-reversed", Why: "the routing statement lists a client's failover order backwards",
+		File: "internal/translate/routing/virtualdestination.go", From: "return steps[i] < steps[j]", To: "return steps[i] > steps[j]",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/exclusion-ignored", Why: "the routing statement sends a client to a backend excluded for it",
+		File: "internal/translate/routing/virtualdestination.go", From: "\t\t\tif !excluded[i][c] {", To: "\t\t\tif _ = excluded[i][c]; true {",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/locality-leaves-to-highest-priority", Why: "in locality mode, traffic leaving the region goes to the region of the highest priority instead of the lowest",
+		File: "internal/translate/routing/virtualdestination.go", From: "b.Priority < leave.Priority", To: "b.Priority > leave.Priority",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/backend-weights-dropped", Why: "the routing statement shares a step equally whatever the backends' weights",
+		File: "internal/translate/routing/virtualdestination.go", From: "\t\t\tw = *b.Weight", To: "\t\t\tw = 1",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/local-shift-not-source", Why: "a local traffic shift is stated as going to the cluster named in the entry, not the source cluster",
+		File: "internal/translate/routing/trafficpolicy.go", From: "\t\t\tto = c\n", To: "\t\t\tto = e.Cluster\n",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/mirror-percent-dropped", Why: "a mirror of some requests is stated as mirroring all of them",
+		File: "internal/translate/routing/trafficpolicy.go", From: "\t\t\t\tp = *m.Percent", To: "\t\t\t\tp = 100",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/sources-beyond-clients", Why: "a traffic policy is stated in source clusters where its virtual destination has no client",
+		File: "internal/translate/routing/trafficpolicy.go", From: "\t\t\tif isClient[c] {", To: "\t\t\tif true {",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/destination-clusters-ignored", Why: "an access policy's source is stated as allowed in destination clusters its destination_clusters leaves out",
+		File: "internal/translate/routing/accesspolicy.go", From: "\t\tfor _, c := range to {", To: "\t\tfor c := range a.Clusters {\n\t\t\t_ = to",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "provider/routing-not-planned", Why: "the plan does not carry the routing statement",
+		File: "internal/provider/intent_resource.go", From: "\t*P(&m).routingValue() = routing\n", To: "\t_ = routing\n",
+		Package: "./internal/provider", Run: "TestPlanStatesRouting",
+	},
 }
