@@ -470,4 +470,17 @@ var mutations = []mutation{
 		File: "internal/provider/intent_resource.go", From: "\t*P(&m).routingValue() = routing\n", To: "\t_ = routing\n",
 		Package: "./internal/provider", Run: "TestPlanStatesRouting",
 	},
+	// The other side of the agreement: the routing statement changes alone
+	// (the translator, and so Istio, unchanged); the simulation compares
+	// the two for every golden case and must fail.
+	{
+		ID: "istio/routing-statement-reversed", Why: "the plan's routing statement lists failover backwards while Istio's objects are right",
+		File: "internal/translate/routing/virtualdestination.go", From: "return steps[i] < steps[j]", To: "return steps[i] > steps[j]",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/routing-statement-mirror-percent", Why: "the plan's routing statement says a partial mirror copies every request while Istio's objects are right",
+		File: "internal/translate/routing/trafficpolicy.go", From: "\t\t\t\tp = *m.Percent", To: "\t\t\t\tp = 100",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
 }

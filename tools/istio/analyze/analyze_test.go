@@ -62,6 +62,14 @@ type policyCase struct {
 		ClientNamespaces   []string `json:"clientNamespaces"`
 		Service            string   `json:"service"`
 		Namespace          string   `json:"namespace"`
+		// An access policy's: the virtual destination's backends, and
+		// the labels of the destination's pods.
+		Backends []struct {
+			Cluster   string `json:"cluster"`
+			Namespace string `json:"namespace"`
+			Service   string `json:"service"`
+		} `json:"backends"`
+		WorkloadLabels map[string]string `json:"workloadLabels"`
 	} `json:"destination"`
 	Policy struct {
 		// A traffic policy's sources (namespaces) or an access policy's

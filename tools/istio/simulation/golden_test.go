@@ -1,6 +1,7 @@
 package simulation
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,6 +131,7 @@ type goldenCase struct {
 	registry []registryCluster
 	intent   vdIntent
 	objects  map[string][]string // cluster -> YAML documents
+	raw      json.RawMessage     // the intent, for the routing statement
 	failed   string              // the golden holds this error instead of objects
 }
 
@@ -178,7 +180,13 @@ func loadCase(t testing.TB, dir, input string) (*goldenCase, error) {
 	if err := yaml.Unmarshal(raw, &in); err != nil {
 		return nil, err
 	}
-	c := &goldenCase{name: strings.TrimSuffix(filepath.Base(input), ".yaml"), registry: in.Registry, intent: in.Intent}
+	var rawIntent struct {
+		Intent json.RawMessage `json:"intent"`
+	}
+	if err := yaml.Unmarshal(raw, &rawIntent); err != nil {
+		return nil, err
+	}
+	c := &goldenCase{name: strings.TrimSuffix(filepath.Base(input), ".yaml"), registry: in.Registry, intent: in.Intent, raw: rawIntent.Intent}
 	if dir == "traffic-policy" || dir == "access-policy" {
 		c.registry = withNetworks(c.registry)
 	}

@@ -11,6 +11,7 @@ import (
 	rbacconfig "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	rbachttp "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	uritemplate "github.com/envoyproxy/go-control-plane/envoy/extensions/path/match/uri_template/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"sigs.k8s.io/yaml"
 
@@ -133,6 +134,16 @@ func permission(t *testing.T, p *rbacconfig.Permission, r request) bool {
 			return stringMatch(t, x.Header.GetStringMatch(), r.path)
 		}
 		t.Fatalf("RBAC header %q: the evaluator knows :method and :path", x.Header.Name)
+	case *rbacconfig.Permission_UriTemplate:
+		// A path template ({*} one segment, {**} the rest).
+		cfg := &uritemplate.UriTemplateMatchConfig{}
+		if err := x.UriTemplate.GetTypedConfig().UnmarshalTo(cfg); err != nil {
+			t.Fatalf("RBAC uri_template: %v", err)
+		}
+		re := regexp.QuoteMeta(cfg.PathTemplate)
+		re = strings.ReplaceAll(re, `\{\*\*\}`, `.*`)
+		re = strings.ReplaceAll(re, `\{\*\}`, `[^/]+`)
+		return regexp.MustCompile("^" + re + "$").MatchString(r.path)
 	case *rbacconfig.Permission_UrlPath:
 		return stringMatch(t, x.UrlPath.GetPath(), r.path)
 	}
@@ -375,6 +386,20 @@ func simulateAccessPolicy(t *testing.T, g *goldenCase, ap apCase) string {
 	}
 	sort.Strings(callers)
 	callers = append(callers, "spiffe://cluster.local/ns/intruders/sa/intruder", "")
+	stated := g.apRouting(t)
+	var enforcing, placed []string
+	for c := range stated.Clusters {
+		enforcing = append(enforcing, c)
+	}
+	for _, w := range ap.destinationPods(g) {
+		placed = append(placed, w.cluster)
+	}
+	sort.Strings(enforcing)
+	sort.Strings(placed)
+	placed = slices.Compact(placed) // two backends in one cluster
+	if !slices.Equal(enforcing, placed) {
+		t.Errorf("the routing statement (the plan) enforces the policy in %v; the destination's pods are in %v", enforcing, placed)
+	}
 	for _, w := range ap.destinationPods(g) {
 		s := newIstiod(t, g, w.cluster, g.objects[w.cluster])
 		p := s.workload(w.namespace, w.labels)
@@ -384,6 +409,9 @@ func simulateAccessPolicy(t *testing.T, g *goldenCase, ap apCase) string {
 				r.principal = who
 				ok := decide(t, filters, r)
 				fmt.Fprintf(&b, "%-72s | %s\n", fmt.Sprintf("%s %s/%s <- %s", w.cluster, w.namespace, labelString(w.labels), r), verdict(ok))
+				if want := statedAllows(stated, w.cluster, r); ok != want {
+					t.Errorf("destination in %s: Istio answers %s to %s; the routing statement (the plan) says %s", w.cluster, verdict(ok), r, verdict(want))
+				}
 				if want := ap.mayCall(g, w.cluster, r); ok != want {
 					t.Errorf("destination in %s: Istio answers %s to %s; the intent says %s", w.cluster, verdict(ok), r, verdict(want))
 				}

@@ -118,6 +118,17 @@ func (p tpPolicy) expectedWeights(source string, d tpDestination) string {
 	return strings.Join(parts, ", ")
 }
 
+// withBackends gives a virtual destination whose backend clusters the
+// case leaves unknown (known only after apply) a backend in every cluster.
+func (d tpDestination) withBackends(g *goldenCase) tpDestination {
+	if d.VirtualDestination != "" && len(d.BackendClusters) == 0 {
+		for _, c := range g.registry {
+			d.BackendClusters = append(d.BackendClusters, c.Name)
+		}
+	}
+	return d
+}
+
 func (d tpDestination) host() string {
 	if d.VirtualDestination != "" {
 		return d.VirtualDestination
@@ -143,11 +154,11 @@ type pd struct {
 }
 
 func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
-	pds := []pd{{tc.Policy, tc.Destination}}
+	pds := []pd{{tc.Policy, tc.Destination.withBackends(g)}}
 	if len(tc.Compose) > 0 {
 		pds = nil
 		for _, c := range tc.Compose {
-			pds = append(pds, pd{c.Policy, c.Destination})
+			pds = append(pds, pd{c.Policy, c.Destination.withBackends(g)})
 		}
 	}
 	var b strings.Builder
@@ -155,7 +166,13 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 	b.WriteString("# routes a sidecar in the policy's source namespace gets for the destination, each with\n")
 	b.WriteString("# its weighted Envoy clusters and mirror; for a cluster subset of a service, its\n")
 	b.WriteString("# endpoints by Envoy priority. `make simulation UPDATE=1` rewrites it.\n")
+	stated := g.tpRoutings(t, pds)
 	clusters := map[string]bool{}
+	for _, st := range stated {
+		for c := range st.Sources {
+			clusters[c] = true
+		}
+	}
 	for c := range g.objects {
 		clusters[c] = true
 	}
@@ -166,8 +183,9 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 	}
 	for _, c := range sortedKeys(clusters) {
 		s := newPolicyIstiod(t, g, c, pds[0].d, policyLabels(pds))
-		for _, x := range pds {
+		for k, x := range pds {
 			isSource := x.p.sourceClusters(g, x.d)[c]
+			st, isStated := stated[k].Sources[c]
 			ns := "default"
 			switch {
 			case len(x.p.Sources.Namespaces) > 0:
@@ -210,6 +228,9 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				if isSource {
 					t.Errorf("%s: a sidecar in %s has no routes for %s; the intent makes %s a source of %s", c, ns, host, c, x.p.Name)
 				}
+				if isStated {
+					t.Errorf("%s: a sidecar in %s has no routes for %s; the routing statement (the plan) makes %s a source of %s", c, ns, host, c, x.p.Name)
+				}
 				continue
 			}
 			envoyClusters := map[string]bool{}
@@ -232,6 +253,9 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 					continue
 				}
 				a := r.GetRoute()
+				if isStated {
+					checkStatedRoute(t, g, c, host, x.d, st, a)
+				}
 				if want := x.p.expectedWeights(c, x.d); want != "" && weightsOf(a) != want {
 					t.Errorf("source %s: Istio sends requests for %s to %s; the intent says %s", c, host, weightsOf(a), want)
 				}
@@ -245,6 +269,9 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 						t.Errorf("source %s: Istio mirrors requests for %s to %q; the intent mirrors them to %s", c, host, got, want)
 					}
 				}
+			}
+			if applied != isStated {
+				t.Errorf("source %s: Istio applies policy %s to a sidecar in %s = %v; the routing statement (the plan) states it there = %v", c, x.p.Name, ns, applied, isStated)
 			}
 			if isSource && !applied {
 				t.Errorf("source %s: a sidecar in %s gets no route of policy %s for %s; the intent makes it a source", c, ns, x.p.Name, host)

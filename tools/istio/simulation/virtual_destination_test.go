@@ -3,6 +3,7 @@ package simulation
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -60,6 +61,8 @@ func simulateVirtualDestination(t *testing.T, g *goldenCase, ours string) string
 	var sends []sent
 	seen := map[sent]bool{}
 	promised := vdPromises[g.name]
+	stated := g.vdRouting(t)
+	checkRoutingClients(t, stated, g.intentClients())
 	for _, client := range g.intentClients() {
 		s := newIstiod(t, g, client, g.objects[client], crossNetworkGateway, gatewayFor(t, ours, g.cluster(client)))
 		ns := "default"
@@ -71,6 +74,13 @@ func simulateVirtualDestination(t *testing.T, g *goldenCase, ours string) string
 			for name := range s.upstreamsFor(outsider, g.intent.Hostname) {
 				t.Errorf("client %s: a sidecar in namespace not-a-client, which clients.namespaces %v leaves out, gets Istio's cluster %s: the intent exports %s to %v only", client, g.intent.Clients.Namespaces, name, g.intent.Hostname, g.intent.Clients.Namespaces)
 			}
+		}
+		// The statement's client namespaces (nil: every one) against
+		// Istio's: a sidecar in a namespace it does not name must not
+		// see the hostname.
+		outsider := len(s.upstreamsFor(s.sidecar("not-a-client"), g.intent.Hostname)) > 0
+		if want := stated.Namespaces == nil || slices.Contains(stated.Namespaces, "not-a-client"); outsider != want {
+			t.Errorf("client %s: Istio gives the hostname to namespace not-a-client = %v; the routing statement's client namespaces are %v (nil: every one)", client, outsider, stated.Namespaces)
 		}
 		proxy := s.sidecar(ns)
 		for _, port := range g.intent.Ports {
@@ -104,6 +114,11 @@ func simulateVirtualDestination(t *testing.T, g *goldenCase, ours string) string
 				fmt.Fprintf(&b, "%-56s | %s | sni %s%s\n", row, g.describeTiers(client, u.tiers), orNone(u.sni), peers)
 				if exp != nil && !equalTiers(got, exp) {
 					t.Errorf("client %s: Istio sends requests for %s:%d to %s; the intent says %s", client, host, port.Number, statement(got), statement(exp))
+				}
+				if i == 0 && !stated.Unknown[client] {
+					if want := tierNames(stated.Failover[client]); !equalTiers(got, want) {
+						t.Errorf("client %s: Istio sends requests for %s:%d to %s; the routing statement (the plan) says %s", client, host, port.Number, statement(got), statement(want))
+					}
 				}
 				if want, ok := promised[client]; ok && i == 0 && statement(got) != want {
 					t.Errorf("client %s: Istio sends requests for %s:%d to %s; the intent (hand-read, vdPromises) says %s", client, host, port.Number, statement(got), want)
@@ -218,7 +233,7 @@ var vdPromises = map[string]map[string]string{
 	"exclusion-public-cloud": {"east": "east > onprem", "onprem": "east > onprem", "west": "east > onprem > west"},
 	// own zone, then the region of the lowest-priority backend outside
 	// the client's region, then the rest.
-	"locality-failover": {"east": "east > west > onprem", "west": "west > east > onprem", "onprem": "onprem > east > west", "central": "east > west, onprem"},
+	"locality-failover": {"east": "east > west > onprem", "west": "west > east > onprem", "onprem": "onprem > east > west", "central": "east > onprem, west"},
 }
 
 // clientClusters are the clusters holding the client ServiceEntry.
