@@ -135,14 +135,15 @@ func permission(t *testing.T, p *rbacconfig.Permission, r request) bool {
 		}
 		t.Fatalf("RBAC header %q: the evaluator knows :method and :path", x.Header.Name)
 	case *rbacconfig.Permission_UriTemplate:
-		// A path template ({*} one segment, {**} the rest).
+		// Envoy's path template: * one segment, ** the rest (Istio
+		// writes the policy's {*} and {**} so).
 		cfg := &uritemplate.UriTemplateMatchConfig{}
 		if err := x.UriTemplate.GetTypedConfig().UnmarshalTo(cfg); err != nil {
 			t.Fatalf("RBAC uri_template: %v", err)
 		}
-		re := regexp.QuoteMeta(cfg.PathTemplate)
-		re = strings.ReplaceAll(re, `\{\*\*\}`, `.*`)
-		re = strings.ReplaceAll(re, `\{\*\}`, `[^/]+`)
+		re := regexp.QuoteMeta(strings.NewReplacer("{**}", "**", "{*}", "*").Replace(cfg.PathTemplate))
+		re = strings.ReplaceAll(re, `\*\*`, `.*`)
+		re = strings.ReplaceAll(re, `\*`, `[^/]+`)
 		return regexp.MustCompile("^" + re + "$").MatchString(r.path)
 	case *rbacconfig.Permission_UrlPath:
 		return stringMatch(t, x.UrlPath.GetPath(), r.path)
