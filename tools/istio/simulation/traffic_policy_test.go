@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"sigs.k8s.io/yaml"
 
 	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pkg/cluster"
@@ -372,7 +373,55 @@ endpoints:
 ports: [{name: http, port: 8080, protocol: TCP}]`, service, namespace, c.Name, strings.Join(eps, "\n")))
 		kube[cluster.ID(c.Name)] = strings.Join(objs, "\n---\n")
 	}
-	return newIstiodWith(t, g, self, append(istioDocs(g.objects[self]), docs...), kube)
+	return newIstiodWith(t, g, self, mergeApplied(t, append(docs, istioDocs(g.objects[self])...)), kube)
+}
+
+// mergeApplied is the objects as the cluster holds them: a policy that
+// writes into the virtual destination's own object (a connection pool in
+// its DestinationRule) applies its fields to that object by server-side
+// apply, so a later document with the same kind, namespace and name is
+// merged into the first (maps deeply, anything else replaced).
+func mergeApplied(t *testing.T, docs []string) []string {
+	t.Helper()
+	type id struct{ kind, ns, name string }
+	var order []id
+	objs := map[id]map[string]any{}
+	var out []string
+	for _, d := range docs {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(d), &o); err != nil || o == nil {
+			out = append(out, d)
+			continue
+		}
+		md, _ := o["metadata"].(map[string]any)
+		k := id{fmt.Sprint(o["kind"]), fmt.Sprint(md["namespace"]), fmt.Sprint(md["name"])}
+		if prev, ok := objs[k]; ok {
+			mergeMaps(prev, o)
+			continue
+		}
+		objs[k] = o
+		order = append(order, k)
+	}
+	for _, k := range order {
+		b, err := yaml.Marshal(objs[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func mergeMaps(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeMaps(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
 }
 
 // vdOf is the virtual destination a policy case names, as a
