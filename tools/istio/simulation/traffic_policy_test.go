@@ -3,6 +3,7 @@ package simulation
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pkg/cluster"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
@@ -33,8 +35,34 @@ type tpPolicy struct {
 		Namespaces     []string          `json:"namespaces"`
 		WorkloadLabels map[string]string `json:"workloadLabels"`
 	} `json:"sources"`
-	TrafficShift []tpTarget `json:"trafficShift"`
-	Mirror       *tpTarget  `json:"mirror"`
+	TrafficShift   []tpTarget `json:"trafficShift"`
+	Mirror         *tpTarget  `json:"mirror"`
+	ConnectionPool *struct {
+		TCP *struct {
+			MaxConnections uint32 `json:"maxConnections"`
+		} `json:"tcp"`
+	} `json:"connectionPool"`
+}
+
+// maxConnections is the policy's TCP connection limit (0: none).
+func (p tpPolicy) maxConnections() uint32 {
+	if p.ConnectionPool == nil || p.ConnectionPool.TCP == nil {
+		return 0
+	}
+	return p.ConnectionPool.TCP.MaxConnections
+}
+
+// routeless reports whether the statement gives the policy no route of
+// its own: it only configures the destination's connections (a pool,
+// load balancing), which Istio applies to the Envoy cluster.
+func routeless(st routing.Route) bool {
+	return st.Shift == nil && st.Mirror == nil && st.Timeout == "" && st.Retries == "" && st.Fault == ""
+}
+
+// routeOf reports whether Envoy route name carries policy: its own route,
+// or an overlap of several composed policies ("a+b").
+func routeOf(name, policy string) bool {
+	return slices.Contains(strings.Split(name, "+"), policy)
 }
 
 // tpTarget is a shift or mirror target: a cluster, the source's own
@@ -200,7 +228,7 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				// A sidecar without the workload labels is no source.
 				if vh := findVirtualHost(s.Routes(proxy), host); vh != nil {
 					for _, r := range vh.Routes {
-						if r.Name == x.p.Name {
+						if routeOf(r.Name, x.p.Name) {
 							t.Errorf("%s: Istio routes requests of a sidecar in %s without the workload labels %v by policy %s (%s); the intent applies it only to workloads with those labels", c, ns, x.p.Sources.WorkloadLabels, x.p.Name, describeRoute(t, "", r, nil))
 						}
 					}
@@ -214,7 +242,7 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 			if len(x.p.Sources.Namespaces) > 0 {
 				if vh := findVirtualHost(s.Routes(s.sidecar("not-a-source")), host); vh != nil {
 					for _, r := range vh.Routes {
-						if r.Name == x.p.Name {
+						if routeOf(r.Name, x.p.Name) {
 							t.Errorf("%s: Istio routes requests from namespace not-a-source by policy %s; the intent's sources are namespaces %v", c, x.p.Name, x.p.Sources.Namespaces)
 						}
 					}
@@ -239,13 +267,31 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				envoyClusters[cl.Name] = true
 			}
 			applied := false
+			if isStated && routeless(st) && x.p.maxConnections() != 0 {
+				// The policy acts through the DestinationRule: the
+				// sidecar's Envoy cluster for the host carries its pool.
+				want := x.p.maxConnections()
+				got := uint32(0)
+				for _, cl := range s.Clusters(proxy) {
+					if cl.Name == fmt.Sprintf("outbound|8080||%s", host) {
+						for _, th := range cl.GetCircuitBreakers().GetThresholds() {
+							got = th.GetMaxConnections().GetValue()
+						}
+					}
+				}
+				fmt.Fprintf(&b, "%-70s | max connections %d\n", fmt.Sprintf("%s (%s) -> %s connections", c, ns, host), got)
+				if got != want {
+					t.Errorf("source %s: Istio allows %d connections to %s from a sidecar in %s; policy %s sets %d", c, got, host, ns, x.p.Name, want)
+				}
+				applied = got == want
+			}
 			for _, r := range vh.Routes {
-				if r.Name != x.p.Name && !(len(pds) > 1 || r.Name == "default") {
+				if !routeOf(r.Name, x.p.Name) && !(len(pds) > 1 || r.Name == "default") {
 					continue
 				}
 				row := fmt.Sprintf("%s (%s) -> %s route %s%s", c, ns, host, orNone(r.Name), matchString(r))
 				fmt.Fprintf(&b, "%-70s | %s\n", row, describeRoute(t, row, r, envoyClusters))
-				if r.Name != x.p.Name {
+				if !routeOf(r.Name, x.p.Name) {
 					continue
 				}
 				applied = true
