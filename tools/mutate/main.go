@@ -106,6 +106,9 @@ func runSuite(root, overlayFile string, m mutation, su suite) (string, string) {
 	if su.Run != "" {
 		args = append(args, "-run", su.Run)
 	}
+	if len(su.Args) > 0 {
+		args = append(append(args, "-args"), su.Args...)
+	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join(root, su.Dir)
 	cmd.Env = append(os.Environ(), m.Env...)

@@ -15,6 +15,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the traffic tables (<case>.traffic.txt) from Istio's answers")
 
+// tables=false leaves the recorded tables out: only the assertions judge
+// (tools/mutate runs mutations so, so that a mutation counts as caught only
+// when Istio's answer contradicts the intent or the routing statement, not
+// because a table changed).
+var tables = flag.Bool("tables", true, "compare the traffic tables with Istio's answers")
+
 // TestVirtualDestinationTraffic replays every virtual destination golden
 // case in Istio's xDS generation and checks, per client cluster:
 //   - the failover order of the hostname's default cluster follows the
@@ -387,6 +393,9 @@ func sortedKeys[V any](m map[string]V) []string { return oracle.SortedKeys(m) }
 // compareTable checks got against the file, or rewrites it with -update.
 func compareTable(t *testing.T, path, got string) {
 	t.Helper()
+	if !*tables {
+		return
+	}
 	oracle.Compare(t, path, got, *update, "make simulation UPDATE=1")
 }
 
