@@ -398,7 +398,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "istio/principal-wrong-trust-domain", Why: "a source's principal is written with the default trust domain, not its cluster's",
-		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain, s.in.Namespace",
+		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain+c[:0], s.in.Namespace",
 		Suites: []suite{simulation("TestAccessPolicyRBAC")},
 	},
 	{
