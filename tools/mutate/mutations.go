@@ -397,6 +397,11 @@ var mutations = []mutation{
 		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
 	},
 	{
+		ID: "istio/connection-pool-dropped", Why: "a traffic policy's connection_pool.tcp.max_connections is not written",
+		File: "internal/translate/trafficpolicy/destination_rule.go", From: "TCPSettings{MaxConnections: int32(t.MaxConnections)}", To: "TCPSettings{MaxConnections: 0}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
 		ID: "istio/principal-wrong-trust-domain", Why: "a source's principal is written with the default trust domain, not its cluster's",
 		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain+c[:0], s.in.Namespace",
 		Suites: []suite{simulation("TestAccessPolicyRBAC")},
