@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
@@ -252,5 +253,62 @@ func TestApplyAdoptsOnlyObjectsNobodyOwns(t *testing.T) {
 	seed(t, fc["east"], owned.Entry, other.Labels())
 	if _, err := e.Apply(context.Background(), adopter, []Desired{owned}, nil); !errors.Is(err, errNotOurs) {
 		t.Fatalf("adopting took another instance's object: %v", err)
+	}
+}
+
+// An object in the inventory that another owner holds now (another state's
+// instance took it over, by import or adopt_existing) is no longer ours to
+// prune: apply leaves it in place and drops it from the inventory.
+func TestApplyPrunesNothingAnotherOwnerNowHolds(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	old := serviceEntry(testOwner, "east", "old")
+	other := Owner{Kind: "virtual-destination", Name: "user", ID: "id-of-another-state"}
+	seed(t, fc["east"], old.Entry, other.Labels())
+	entries, err := e.Apply(context.Background(), testOwner, []Desired{serviceEntry(testOwner, "east", "new")}, []Entry{old.Entry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live(t, fc["east"], old.Entry) == nil {
+		t.Fatal("east/old, which instance id-of-another-state holds now, was deleted by id-1's prune")
+	}
+	if got := keysOf(entries); got != "east/new=d-new" {
+		t.Fatalf("inventory %s, want only east/new", got)
+	}
+}
+
+// Drift from plain edits (kubectl edit, patch, replace) on fields the
+// provider declares is restored by apply: the conflict the API server
+// answers is forced, and the object holds the declared value again.
+func TestApplyRestoresFieldsAPlainEditChanged(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	want := serviceEntry(testOwner, "east", "a")
+	seed(t, fc["east"], want.Entry, testOwner.Labels())
+	gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
+	u := live(t, fc["east"], want.Entry)
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "networking.istio.io/v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:hosts":{}}}`)}}})
+	if err := fc["east"].Tracker().Update(gvr, u, "istio-system"); err != nil {
+		t.Fatal(err)
+	}
+	fc["east"].PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pa := a.(k8stesting.PatchActionImpl)
+		if pa.PatchOptions.Force != nil && *pa.PatchOptions.Force {
+			return false, nil, nil
+		}
+		return true, nil, fieldConflict("kubectl-edit", ".spec.hosts")
+	})
+	if _, err := e.Apply(context.Background(), testOwner, []Desired{want}, []Entry{want.Entry}); err != nil {
+		t.Fatalf("drift from a plain edit was not restored: %v", err)
+	}
+	hosts, _, err := unstructuredSlice(live(t, fc["east"], want.Entry).Object, "spec", "hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHosts, _, err := unstructuredSlice(want.Manifest, "spec", "hosts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(hosts) != fmt.Sprint(wantHosts) {
+		t.Fatalf("after apply spec.hosts is %v (the plain edit's), want the declared %v", hosts, wantHosts)
 	}
 }

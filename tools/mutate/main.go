@@ -82,12 +82,35 @@ func run(root, dir string, m mutation) (string, string) {
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return "BROKEN", err.Error()
 	}
-	args := []string{"test", "-count=1", "-overlay", overlayFile, m.Package}
-	if m.Run != "" {
-		args = append(args, "-run", m.Run)
+	suites := m.Suites
+	if len(suites) == 0 {
+		suites = []suite{{Package: m.Package, Run: m.Run}}
+	}
+	var caught []string
+	for _, su := range suites {
+		result, detail := runSuite(root, overlayFile, mutated, m, su)
+		if result != "CAUGHT" {
+			if su.Dir != "" {
+				detail = su.Dir + " " + su.Package + ": " + detail
+			}
+			return result, detail
+		}
+		caught = append(caught, detail)
+	}
+	return "CAUGHT", strings.Join(caught, " ")
+}
+
+// runSuite runs one suite's tests on the mutated file.
+func runSuite(root, overlayFile, mutated string, m mutation, su suite) (string, string) {
+	args := []string{"test", "-count=1", "-overlay", overlayFile, su.Package}
+	if su.Run != "" {
+		args = append(args, "-run", su.Run)
+	}
+	if len(su.Args) > 0 {
+		args = append(append(args, "-args"), su.Args...)
 	}
 	cmd := exec.Command("go", args...)
-	cmd.Dir = root
+	cmd.Dir = filepath.Join(root, su.Dir)
 	cmd.Env = append(os.Environ(), m.Env...)
 	if !strings.HasSuffix(m.File, ".go") {
 		// The overlay reaches only what the go command reads. A test that

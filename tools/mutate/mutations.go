@@ -2,8 +2,9 @@ package main
 
 // mutation is one deliberate bug: From, found exactly once in File,
 // becomes To. The tests of Package (only those matching Run, when set)
-// must then fail. Keep From short but unique, and name in Why which claim
-// of the code the bug breaks.
+// must then fail, or, when Suites is set, the tests of every suite named
+// there. Keep From short but unique, and name in Why which claim of the
+// code the bug breaks.
 type mutation struct {
 	ID      string
 	Why     string
@@ -13,6 +14,27 @@ type mutation struct {
 	Package string
 	Run     string
 	Env     []string
+	Suites  []suite
+}
+
+// suite is a set of tests that must catch a mutation: Package (with Run)
+// tested from Dir, a module directory relative to the repository root
+// ("" for the provider's module). The Istio oracles are the module
+// tools/istio, which translates with the provider's translator (replace
+// ../..), so the overlay that mutates a provider file reaches them too.
+type suite struct {
+	Dir     string
+	Package string
+	Run     string
+	// Args are the test binary's flags (after -args).
+	Args []string
+}
+
+// simulation is Istio's xDS simulation (make simulation), run on the
+// tests matching run, without the recorded tables: only its assertions
+// (Istio's answer against the intent and the routing statement) count.
+func simulation(run string) suite {
+	return suite{Dir: "tools/istio", Package: "./simulation/...", Run: run, Args: []string{"-tables=false"}}
 }
 
 var mutations = []mutation{
@@ -464,6 +486,75 @@ var mutations = []mutation{
 		File: "internal/provider/provider.go", From: "data.RetiredUnknown); summary != \"\" {", To: "data.RetiredUnknown); false && summary != \"\" {",
 		Package: "./internal/provider", Run: "TestConfigureNamesTheChecksThatWaitForApply",
 	},
+	// Issue 26: translator bugs that only Istio's answers catch. Each is
+	// run through the simulation (tools/istio translates the intent live
+	// with the provider's translator, so the overlay reaches Istio), whose
+	// expectations come from the intent, never from a golden file.
+	{
+		ID: "istio/failover-order-swapped", Why: "backends are ranked in reverse: the last priority is tried first",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tif ka, kb := key(a), key(b); ka != kb {\n\t\t\treturn ka < kb", To: "\t\tif ka, kb := key(a), key(b); ka != kb {\n\t\t\treturn ka > kb",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/exclusion-ignored", Why: "a backend's exclude_for is ignored: excluded clients still send to it",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\t\tif excluded[i][c] {\n\t\t\t\tcontinue", To: "\t\t\tif excluded[i][c] && false {\n\t\t\t\tcontinue",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/exportto-widened", Why: "the hostname is exported to every namespace, not the client namespaces",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tp.exportTo = append([]string(nil), in.Clients.Namespaces...)", To: "\t\tp.exportTo = []string{\"*\"}",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/weights-swapped", Why: "a traffic shift's weights go to the targets in reverse order",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "Destination: targets[k], Weight: int32(weights[k])})", To: "Destination: targets[k], Weight: int32(weights[order[len(order)-1-len(dests)]])})",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/mirror-dropped", Why: "a traffic policy's mirror is not written",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "frag := &networkingapi.HTTPRoute{Mirror: targetDestination(s, m.Cluster, false, m.Subset)}", To: "frag := &networkingapi.HTTPRoute{}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/workload-labels-dropped", Why: "a traffic policy's workload_labels are not matched: every workload of the namespace is a source",
+		File: "internal/translate/trafficpolicy/match.go", From: "Labels: maps.Clone(in.Sources.WorkloadLabels), Method", To: "Labels: nil, Method",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/connection-pool-dropped", Why: "a traffic policy's connection_pool.tcp.max_connections is not written",
+		File: "internal/translate/trafficpolicy/destination_rule.go", From: "TCPSettings{MaxConnections: int32(t.MaxConnections)}", To: "TCPSettings{MaxConnections: 0}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/principal-wrong-trust-domain", Why: "a source's principal is written with the default trust domain, not its cluster's",
+		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain+c[:0], s.in.Namespace",
+		Suites: []suite{simulation("TestAccessPolicyRBAC")},
+	},
+	{
+		ID: "istio/default-deny-exemption-dropped", Why: "default_deny's exempt workloads (the ingress gateway) are not kept open",
+		File: "internal/translate/cluster/cluster.go", From: "\t\t\tout = append(out, translate.Object{Cluster: c.Name, Resource: ap})", To: "\t\t\t_ = ap",
+		Suites: []suite{simulation("TestClusterDefaultDeny")},
+	},
+	{
+		ID: "provider/vip-uniqueness-unchecked", Why: "two virtual destinations may plan one VIP: sidecars give both one TCP listener",
+		File: "internal/provider/destinations.go", From: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name {", To: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name && false {",
+		Package: "./internal/provider", Run: "TestDestinationIndexRefuses",
+	},
+	{
+		ID: "provider/hostname-uniqueness-unchecked", Why: "two virtual destinations may plan one hostname: Istio keeps one of them",
+		File: "internal/provider/destinations.go", From: "if old, ok := d.byHost[hostname]; ok && old.name != e.name {", To: "if old, ok := d.byHost[hostname]; ok && old.name != e.name && false {",
+		Package: "./internal/provider", Run: "TestDestinationIndexRefuses",
+	},
+	{
+		ID: "engine/prune-foreign-owned", Why: "an object another owner holds now is pruned because it is in the inventory",
+		File: "internal/engine/apply.go", From: "\tif !owner.owns(live.GetLabels()) {\n\t\tlogEntry(ctx, \"not pruned", To: "\tif false {\n\t\tlogEntry(ctx, \"not pruned",
+		Package: "./internal/engine", Run: "TestApplyPrunes",
+	},
+	{
+		ID: "engine/drift-restore-skipped", Why: "a conflict with plain edits (drift) is not forced: apply leaves the edited fields as they are",
+		File: "internal/engine/apply.go", From: "\t\t_, err = ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})", To: "\t\terr = nil",
+		Package: "./internal/engine", Run: "TestApplyRestores",
+	},
 	// The routing statement (issue 26, part 1), caught by its hand-written
 	// unit tests and the provider's plan test.
 	{
@@ -543,5 +634,18 @@ var mutations = []mutation{
 		ID: "translate/detail-without-full-stop", Why: "a diagnostic detail runs on without a full stop",
 		File: "internal/translate/accesspolicy/validate.go", From: "\"Path %q is not valid: %s.\"", To: "\"Path %q is not valid: %s\"",
 		Package: "./internal/translate/accesspolicy", Run: "TestGolden",
+	},
+	// The other side of the agreement: the routing statement changes alone
+	// (the translator, and so Istio, unchanged); the simulation compares
+	// the two for every golden case and must fail.
+	{
+		ID: "istio/routing-statement-reversed", Why: "the plan's routing statement lists failover backwards while Istio's objects are right",
+		File: "internal/translate/routing/virtualdestination.go", From: "return steps[i] < steps[j]", To: "return steps[i] > steps[j]",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/routing-statement-mirror-percent", Why: "the plan's routing statement says a partial mirror copies every request while Istio's objects are right",
+		File: "internal/translate/routing/trafficpolicy.go", From: "\t\t\t\tp = *m.Percent", To: "\t\t\t\tp = 100",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
 	},
 }

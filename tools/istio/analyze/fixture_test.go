@@ -100,6 +100,16 @@ spec:
 	standIns := map[string]bool{}
 	for _, p := range in.policies() {
 		d := p.Destination
+		// An access policy's destination pods carry its workload labels;
+		// a virtual destination's backends run in their clusters.
+		for _, b := range d.Backends {
+			if b.Cluster == cluster {
+				service(b.Namespace, b.Service, []string{"  - {name: http-8080, port: 8080, protocol: TCP}"})
+			}
+		}
+		if d.Service != "" && len(d.WorkloadLabels) > 0 {
+			versionedPod(d.Namespace, d.Service, d.WorkloadLabels)
+		}
 		if d.Service != "" {
 			service(d.Namespace, d.Service, []string{"  - {name: http-8080, port: 8080, protocol: TCP}"})
 			// The versions a canary shifts or mirrors to run too.

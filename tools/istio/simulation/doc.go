@@ -1,5 +1,6 @@
 // Package simulation asks Istio's own xDS generation what the translator's
-// golden objects do. Each golden case is loaded, cluster by cluster, into a
+// objects do. Each golden case's intent is translated live by the
+// provider's translator (internal/oracle), and loaded, cluster by cluster, into a
 // fake istiod (pilot/test/xds, pilot/pkg/simulation) configured as one
 // cluster of a multi-network mesh whose istiod knows every network's
 // east-west gateway (the mesh networks arrive after start and force a push,
@@ -18,10 +19,16 @@
 //     filters istiod generates, per caller and request.
 //
 // Besides comparing the tables, the tests state from the intent alone what
-// Istio must do (failover order, weights adding up to 100, clusters that
-// exist, SNIs that have a filter chain, intruders denied, ingress open),
-// so a changed table that breaks a promise fails even after -update.
+// Istio must do (client clusters, failover order by priority or locality
+// after exclusions, exportTo isolation, shift weights, mirrors,
+// workload_labels and source namespaces, the RBAC decision for every
+// source, non-source trust domain, intruder and rule, ingress open), so a
+// changed table that breaks a promise fails even after -update, and a
+// translator mutation fails with the client's requests Istio sends where
+// and what the intent says. docs/testing.md says what this proves and what
+// it does not (no Envoy: no ejection, no overprovisioning).
 //
 // The package lives in the tools/istio module, so that istio.io/istio never
-// enters the provider's go.mod; it reads the golden files as YAML.
+// enters the provider's go.mod; that module requires the provider's
+// (replaced by ../..) for its translator.
 package simulation

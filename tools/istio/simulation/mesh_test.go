@@ -43,7 +43,7 @@ spec:
 // drift from what the provider writes.
 func providerGateway(t *testing.T) string {
 	t.Helper()
-	c, err := loadCase(oracle.GoldenDir("cluster") + "/all-features.yaml")
+	c, err := loadCase(t, "cluster", oracle.GoldenDir("cluster")+"/all-features.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,12 +93,29 @@ type istiod struct {
 // istiod re-evaluate which endpoints live on other networks.
 func newIstiod(t *testing.T, g *goldenCase, self string, docs []string, extra ...string) *istiod {
 	t.Helper()
-	configs := append(istioDocs(docs), extra...)
+	return newIstiodWith(t, g, self, append(istioDocs(docs), extra...), nil)
+}
+
+// newIstiodWith is newIstiod with Kubernetes objects per cluster (Services,
+// pods, EndpointSlices), which istiod reads through one registry per
+// cluster.
+func newIstiodWith(t *testing.T, g *goldenCase, self string, configs []string, kube map[cluster.ID]string) *istiod {
+	t.Helper()
 	nw := meshwatcher.NewFixedNetworksWatcher(nil)
+	if kube != nil {
+		for i, c := range g.registry {
+			if c.Network == "" || c.EastWestGateway == nil || !isIP(c.EastWestGateway.Address) {
+				continue
+			}
+			id := cluster.ID(c.Name)
+			kube[id] = strings.TrimPrefix(kube[id]+"\n---\n"+ewGatewayService(c, i), "\n---\n")
+		}
+	}
 	s := xds.NewFakeDiscoveryServer(t, xds.FakeOptions{
-		DefaultClusterName: cluster.ID(self),
-		ConfigString:       strings.Join(configs, "\n---\n"),
-		NetworksWatcher:    nw,
+		DefaultClusterName:              cluster.ID(self),
+		ConfigString:                    strings.Join(configs, "\n---\n"),
+		KubernetesObjectStringByCluster: kube,
+		NetworksWatcher:                 nw,
 	})
 	networks := &meshconfig.MeshNetworks{Networks: map[string]*meshconfig.Network{}}
 	var want []string
@@ -112,11 +129,19 @@ func newIstiod(t *testing.T, g *goldenCase, self string, docs []string, extra ..
 			networks.Networks[c.Network] = n
 		}
 		n.Endpoints = append(n.Endpoints, &meshconfig.Network_NetworkEndpoints{Ne: &meshconfig.Network_NetworkEndpoints_FromRegistry{FromRegistry: c.Name}})
-		if c.EastWestGateway != nil && isIP(c.EastWestGateway.Address) {
+		if c.EastWestGateway != nil && kube != nil && isIP(c.EastWestGateway.Address) {
+			// istiod learns this gateway from its Service (ewGatewayService).
+			want = append(want, c.Network)
+		} else if c.EastWestGateway != nil {
+			// The registry's address and port; a hostname gateway too
+			// (istiod resolves it; here it resolves to nothing, so only
+			// IP gateways are waited for).
 			n.Gateways = append(n.Gateways, &meshconfig.Network_IstioNetworkGateway{
 				Gw: &meshconfig.Network_IstioNetworkGateway_Address{Address: c.EastWestGateway.Address}, Port: c.gatewayPort(),
 			})
-			want = append(want, c.Network)
+			if isIP(c.EastWestGateway.Address) {
+				want = append(want, c.Network)
+			}
 		}
 	}
 	nw.SetNetworks(networks)
@@ -129,6 +154,33 @@ func newIstiod(t *testing.T, g *goldenCase, self string, docs []string, extra ..
 		return nil
 	}, retry.Timeout(10*time.Second), retry.Delay(10*time.Millisecond))
 	return &istiod{FakeDiscoveryServer: s, self: g.cluster(self)}
+}
+
+// ewGatewayService is cluster c's east-west gateway Service as Istio's
+// multi-network install makes it (samples/multicluster/gen-eastwest-gateway.sh):
+// labelled with the cluster's network, a LoadBalancer whose address is the
+// registry's. istiod reads it from that cluster's registry, so the gateway
+// it learns belongs to cluster c, and the endpoint that stands for c's pods
+// on another network carries topology.istio.io/cluster=c (ep_filters.go).
+// A gateway given by address in meshNetworks belongs to no cluster
+// ("Cluster: TODO" in model/network.go): its endpoints carry no cluster
+// label, and a failoverPriority on topology.istio.io/cluster cannot tell
+// the remote cluster from any other.
+func ewGatewayService(c registryCluster, i int) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata:
+  name: istio-eastwestgateway
+  namespace: istio-system
+  labels: {istio: eastwestgateway, topology.istio.io/network: %[1]s, networking.istio.io/gatewayPort: "%[2]d"}
+spec:
+  type: LoadBalancer
+  clusterIP: 10.96.1.%[3]d
+  selector: {istio: eastwestgateway}
+  ports: [{name: tls, port: %[2]d, targetPort: %[2]d, protocol: TCP}]
+status:
+  loadBalancer:
+    ingress: [{ip: %[4]s}]`, c.Network, c.gatewayPort(), i+1, c.EastWestGateway.Address)
 }
 
 // sidecar is a client workload of the cluster in namespace ns.

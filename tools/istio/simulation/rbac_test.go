@@ -2,6 +2,8 @@ package simulation
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	rbacconfig "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	rbachttp "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	uritemplate "github.com/envoyproxy/go-control-plane/envoy/extensions/path/match/uri_template/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"sigs.k8s.io/yaml"
 
@@ -131,6 +134,17 @@ func permission(t *testing.T, p *rbacconfig.Permission, r request) bool {
 			return stringMatch(t, x.Header.GetStringMatch(), r.path)
 		}
 		t.Fatalf("RBAC header %q: the evaluator knows :method and :path", x.Header.Name)
+	case *rbacconfig.Permission_UriTemplate:
+		// Envoy's path template: * one segment, ** the rest (Istio
+		// writes the policy's {*} and {**} so).
+		cfg := &uritemplate.UriTemplateMatchConfig{}
+		if err := x.UriTemplate.GetTypedConfig().UnmarshalTo(cfg); err != nil {
+			t.Fatalf("RBAC uri_template: %v", err)
+		}
+		re := regexp.QuoteMeta(strings.NewReplacer("{**}", "**", "{*}", "*").Replace(cfg.PathTemplate))
+		re = strings.ReplaceAll(re, `\*\*`, `.*`)
+		re = strings.ReplaceAll(re, `\*`, `[^/]+`)
+		return regexp.MustCompile("^" + re + "$").MatchString(r.path)
 	case *rbacconfig.Permission_UrlPath:
 		return stringMatch(t, x.UrlPath.GetPath(), r.path)
 	}
@@ -191,24 +205,164 @@ func stringMatch(t *testing.T, m *matcher.StringMatcher, s string) bool {
 // apCase is what the RBAC expectations need of an access-policy case.
 type apCase struct {
 	Policy struct {
-		Sources []struct {
-			placement
-			Namespace      string `json:"namespace"`
-			ServiceAccount string `json:"serviceAccount"`
-		} `json:"sources"`
-		Rules []struct {
-			Methods []string `json:"methods"`
-			Paths   []string `json:"paths"`
-			Ports   []uint32 `json:"ports"`
-		} `json:"rules"`
+		Sources []apSource `json:"sources"`
+		Rules   []apRule   `json:"rules"`
 	} `json:"policy"`
+	Destination struct {
+		placement
+		VirtualDestination string `json:"virtualDestination"`
+		Backends           []struct {
+			Cluster   string `json:"cluster"`
+			Namespace string `json:"namespace"`
+			Service   string `json:"service"`
+		} `json:"backends"`
+		Service        string            `json:"service"`
+		Namespace      string            `json:"namespace"`
+		WorkloadLabels map[string]string `json:"workloadLabels"`
+	} `json:"destination"`
+}
+
+type apSource struct {
+	placement
+	Namespace           string    `json:"namespace"`
+	ServiceAccount      string    `json:"serviceAccount"`
+	DestinationClusters placement `json:"destinationClusters"`
+}
+
+type apRule struct {
+	Methods []string `json:"methods"`
+	Paths   []string `json:"paths"`
+	Ports   []uint32 `json:"ports"`
+}
+
+// trustDomain is the cluster's trust domain (cluster.local by default).
+func (c registryCluster) trustDomain() string {
+	if c.TrustDomain == "" {
+		return "cluster.local"
+	}
+	return c.TrustDomain
+}
+
+// mayCall is the intent's answer: may principal make r on the destination
+// in cluster dest? A source allows its namespace and service account from
+// the trust domains of the clusters it selects, in the destination
+// clusters it names (none: every one), for requests one rule matches.
+func (ap apCase) mayCall(g *goldenCase, dest string, r request) bool {
+	who := false
+	for _, s := range ap.Policy.Sources {
+		if !s.DestinationClusters.empty() && !s.DestinationClusters.selects(g.cluster(dest)) {
+			continue
+		}
+		for _, c := range g.registry {
+			if s.placement.selects(c) && r.principal == fmt.Sprintf("spiffe://%s/ns/%s/sa/%s", c.trustDomain(), s.Namespace, s.ServiceAccount) {
+				who = true
+			}
+		}
+	}
+	if !who {
+		return false
+	}
+	if len(ap.Policy.Rules) == 0 {
+		return true
+	}
+	for _, rule := range ap.Policy.Rules {
+		if rule.matches(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches is Istio's reading of a rule (AuthorizationPolicy operation):
+// every field set must match; paths are exact, "prefix*", "*suffix", or
+// templates with {*} (one segment) and {**} (the rest).
+func (rule apRule) matches(r request) bool {
+	if len(rule.Methods) > 0 && !slices.Contains(rule.Methods, r.method) {
+		return false
+	}
+	if len(rule.Ports) > 0 && !slices.Contains(rule.Ports, r.port) {
+		return false
+	}
+	if len(rule.Paths) == 0 {
+		return true
+	}
+	for _, p := range rule.Paths {
+		switch {
+		case p == "*":
+			return true
+		case strings.Contains(p, "{"):
+			re := regexp.QuoteMeta(p)
+			re = strings.ReplaceAll(re, `\{\*\*\}`, `.*`)
+			re = strings.ReplaceAll(re, `\{\*\}`, `[^/]+`)
+			if regexp.MustCompile("^" + re + "$").MatchString(r.path) {
+				return true
+			}
+		case strings.HasSuffix(p, "*") && strings.HasPrefix(r.path, strings.TrimSuffix(p, "*")):
+			return true
+		case strings.HasPrefix(p, "*") && strings.HasSuffix(r.path, strings.TrimPrefix(p, "*")):
+			return true
+		case p == r.path:
+			return true
+		}
+	}
+	return false
+}
+
+// requests are, per rule, a request it allows and ones that differ in
+// one field (method, path, port) from it.
+func (ap apCase) requests() []request {
+	rules := ap.Policy.Rules
+	if len(rules) == 0 {
+		rules = []apRule{{}}
+	}
+	var out []request
+	for _, rule := range rules {
+		r := request{method: "GET", path: "/", port: 8080}
+		if len(rule.Methods) > 0 {
+			r.method = rule.Methods[0]
+		}
+		if len(rule.Paths) > 0 {
+			p := rule.Paths[0]
+			p = strings.ReplaceAll(p, "{**}", "a/b")
+			p = strings.ReplaceAll(p, "{*}", "a")
+			r.path = strings.ReplaceAll(p, "*", "x")
+			if strings.HasPrefix(r.path, "x") {
+				r.path = "/" + r.path
+			}
+		}
+		if len(rule.Ports) > 0 {
+			r.port = rule.Ports[0]
+		}
+		out = append(out, r)
+		if len(rule.Methods) > 0 {
+			w := r
+			w.method = "DELETE"
+			if slices.Contains(rule.Methods, "DELETE") {
+				w.method = "PATCH"
+			}
+			out = append(out, w)
+		}
+		if len(rule.Paths) > 0 {
+			w := r
+			w.path = "/not/listed"
+			out = append(out, w)
+		}
+		if len(rule.Ports) > 0 {
+			w := r
+			w.port = 7777
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // TestAccessPolicyRBAC asks Istio's generated RBAC, on the destination's
-// workload in each cluster that holds the policy, whether each source's
-// principal (from every source cluster's trust domain) and an intruder
-// may make the policy's request, and records the answers. An intruder is
-// never allowed; sources are allowed in at least one backend cluster.
+// workloads (its pods' labels, in each cluster the intent places it), who
+// may make which request: every source principal (from every cluster the
+// source selects) and the same namespace and service account from every
+// other trust domain of the registry, an intruder and a caller without
+// identity, each with a request each rule allows and with the wrong
+// method, path and port. Istio's decision must be the intent's (mayCall).
 func TestAccessPolicyRBAC(t *testing.T) {
 	forEachCase(t, "access-policy", nil, simulateAccessPolicy)
 }
@@ -216,73 +370,91 @@ func TestAccessPolicyRBAC(t *testing.T) {
 func simulateAccessPolicy(t *testing.T, g *goldenCase, ap apCase) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# What Istio's RBAC filters (generated from %s.golden.yaml) decide on the\n", g.name)
-	b.WriteString("# destination workload in each cluster that holds the policy, per caller and request.\n")
+	b.WriteString("# destination's pods in each cluster the intent places it, per caller and request.\n")
 	b.WriteString("# `make simulation UPDATE=1` rewrites it.\n")
-	req := request{method: "GET", path: "/", port: 8080}
-	if len(ap.Policy.Rules) > 0 {
-		r := ap.Policy.Rules[0]
-		if len(r.Methods) > 0 {
-			req.method = r.Methods[0]
-		}
-		if len(r.Paths) > 0 {
-			req.path = strings.ReplaceAll(r.Paths[0], "*", "x")
-		}
-		if len(r.Ports) > 0 {
-			req.port = r.Ports[0]
-		}
-	}
 	var callers []string
 	seen := map[string]bool{}
 	for _, src := range ap.Policy.Sources {
 		for _, c := range g.registry {
-			if src.placement.empty() || src.placement.selects(c) {
-				td := c.TrustDomain
-				if td == "" {
-					td = "cluster.local"
-				}
-				p := fmt.Sprintf("spiffe://%s/ns/%s/sa/%s", td, src.Namespace, src.ServiceAccount)
-				if !seen[p] {
-					seen[p] = true
-					callers = append(callers, p)
-				}
+			// Every trust domain: those of the clusters the source
+			// selects must be allowed, the others denied.
+			p := fmt.Sprintf("spiffe://%s/ns/%s/sa/%s", c.trustDomain(), src.Namespace, src.ServiceAccount)
+			if !seen[p] {
+				seen[p] = true
+				callers = append(callers, p)
 			}
 		}
 	}
 	sort.Strings(callers)
-	intruder := "spiffe://cluster.local/ns/intruders/sa/intruder"
-	allowedSomewhere := map[string]bool{}
-	for _, c := range sortedKeys(g.objects) {
-		s := newIstiod(t, g, c, g.objects[c])
-		for _, w := range authorizationTargets(g.objects[c]) {
-			p := s.workload(w.namespace, w.labels)
-			filters := s.rbacFilters(t, p)
-			if len(filters) == 0 {
-				t.Errorf("%s: Istio put no RBAC filter in front of %s/%v", c, w.namespace, w.labels)
-			}
-			for _, who := range append(append([]string(nil), callers...), intruder, "") {
-				r := req
+	callers = append(callers, "spiffe://cluster.local/ns/intruders/sa/intruder", "")
+	stated := g.apRouting(t)
+	var enforcing, placed []string
+	for c := range stated.Clusters {
+		enforcing = append(enforcing, c)
+	}
+	for _, w := range ap.destinationPods(g) {
+		placed = append(placed, w.cluster)
+	}
+	sort.Strings(enforcing)
+	sort.Strings(placed)
+	placed = slices.Compact(placed) // two backends in one cluster
+	if !slices.Equal(enforcing, placed) {
+		t.Errorf("the routing statement (the plan) enforces the policy in %v; the destination's pods are in %v", enforcing, placed)
+	}
+	for _, w := range ap.destinationPods(g) {
+		s := newIstiod(t, g, w.cluster, g.objects[w.cluster])
+		p := s.workload(w.namespace, w.labels)
+		filters := s.rbacFilters(t, p)
+		for _, r := range ap.requests() {
+			for _, who := range callers {
 				r.principal = who
 				ok := decide(t, filters, r)
-				verdict := "DENY"
-				if ok {
-					verdict = "ALLOW"
-					allowedSomewhere[who] = true
+				fmt.Fprintf(&b, "%-72s | %s\n", fmt.Sprintf("%s %s/%s <- %s", w.cluster, w.namespace, labelString(w.labels), r), verdict(ok))
+				if want := statedAllows(stated, w.cluster, r); ok != want {
+					t.Errorf("destination in %s: Istio answers %s to %s; the routing statement (the plan) says %s", w.cluster, verdict(ok), r, verdict(want))
 				}
-				fmt.Fprintf(&b, "%-72s | %s\n", fmt.Sprintf("%s %s/%s <- %s", c, w.namespace, labelString(w.labels), r), verdict)
-				if ok && (who == intruder || who == "") {
-					t.Errorf("%s: %s is allowed on %s/%v", c, r, w.namespace, w.labels)
+				if want := ap.mayCall(g, w.cluster, r); ok != want {
+					t.Errorf("destination in %s: Istio answers %s to %s; the intent says %s", w.cluster, verdict(ok), r, verdict(want))
 				}
-			}
-		}
-	}
-	if len(ap.Policy.Rules) <= 1 {
-		for _, who := range callers {
-			if !allowedSomewhere[who] {
-				t.Logf("note: %s is allowed nowhere (the case's trust domains may be shared or the source excluded)", who)
 			}
 		}
 	}
 	return b.String()
+}
+
+// destPod is the destination's pods in one cluster.
+type destPod struct {
+	cluster, namespace string
+	labels             map[string]string
+}
+
+// destinationPods are the destination's pods as its Kubernetes Service
+// selects them (app: <service>, version v1, and the workload labels the
+// intent says they carry), in each cluster the intent places it.
+func (ap apCase) destinationPods(g *goldenCase) []destPod {
+	d := ap.Destination
+	labels := func(svc string) map[string]string {
+		l := map[string]string{"app": svc, "version": "v1"}
+		for k, v := range d.WorkloadLabels {
+			l[k] = v
+		}
+		return l
+	}
+	var out []destPod
+	if d.VirtualDestination != "" {
+		for _, b := range d.Backends {
+			if d.placement.selects(g.cluster(b.Cluster)) {
+				out = append(out, destPod{b.Cluster, b.Namespace, labels(b.Service)})
+			}
+		}
+		return out
+	}
+	for _, c := range g.registry {
+		if d.placement.selects(c) {
+			out = append(out, destPod{c.Name, d.Namespace, labels(d.Service)})
+		}
+	}
+	return out
 }
 
 // authTarget is a workload an AuthorizationPolicy selects.

@@ -1,18 +1,20 @@
 package simulation
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"sigs.k8s.io/yaml"
 
 	"istio.io/istio/pilot/pkg/model"
-	"istio.io/istio/pilot/test/xds"
 	"istio.io/istio/pkg/cluster"
-	"istio.io/istio/pkg/config/mesh/meshwatcher"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
@@ -29,22 +31,131 @@ type tpCase struct {
 type tpPolicy struct {
 	Name    string `json:"name"`
 	Sources struct {
+		placement
 		Namespaces     []string          `json:"namespaces"`
 		WorkloadLabels map[string]string `json:"workloadLabels"`
 	} `json:"sources"`
-	TrafficShift []struct {
-		Cluster string `json:"cluster"`
-		Local   bool   `json:"local"`
-		Subset  string `json:"subset"`
-		Weight  int    `json:"weight"`
-	} `json:"trafficShift"`
+	TrafficShift   []tpTarget `json:"trafficShift"`
+	Mirror         *tpTarget  `json:"mirror"`
+	ConnectionPool *struct {
+		TCP *struct {
+			MaxConnections uint32 `json:"maxConnections"`
+		} `json:"tcp"`
+	} `json:"connectionPool"`
+}
+
+// maxConnections is the policy's TCP connection limit (0: none).
+func (p tpPolicy) maxConnections() uint32 {
+	if p.ConnectionPool == nil || p.ConnectionPool.TCP == nil {
+		return 0
+	}
+	return p.ConnectionPool.TCP.MaxConnections
+}
+
+// routeless reports whether the statement gives the policy no route of
+// its own: it only configures the destination's connections (a pool,
+// load balancing), which Istio applies to the Envoy cluster.
+func routeless(st routing.Route) bool {
+	return st.Shift == nil && st.Mirror == nil && st.Timeout == "" && st.Retries == "" && st.Fault == ""
+}
+
+// routeOf reports whether Envoy route name carries policy: its own route,
+// or an overlap of several composed policies ("a+b").
+func routeOf(name, policy string) bool {
+	return slices.Contains(strings.Split(name, "+"), policy)
+}
+
+// tpTarget is a shift or mirror target: a cluster, the source's own
+// cluster (local), or a subset of pods by labels.
+type tpTarget struct {
+	Cluster string            `json:"cluster"`
+	Local   bool              `json:"local"`
+	Subset  string            `json:"subset"`
+	Labels  map[string]string `json:"labels"`
+	Weight  int               `json:"weight"`
+	Percent *float64          `json:"percent"`
 }
 
 type tpDestination struct {
-	VirtualDestination string   `json:"virtualDestination"`
-	ClientNamespaces   []string `json:"clientNamespaces"`
-	Service            string   `json:"service"`
-	Namespace          string   `json:"namespace"`
+	VirtualDestination     string              `json:"virtualDestination"`
+	VirtualDestinationName string              `json:"virtualDestinationName"`
+	BackendClusters        []string            `json:"backendClusters"`
+	ClientBackends         map[string][]string `json:"clientBackends"`
+	ClientNamespaces       []string            `json:"clientNamespaces"`
+	Service                string              `json:"service"`
+	Namespace              string              `json:"namespace"`
+}
+
+// sourceClusters are the clusters whose sidecars the intent's policy
+// routes: its sources (none: every cluster), among the destination's
+// clients when the destination names them.
+func (p tpPolicy) sourceClusters(g *goldenCase, d tpDestination) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range g.registry {
+		if !p.Sources.placement.selects(c) {
+			continue
+		}
+		if d.ClientBackends != nil {
+			if _, ok := d.ClientBackends[c.Name]; !ok {
+				continue
+			}
+		}
+		out[c.Name] = true
+	}
+	return out
+}
+
+// envoyCluster is the Envoy cluster the intent sends a target to, from a
+// sidecar of cluster source: a virtual destination's per-cluster host, or
+// a subset of the service (named after the cluster, or the intent's).
+func (d tpDestination) envoyCluster(source string, x tpTarget) string {
+	c := x.Cluster
+	if x.Local {
+		c = source
+	}
+	if d.VirtualDestination != "" && x.Subset == "" {
+		return fmt.Sprintf("outbound|8080||%s.cluster.%s", c, d.VirtualDestination)
+	}
+	if x.Subset != "" {
+		return fmt.Sprintf("outbound|8080|%s|%s", x.Subset, d.host())
+	}
+	return fmt.Sprintf("outbound|8080|%s|%s", c, d.host())
+}
+
+// expectedWeights is what the intent says a source cluster's requests
+// get: "<weight>% <Envoy cluster>" by cluster, in Istio's order (the
+// intent's, targets merged); "" when the policy shifts nothing.
+func (p tpPolicy) expectedWeights(source string, d tpDestination) string {
+	if len(p.TrafficShift) == 0 {
+		return ""
+	}
+	weight := map[string]int{}
+	var order []string
+	for _, x := range p.TrafficShift {
+		c := d.envoyCluster(source, x)
+		if _, ok := weight[c]; !ok {
+			order = append(order, c)
+		}
+		weight[c] += x.Weight
+	}
+	var parts []string
+	for _, c := range order {
+		if weight[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%d%% %s", weight[c], c))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// withBackends gives a virtual destination whose backend clusters the
+// case leaves unknown (known only after apply) a backend in every cluster.
+func (d tpDestination) withBackends(g *goldenCase) tpDestination {
+	if d.VirtualDestination != "" && len(d.BackendClusters) == 0 {
+		for _, c := range g.registry {
+			d.BackendClusters = append(d.BackendClusters, c.Name)
+		}
+	}
+	return d
 }
 
 func (d tpDestination) host() string {
@@ -66,16 +177,17 @@ func TestTrafficPolicyTraffic(t *testing.T) {
 	forEachCase(t, "traffic-policy", nil, simulateTrafficPolicy)
 }
 
+type pd struct {
+	p tpPolicy
+	d tpDestination
+}
+
 func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
-	type pd struct {
-		p tpPolicy
-		d tpDestination
-	}
-	pds := []pd{{tc.Policy, tc.Destination}}
+	pds := []pd{{tc.Policy, tc.Destination.withBackends(g)}}
 	if len(tc.Compose) > 0 {
 		pds = nil
 		for _, c := range tc.Compose {
-			pds = append(pds, pd{c.Policy, c.Destination})
+			pds = append(pds, pd{c.Policy, c.Destination.withBackends(g)})
 		}
 	}
 	var b strings.Builder
@@ -83,9 +195,26 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 	b.WriteString("# routes a sidecar in the policy's source namespace gets for the destination, each with\n")
 	b.WriteString("# its weighted Envoy clusters and mirror; for a cluster subset of a service, its\n")
 	b.WriteString("# endpoints by Envoy priority. `make simulation UPDATE=1` rewrites it.\n")
-	for _, c := range sortedKeys(g.objects) {
-		s := newPolicyIstiod(t, g, c, pds[0].d)
-		for _, x := range pds {
+	stated := g.tpRoutings(t, pds)
+	clusters := map[string]bool{}
+	for _, st := range stated {
+		for c := range st.Sources {
+			clusters[c] = true
+		}
+	}
+	for c := range g.objects {
+		clusters[c] = true
+	}
+	for _, x := range pds {
+		for c := range x.p.sourceClusters(g, x.d) {
+			clusters[c] = true
+		}
+	}
+	for _, c := range sortedKeys(clusters) {
+		s := newPolicyIstiod(t, g, c, pds[0].d, policyLabels(pds))
+		for k, x := range pds {
+			isSource := x.p.sourceClusters(g, x.d)[c]
+			st, isStated := stated[k].Sources[c]
 			ns := "default"
 			switch {
 			case len(x.p.Sources.Namespaces) > 0:
@@ -94,29 +223,105 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				ns = x.d.ClientNamespaces[0] // where the destination exists
 			}
 			proxy := s.sidecar(ns)
+			host := x.d.host()
 			if len(x.p.Sources.WorkloadLabels) > 0 {
+				// A sidecar without the workload labels is no source.
+				if vh := findVirtualHost(s.Routes(proxy), host); vh != nil {
+					for _, r := range vh.Routes {
+						if routeOf(r.Name, x.p.Name) {
+							t.Errorf("%s: Istio routes requests of a sidecar in %s without the workload labels %v by policy %s (%s); the intent applies it only to workloads with those labels", c, ns, x.p.Sources.WorkloadLabels, x.p.Name, describeRoute(t, "", r, nil))
+						}
+					}
+				}
 				for k, v := range x.p.Sources.WorkloadLabels {
 					proxy.Labels[k] = v
 					proxy.Metadata.Labels[k] = v
 				}
 				proxy = s.SetupProxy(proxy)
 			}
+			if len(x.p.Sources.Namespaces) > 0 {
+				if vh := findVirtualHost(s.Routes(s.sidecar("not-a-source")), host); vh != nil {
+					for _, r := range vh.Routes {
+						if routeOf(r.Name, x.p.Name) {
+							t.Errorf("%s: Istio routes requests from namespace not-a-source by policy %s; the intent's sources are namespaces %v", c, x.p.Name, x.p.Sources.Namespaces)
+						}
+					}
+				}
+			}
 			clusters := map[string]bool{}
 			for _, cl := range s.Clusters(proxy) {
 				clusters[cl.Name] = true
 			}
-			host := x.d.host()
 			vh := findVirtualHost(s.Routes(proxy), host)
 			if vh == nil {
-				t.Errorf("%s: a sidecar in %s has no routes for %s", c, ns, host)
+				if isSource {
+					t.Errorf("%s: a sidecar in %s has no routes for %s; the intent makes %s a source of %s", c, ns, host, c, x.p.Name)
+				}
+				if isStated {
+					t.Errorf("%s: a sidecar in %s has no routes for %s; the routing statement (the plan) makes %s a source of %s", c, ns, host, c, x.p.Name)
+				}
 				continue
 			}
+			envoyClusters := map[string]bool{}
+			for _, cl := range s.Clusters(proxy) {
+				envoyClusters[cl.Name] = true
+			}
+			applied := false
+			if isStated && routeless(st) && x.p.maxConnections() != 0 {
+				// The policy acts through the DestinationRule: the
+				// sidecar's Envoy cluster for the host carries its pool.
+				want := x.p.maxConnections()
+				got := uint32(0)
+				for _, cl := range s.Clusters(proxy) {
+					if cl.Name == fmt.Sprintf("outbound|8080||%s", host) {
+						for _, th := range cl.GetCircuitBreakers().GetThresholds() {
+							got = th.GetMaxConnections().GetValue()
+						}
+					}
+				}
+				fmt.Fprintf(&b, "%-70s | max connections %d\n", fmt.Sprintf("%s (%s) -> %s connections", c, ns, host), got)
+				if got != want {
+					t.Errorf("source %s: Istio allows %d connections to %s from a sidecar in %s; policy %s sets %d", c, got, host, ns, x.p.Name, want)
+				}
+				applied = got == want
+			}
 			for _, r := range vh.Routes {
-				if r.Name != x.p.Name && !(len(pds) > 1 || r.Name == "default") {
+				if !routeOf(r.Name, x.p.Name) && !(len(pds) > 1 || r.Name == "default") {
 					continue
 				}
-				row := fmt.Sprintf("%s (%s) -> %s route %s", c, ns, host, orNone(r.Name))
-				fmt.Fprintf(&b, "%-70s | %s\n", row, describeRoute(t, row, r, clusters))
+				row := fmt.Sprintf("%s (%s) -> %s route %s%s", c, ns, host, orNone(r.Name), matchString(r))
+				fmt.Fprintf(&b, "%-70s | %s\n", row, describeRoute(t, row, r, envoyClusters))
+				if !routeOf(r.Name, x.p.Name) {
+					continue
+				}
+				applied = true
+				if !isSource {
+					t.Errorf("%s: Istio routes this cluster's requests for %s by policy %s; the intent's sources do not include %s", c, host, x.p.Name, c)
+					continue
+				}
+				a := r.GetRoute()
+				if isStated {
+					checkStatedRoute(t, g, c, host, x.d, st, a)
+				}
+				if want := x.p.expectedWeights(c, x.d); want != "" && weightsOf(a) != want {
+					t.Errorf("source %s: Istio sends requests for %s to %s; the intent says %s", c, host, weightsOf(a), want)
+				}
+				if m := x.p.Mirror; m != nil {
+					want := x.d.envoyCluster(c, *m)
+					got := ""
+					for _, mp := range a.GetRequestMirrorPolicies() {
+						got = mp.Cluster
+					}
+					if got != want {
+						t.Errorf("source %s: Istio mirrors requests for %s to %q; the intent mirrors them to %s", c, host, got, want)
+					}
+				}
+			}
+			if applied != isStated {
+				t.Errorf("source %s: Istio applies policy %s to a sidecar in %s = %v; the routing statement (the plan) states it there = %v", c, x.p.Name, ns, applied, isStated)
+			}
+			if isSource && !applied {
+				t.Errorf("source %s: a sidecar in %s gets no route of policy %s for %s; the intent makes it a source", c, ns, x.p.Name, host)
 			}
 			if x.d.Service != "" {
 				subsets := s.subsetEndpoints(t, g, proxy, host)
@@ -145,56 +350,244 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 	return b.String()
 }
 
-// newPolicyIstiod is a fake istiod for cluster self with its golden objects
-// and the destination as the mesh has it: for a virtual destination, a
-// ServiceEntry of its hosts (the virtual destination's own objects are not
-// part of a traffic-policy case), for a service, the Service with one pod
-// in every cluster of the registry, which istiod sees through its
-// multi-cluster registries with each endpoint labelled by its cluster.
-func newPolicyIstiod(t *testing.T, g *goldenCase, self string, d tpDestination) *istiod {
+// newPolicyIstiod is a fake istiod for cluster self with the case's
+// objects and the destination as the mesh has it, in a mesh with a network
+// per cluster (withNetworks):
+//   - a service: its Kubernetes Service in every cluster of the registry,
+//     with a pod of version v1 and one with each label set the policies'
+//     subsets select (a canary's v2, a mirror's v3), which istiod sees
+//     through its multi-cluster registries, each endpoint labelled by its
+//     cluster;
+//   - a virtual destination: its own objects, translated by the provider
+//     from the virtual destination the case names (vdOf), and in each
+//     backend cluster the backend's Service and pods.
+func newPolicyIstiod(t *testing.T, g *goldenCase, self string, d tpDestination, versions []map[string]string) *istiod {
 	t.Helper()
-	docs := append(istioDocs(g.objects[self]), crossNetworkGateway)
+	docs := []string{crossNetworkGateway}
 	kube := map[cluster.ID]string{}
+	service, namespace := d.Service, d.Namespace
+	backends := map[string]bool{}
 	if d.VirtualDestination != "" {
-		var clusters []string
-		for _, c := range g.registry {
-			clusters = append(clusters, subsetName(c.Name))
+		vd := vdOf(d)
+		objs, err := oracle.TranslateIntent("virtual-destination", vd, oracle.Registry(g.oracleRegistry()))
+		if err != nil {
+			t.Fatalf("the virtual destination %s the case names does not translate: %v\n%s", d.VirtualDestination, err, vd)
 		}
-		docs = append(docs, oracle.VirtualDestinationStandIn(d.VirtualDestination, clusters, d.ClientNamespaces)...)
+		docs = append(docs, istioDocs(oracle.Render(t, objs).Objects[self])...)
+		service, namespace = vdBackend(d)
+		for _, c := range d.BackendClusters {
+			backends[c] = true
+		}
 	} else {
-		for i, c := range g.registry {
-			kube[cluster.ID(c.Name)] = fmt.Sprintf(`apiVersion: v1
+		for _, c := range g.registry {
+			backends[c.Name] = true
+		}
+	}
+	for i, c := range g.registry {
+		if !backends[c.Name] {
+			continue
+		}
+		objs := []string{fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata: {name: %[1]s, namespace: %[2]s, labels: {app: %[1]s}}
 spec:
   clusterIP: 10.96.0.%[3]d
   selector: {app: %[1]s}
-  ports: [{name: http, port: 8080, protocol: TCP}]
----
-apiVersion: v1
+  ports: [{name: http, port: 8080, protocol: TCP}]`, service, namespace, i+1)}
+		var eps []string
+		for j, extra := range append([]map[string]string{{"version": "v1"}}, versions...) {
+			labels := map[string]string{"app": service, "version": "v1", "security.istio.io/tlsMode": "istio"}
+			for k, v := range extra {
+				labels[k] = v
+			}
+			ip := fmt.Sprintf("10.%d.%d.1", i+1, j)
+			objs = append(objs, fmt.Sprintf(`apiVersion: v1
 kind: Pod
-metadata: {name: %[1]s-0, namespace: %[2]s, labels: {app: %[1]s, version: v1, security.istio.io/tlsMode: istio}}
-spec: {nodeName: node-%[4]s}
-status: {podIP: 10.%[3]d.0.1, phase: Running, conditions: [{type: Ready, status: "True"}]}
----
-apiVersion: discovery.k8s.io/v1
+metadata: {name: %[1]s-%[3]d, namespace: %[2]s, labels: {%[4]s}}
+spec: {nodeName: node-%[5]s}
+status: {podIP: %[6]s, phase: Running, conditions: [{type: Ready, status: "True"}]}`, service, namespace, j, yamlLabels(labels), c.Name, ip))
+			eps = append(eps, fmt.Sprintf(`- addresses: [%[1]s]
+  conditions: {ready: true}
+  targetRef: {kind: Pod, name: %[2]s-%[3]d, namespace: %[4]s}`, ip, service, j, namespace))
+		}
+		objs = append(objs, fmt.Sprintf(`apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
-metadata: {name: %[1]s-%[4]s, namespace: %[2]s, labels: {kubernetes.io/service-name: %[1]s}}
+metadata: {name: %[1]s-%[3]s, namespace: %[2]s, labels: {kubernetes.io/service-name: %[1]s}}
 addressType: IPv4
 endpoints:
-- addresses: [10.%[3]d.0.1]
-  conditions: {ready: true}
-  targetRef: {kind: Pod, name: %[1]s-0, namespace: %[2]s}
-ports: [{name: http, port: 8080, protocol: TCP}]`, d.Service, d.Namespace, i+1, c.Name)
+%[4]s
+ports: [{name: http, port: 8080, protocol: TCP}]`, service, namespace, c.Name, strings.Join(eps, "\n")))
+		kube[cluster.ID(c.Name)] = strings.Join(objs, "\n---\n")
+	}
+	return newIstiodWith(t, g, self, mergeApplied(t, append(docs, istioDocs(g.objects[self])...)), kube)
+}
+
+// mergeApplied is the objects as the cluster holds them: a policy that
+// writes into the virtual destination's own object (a connection pool in
+// its DestinationRule) applies its fields to that object by server-side
+// apply, so a later document with the same kind, namespace and name is
+// merged into the first (maps deeply, anything else replaced).
+func mergeApplied(t *testing.T, docs []string) []string {
+	t.Helper()
+	type id struct{ kind, ns, name string }
+	var order []id
+	objs := map[id]map[string]any{}
+	var out []string
+	for _, d := range docs {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(d), &o); err != nil || o == nil {
+			out = append(out, d)
+			continue
+		}
+		md, _ := o["metadata"].(map[string]any)
+		k := id{fmt.Sprint(o["kind"]), fmt.Sprint(md["namespace"]), fmt.Sprint(md["name"])}
+		if prev, ok := objs[k]; ok {
+			mergeMaps(prev, o)
+			continue
+		}
+		objs[k] = o
+		order = append(order, k)
+	}
+	for _, k := range order {
+		b, err := yaml.Marshal(objs[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func mergeMaps(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeMaps(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// vdOf is the virtual destination a policy case names, as a
+// mesh_virtual_destination intent: its hostname on HTTP 8080, a backend
+// in each backend cluster (vdBackend), the clients and client namespaces
+// the case gives, each client excluded from the backends it does not use.
+func vdOf(d tpDestination) []byte {
+	name := d.VirtualDestinationName
+	if name == "" {
+		name = strings.Split(d.VirtualDestination, ".")[0]
+	}
+	svc, ns := vdBackend(d)
+	var backends []map[string]any
+	for i, c := range d.BackendClusters {
+		b := map[string]any{"cluster": c, "namespace": ns, "service": svc, "priority": i}
+		var excluded []string
+		for _, client := range oracle.SortedKeys(d.ClientBackends) {
+			uses := false
+			for _, x := range d.ClientBackends[client] {
+				uses = uses || x == c
+			}
+			if !uses {
+				excluded = append(excluded, client)
+			}
+		}
+		if len(excluded) > 0 {
+			b["excludeFor"] = map[string]any{"clusters": excluded}
+		}
+		backends = append(backends, b)
+	}
+	in := map[string]any{
+		"name": name, "hostname": d.VirtualDestination,
+		"ports":    []any{map[string]any{"number": 8080, "protocol": "HTTP"}},
+		"backends": backends,
+	}
+	clients := map[string]any{}
+	if len(d.ClientBackends) > 0 {
+		clients["clusters"] = oracle.SortedKeys(d.ClientBackends)
+	}
+	if len(d.ClientNamespaces) > 0 {
+		clients["namespaces"] = d.ClientNamespaces
+	}
+	if len(clients) > 0 {
+		in["clients"] = clients
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		panic(err)
+	}
+	return raw
+}
+
+// vdBackend is the Service behind a virtual destination in each backend
+// cluster: the virtual destination's name, in namespace backends.
+func vdBackend(d tpDestination) (string, string) {
+	name := d.VirtualDestinationName
+	if name == "" {
+		name = strings.Split(d.VirtualDestination, ".")[0]
+	}
+	return name, "backends"
+}
+
+func yamlLabels(m map[string]string) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s: %q", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// weightsOf is a route's weighted clusters as expectedWeights writes them.
+func weightsOf(a *route.RouteAction) string {
+	if wc := a.GetWeightedClusters(); wc != nil {
+		var parts []string
+		for _, c := range wc.Clusters {
+			parts = append(parts, fmt.Sprintf("%d%% %s", c.GetWeight().GetValue(), c.Name))
+		}
+		return strings.Join(parts, ", ")
+	}
+	return "100% " + a.GetCluster()
+}
+
+// matchString is a route's match, as the table shows it.
+func matchString(r *route.Route) string {
+	m := r.GetMatch()
+	var parts []string
+	switch {
+	case m.GetPrefix() != "" && m.GetPrefix() != "/":
+		parts = append(parts, "prefix "+m.GetPrefix())
+	case m.GetPath() != "":
+		parts = append(parts, "path "+m.GetPath())
+	case m.GetSafeRegex() != nil:
+		parts = append(parts, "regex "+m.GetSafeRegex().GetRegex())
+	}
+	for _, h := range m.GetHeaders() {
+		v := h.GetStringMatch().GetExact() + h.GetStringMatch().GetPrefix() + h.GetStringMatch().GetSafeRegex().GetRegex()
+		parts = append(parts, h.Name+"="+v)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(parts, " ") + "]"
+}
+
+// policyLabels are the pod labels the policies' subsets select (a
+// version canary's v2, a mirror's v3): the service gets a pod with each.
+func policyLabels(pds []pd) []map[string]string {
+	var out []map[string]string
+	for _, x := range pds {
+		ts := append([]tpTarget(nil), x.p.TrafficShift...)
+		if x.p.Mirror != nil {
+			ts = append(ts, *x.p.Mirror)
+		}
+		for _, t := range ts {
+			if len(t.Labels) > 0 {
+				out = append(out, t.Labels)
+			}
 		}
 	}
-	s := xds.NewFakeDiscoveryServer(t, xds.FakeOptions{
-		DefaultClusterName:              cluster.ID(self),
-		ConfigString:                    strings.Join(docs, "\n---\n"),
-		KubernetesObjectStringByCluster: kube,
-		NetworksWatcher:                 meshwatcher.NewFixedNetworksWatcher(nil),
-	})
-	return &istiod{FakeDiscoveryServer: s, self: g.cluster(self)}
+	return out
 }
 
 func findVirtualHost(rcs []*route.RouteConfiguration, host string) *route.VirtualHost {
@@ -218,7 +611,7 @@ func describeRoute(t *testing.T, row string, r *route.Route, clusters map[string
 	}
 	var parts []string
 	check := func(name string) {
-		if !clusters[name] {
+		if clusters != nil && !clusters[name] {
 			t.Errorf("%s: routes to %s, which the sidecar has no cluster for (Envoy answers 503)", row, name)
 		}
 	}
@@ -266,6 +659,7 @@ func (s *istiod) subsetEndpoints(t *testing.T, g *goldenCase, p *model.Proxy, ho
 			continue
 		}
 		byPrio := map[uint32][]string{}
+		seen := map[uint32]map[string]bool{}
 		var prios []uint32
 		for _, lle := range cla.Endpoints {
 			if _, ok := byPrio[lle.Priority]; !ok {
@@ -273,12 +667,14 @@ func (s *istiod) subsetEndpoints(t *testing.T, g *goldenCase, p *model.Proxy, ho
 			}
 			for _, e := range lle.LbEndpoints {
 				addr := e.GetEndpoint().GetAddress().GetSocketAddress().GetAddress()
-				name := "?" + addr
-				for i, c := range g.registry {
-					if addr == fmt.Sprintf("10.%d.0.1", i+1) {
-						name = c.Name
-					}
+				name := g.addressCluster(addr)
+				if seen[lle.Priority][name] {
+					continue // another pod of that cluster
 				}
+				if seen[lle.Priority] == nil {
+					seen[lle.Priority] = map[string]bool{}
+				}
+				seen[lle.Priority][name] = true
 				byPrio[lle.Priority] = append(byPrio[lle.Priority], name)
 			}
 		}
@@ -310,4 +706,15 @@ func (s *istiod) subsetEndpoints(t *testing.T, g *goldenCase, p *model.Proxy, ho
 		}
 	}
 	return out
+}
+
+// addressCluster names the cluster of an endpoint address: a pod address
+// 10.<registry index+1>.x.x, or a cluster's east-west gateway.
+func (g *goldenCase) addressCluster(addr string) string {
+	for i, c := range g.registry {
+		if strings.HasPrefix(addr, fmt.Sprintf("10.%d.", i+1)) || (c.EastWestGateway != nil && c.EastWestGateway.Address == addr) {
+			return c.Name
+		}
+	}
+	return "?" + addr
 }

@@ -17,7 +17,7 @@ import (
 // one VIP at plan (virtual_destination_resource_test.go), and why VIPs come
 // from a wide reserved block.
 func TestVirtualDestinationVIPListeners(t *testing.T) {
-	g, err := loadCase(oracle.GoldenDir("virtual-destination") + "/multi-port.yaml")
+	g, err := loadCase(t, "virtual-destination", oracle.GoldenDir("virtual-destination")+"/multi-port.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

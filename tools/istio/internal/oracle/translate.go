@@ -1,0 +1,172 @@
+package oracle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
+)
+
+// The oracles translate each case's intent LIVE, with the provider's own
+// translator (this module requires the provider's module, replaced by the
+// working tree ../..), instead of reading the checked-in golden output.
+// A bug in the translator therefore reaches Istio, and a mutation of the
+// translator (tools/mutate, go test -overlay) is judged by Istio's
+// answers, not by a byte comparison with a golden file. The translator's
+// own TestGolden keeps the golden files equal to this output.
+
+// Translated is one case's output: per cluster, its YAML documents (each
+// starting with "# cluster: <name>", as the golden files write them), or
+// the plan error.
+type Translated struct {
+	Objects map[string][]string
+	Failed  string
+}
+
+// Translate translates the case at input (testdata/<case>.yaml of the
+// intent's translator package, intent being "cluster",
+// "virtual-destination", "traffic-policy" or "access-policy").
+func Translate(t testing.TB, intent, input string) Translated {
+	t.Helper()
+	raw, err := os.ReadFile(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Registry []RegistryCluster `json:"registry"`
+		Intent   json.RawMessage   `json:"intent"`
+	}
+	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+		t.Fatalf("%s: %v", input, err)
+	}
+	objs, err := TranslateIntent(intent, in.Intent, Registry(in.Registry))
+	if err != nil {
+		return Translated{Failed: err.Error()}
+	}
+	return Render(t, objs)
+}
+
+// Render splits objects into YAML documents per cluster.
+func Render(t testing.TB, objs []translate.Object) Translated {
+	t.Helper()
+	out := Translated{Objects: map[string][]string{}}
+	for _, o := range objs {
+		doc := translatetest.RenderYAML(t, []translate.Object{o})
+		out.Objects[o.Cluster] = append(out.Objects[o.Cluster], string(doc))
+	}
+	return out
+}
+
+// TranslateIntent runs the translator of intent on a golden case's intent.
+func TranslateIntent(intent string, raw json.RawMessage, reg *translate.Registry) ([]translate.Object, error) {
+	switch intent {
+	case "cluster":
+		var in cluster.Intent
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			return nil, err
+		}
+		return cluster.Translate(in, reg)
+	case "virtual-destination":
+		var in virtualdestination.Intent
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			return nil, err
+		}
+		return virtualdestination.Translate(in, reg)
+	case "traffic-policy":
+		var in struct {
+			Policy      *trafficpolicy.Intent     `json:"policy,omitempty"`
+			Destination trafficpolicy.Destination `json:"destination"`
+			Compose     []trafficpolicy.Named     `json:"compose,omitempty"`
+		}
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			return nil, err
+		}
+		if len(in.Compose) > 0 {
+			return trafficpolicy.Compose(in.Compose, reg)
+		}
+		if in.Policy == nil {
+			return nil, errors.New("golden case has neither policy nor compose")
+		}
+		return trafficpolicy.Translate(*in.Policy, in.Destination, reg)
+	case "access-policy":
+		var in struct {
+			Policy      accesspolicy.Intent      `json:"policy"`
+			Destination accesspolicy.Destination `json:"destination"`
+		}
+		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
+			return nil, err
+		}
+		return accesspolicy.Translate(in.Policy, in.Destination, reg)
+	}
+	return nil, fmt.Errorf("no translator for intent %q", intent)
+}
+
+// RegistryCluster is one cluster of a case's registry, as the golden
+// inputs write it.
+type RegistryCluster struct {
+	Name            string            `json:"name"`
+	Network         string            `json:"network,omitempty"`
+	Region          string            `json:"region,omitempty"`
+	Zone            string            `json:"zone,omitempty"`
+	TrustDomain     string            `json:"trustDomain,omitempty"`
+	IstioVersion    string            `json:"istioVersion,omitempty"`
+	Labels          map[string]string `json:"labels,omitempty"`
+	EastWestGateway *Gateway          `json:"eastWestGateway,omitempty"`
+}
+
+// Gateway is a cluster's east-west gateway as the golden inputs write it
+// (translate.Gateway's fields).
+type Gateway struct {
+	Address    string   `json:"address"`
+	Port       uint32   `json:"port,omitempty"`
+	TargetPort uint32   `json:"targetPort,omitempty"`
+	Hosts      []string `json:"hosts,omitempty"`
+}
+
+// Registry is the translator's registry of a case.
+func Registry(cs []RegistryCluster) *translate.Registry {
+	out := make([]translate.Cluster, len(cs))
+	for i, c := range cs {
+		out[i] = translate.Cluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
+			TrustDomain: c.TrustDomain, IstioVersion: c.IstioVersion, Labels: c.Labels}
+		if g := c.EastWestGateway; g != nil {
+			out[i].EastWestGateway = &translate.Gateway{Address: g.Address, Port: g.Port, TargetPort: g.TargetPort, Hosts: g.Hosts}
+		}
+	}
+	return translate.NewRegistry(out...)
+}
+
+// GoldenObjects reads a golden file's documents per cluster (for the
+// checks that the live output is what the golden file records).
+func GoldenObjects(path string) (Translated, error) {
+	golden, err := os.ReadFile(path)
+	if err != nil {
+		return Translated{}, err
+	}
+	if msg, ok := strings.CutPrefix(string(golden), "error: "); ok {
+		return Translated{Failed: strings.TrimSpace(msg)}, nil
+	}
+	out := Translated{Objects: map[string][]string{}}
+	if strings.HasPrefix(string(golden), "# no objects") {
+		return out, nil
+	}
+	for _, doc := range strings.Split(string(golden), "\n---\n") {
+		c, ok := strings.CutPrefix(strings.SplitN(doc, "\n", 2)[0], "# cluster: ")
+		if !ok {
+			return Translated{}, fmt.Errorf("golden document without a '# cluster:' line: %.60q", doc)
+		}
+		out.Objects[c] = append(out.Objects[c], doc)
+	}
+	return out, nil
+}
