@@ -36,7 +36,7 @@ var routingKinds = map[string]struct{ keys, excerpt string }{
 			"(`ns` and workload labels of `sources`, then the `match` entries, `|` between them) and, after `:`, what happens to them: the traffic shift's targets with their percentages " +
 			"(a `local` entry named by the source cluster itself), `mirror <target> <percent>`, the timeout, retries and faults; `no routing change` for a policy that sets only destination settings.",
 		excerpt: `      ~ routing  = {
-          ~ "east" = "ns accounts: east 95%, wine 5%" -> "ns accounts: east 80%, wine 20%; mirror west 5%"
+          ~ "east" = "ns accounts: east 95%, onprem 5%" -> "ns accounts: east 80%, onprem 20%; mirror west 5%"
         }`,
 	},
 	"access_policy": {
