@@ -236,6 +236,7 @@ func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, planni
 		a, err := routing.AccessPolicy(in, dest, reg)
 		return a.Statement(), err
 	}
+	spec.Case = func() any { return map[string]any{"policy": in, "destination": dest} }
 	return spec, diags
 }
 

@@ -174,6 +174,7 @@ func (m *clusterResourceModel) spec() intentSpec {
 			gvk(translate.SecurityV1, "AuthorizationPolicy"),
 		},
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return cluster.Translate(in, reg) },
+		Case:      func() any { return in },
 	}
 }
 

@@ -355,6 +355,11 @@ func TestAccExamplesPlan(t *testing.T) {
 				p.prepare(t)
 			}
 			w := exampleWorkdir(t, dir)
+			if cases := os.Getenv(exampleCasesEnv); cases != "" {
+				// Istio replays what each intent of the example was
+				// translated from (make test: simulation-examples).
+				w.env = append(w.env, CasesDirEnv+"="+filepath.Join(cases, filepath.FromSlash(dir)))
+			}
 			out, code := w.run("plan", "-detailed-exitcode")
 			if code != 2 {
 				t.Fatalf("terraform plan of examples/%s exited %d, want 2 (changes):\n%s", dir, code, out)
@@ -405,6 +410,12 @@ func TestAccExamplesPlan(t *testing.T) {
 		t.Fatalf("planned %v, want %v", got, dirs)
 	}
 }
+
+// exampleCasesEnv names a directory into which TestAccExamplesPlan has
+// each example's plan write its intents' translator input
+// (MESH_CASES_DIR), one subdirectory per example; tools/istio's
+// TestExamplesAgree then replays them in Istio's simulation.
+const exampleCasesEnv = "MESH_EXAMPLE_CASES"
 
 // setOf is the set of a map's keys.
 func setOf[V any](m map[string]V) map[string]bool {

@@ -65,6 +65,10 @@ type intentSpec struct {
 	// Routing, when set, states where the intent sends requests (the
 	// routing attribute, routing.go).
 	Routing func(reg *translate.Registry) (routing.Statement, error)
+	// Case is the translator's input in the golden cases' format (the
+	// intent of internal/translate/<intent>/testdata/<case>.yaml), which
+	// a plan writes under MESH_CASES_DIR (cases.go).
+	Case func() any
 }
 
 func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
@@ -101,6 +105,11 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 	if err := renderPlanned(spec.Owner, desired); err != nil {
 		var d diag.Diagnostics
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", RenderDirEnv, spec.Owner, err))
+		return types.MapUnknown(types.StringType), d
+	}
+	if err := writeCase(spec, data.Registry); err != nil {
+		var d diag.Diagnostics
+		d.AddError("Writing the translator's input", fmt.Sprintf("%s is set, and the translator's input of %s could not be written there: %v.", CasesDirEnv, spec.Owner, err))
 		return types.MapUnknown(types.StringType), d
 	}
 	shared := sharedContributions(ctx, data, spec.Owner, entries)

@@ -156,6 +156,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 		tr, err := routing.TrafficPolicy(in, routingDestination(m.vd, dest), reg)
 		return tr.Statement(), err
 	}
+	spec.Case = func() any { return map[string]any{"policy": in, "destination": dest} }
 	return spec, diags
 }
 

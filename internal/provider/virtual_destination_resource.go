@@ -308,6 +308,7 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, pl
 			d, err := routing.VirtualDestination(in, reg)
 			return d.Statement(), err
 		},
+		Case: func() any { return in },
 	}, diags
 }
 

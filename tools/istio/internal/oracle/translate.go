@@ -46,6 +46,9 @@ func Translate(t testing.TB, intent, input string) Translated {
 	var in struct {
 		Registry []RegistryCluster `json:"registry"`
 		Intent   json.RawMessage   `json:"intent"`
+		// Routing is the statement a plan showed, in an example's case
+		// (MESH_CASES_DIR); the golden cases have none.
+		Routing map[string]string `json:"routing,omitempty"`
 	}
 	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
 		t.Fatalf("%s: %v", input, err)
