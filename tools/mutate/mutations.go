@@ -526,6 +526,21 @@ var mutations = []mutation{
 		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
 	},
 	{
+		ID: "istio/fault-abort-dropped", Why: "a traffic policy's fault.abort is not written: no request is aborted",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "\tif a := f.Abort; a != nil {", To: "\tif a := f.Abort; a != nil && false {",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic/fault-injection")},
+	},
+	{
+		ID: "istio/cors-credentials-dropped", Why: "a traffic policy's cors.allow_credentials is written as false",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "out.AllowCredentials = wrapperspb.Bool(*c.AllowCredentials)", To: "out.AllowCredentials = wrapperspb.Bool(false)",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic/headers-cors")},
+	},
+	{
+		ID: "istio/response-headers-on-requests", Why: "a traffic policy's response header operations are applied to requests",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "return &networkingapi.Headers{Response: o}", To: "return &networkingapi.Headers{Request: o}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic/headers-cors")},
+	},
+	{
 		ID: "istio/principal-wrong-trust-domain", Why: "a source's principal is written with the default trust domain, not its cluster's",
 		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain+c[:0], s.in.Namespace",
 		Suites: []suite{simulation("TestAccessPolicyRBAC")},

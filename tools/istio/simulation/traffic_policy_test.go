@@ -29,6 +29,7 @@ type tpCase struct {
 }
 
 type tpPolicy struct {
+	tpFeatures
 	Name    string `json:"name"`
 	Sources struct {
 		placement
@@ -290,7 +291,11 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 					continue
 				}
 				row := fmt.Sprintf("%s (%s) -> %s route %s%s", c, ns, host, orNone(r.Name), matchString(r))
-				fmt.Fprintf(&b, "%-70s | %s\n", row, describeRoute(t, row, r, envoyClusters))
+				described := describeRoute(t, row, r, envoyClusters)
+				if f := describeFeatures(t, r); f != "" {
+					described += ", " + f
+				}
+				fmt.Fprintf(&b, "%-70s | %s\n", row, described)
 				if !routeOf(r.Name, x.p.Name) {
 					continue
 				}
@@ -299,6 +304,7 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 					t.Errorf("%s: Istio routes this cluster's requests for %s by policy %s; the intent's sources do not include %s", c, host, x.p.Name, c)
 					continue
 				}
+				x.p.checkFeatures(t, row, r)
 				a := r.GetRoute()
 				if isStated {
 					checkStatedRoute(t, g, c, host, x.d, st, a)
