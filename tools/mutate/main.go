@@ -5,6 +5,13 @@
 //
 //	go run ./tools/mutate            every mutation
 //	go run ./tools/mutate -only id   the mutations whose ID contains id
+//	go run ./tools/mutate -quick     leave out the slow ones (make test)
+//
+// A slow mutation takes a minute or more where the others take seconds:
+// its tests start the local mesh (TF_ACC) or relink Istio's simulation.
+// -quick leaves them out but for one canary, the first of the Istio ones,
+// which shows that a translator mutation still reaches Istio; make test
+// runs -quick, make mutate runs them all.
 //
 // A mutation whose tests still pass SURVIVED, and the command fails; so
 // does one whose snippet is not found exactly once (the table must follow
@@ -21,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +36,7 @@ import (
 
 func main() {
 	only := flag.String("only", "", "run only the mutations whose ID contains this")
+	quick := flag.Bool("quick", false, "leave out the slow mutations (acceptance tests, Istio's simulation) but one canary")
 	flag.Parse()
 	root, err := repoRoot()
 	if err != nil {
@@ -38,11 +47,19 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	var bad int
+	var bad, left int
+	canary := ""
 	fmt.Printf("%-34s %-9s %6s  %s\n", "mutation", "result", "sec", "failing tests")
 	for i, m := range mutations {
 		if *only != "" && !strings.Contains(m.ID, *only) {
 			continue
+		}
+		if *quick && m.slow() {
+			if canary != "" || m.acceptance() {
+				left++
+				continue
+			}
+			canary = m.ID
 		}
 		start := time.Now()
 		result, detail := run(root, filepath.Join(tmp, fmt.Sprint(i)), m)
@@ -51,9 +68,30 @@ func main() {
 		}
 		fmt.Printf("%-34s %-9s %6.1f  %s\n", m.ID, result, time.Since(start).Seconds(), detail)
 	}
+	if left > 0 {
+		fmt.Printf("%d slow mutations left out (-quick); the canary %s ran. make mutate runs them all.\n", left, canary)
+	}
 	if bad > 0 {
 		fail(fmt.Errorf("%d mutation(s) not caught; see the table", bad))
 	}
+}
+
+// acceptance reports whether m's tests start the local mesh.
+func (m mutation) acceptance() bool { return slices.Contains(m.Env, "TF_ACC=1") }
+
+// slow reports whether m takes a minute or more: its tests start the
+// local mesh, or run in the tools/istio module, whose test binaries link
+// much of istiod again for every mutation.
+func (m mutation) slow() bool {
+	if m.acceptance() {
+		return true
+	}
+	for _, su := range m.Suites {
+		if su.Dir == "tools/istio" {
+			return true
+		}
+	}
+	return false
 }
 
 // run applies one mutation and reports CAUGHT, SURVIVED, STALE (snippet

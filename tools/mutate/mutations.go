@@ -74,7 +74,7 @@ var mutations = []mutation{
 	{
 		ID: "provider/upgrade-drops-digest", Why: "the state upgrader loses the digests of version 0",
 		File: "internal/provider/state_upgrade.go", From: "\t\tout[key] = o.Digest", To: "\t\tout[key] = nil",
-		Package: "./internal/provider",
+		Package: "./internal/provider", Run: "TestStateUpgrade",
 	},
 	{
 		ID: "kubeclient/silence-misses-canceled", Why: "a request that timed out but reports \"request canceled\" does not mark its cluster silent",
