@@ -104,7 +104,7 @@ func newIstiodWith(t *testing.T, g *goldenCase, self string, configs []string, k
 	nw := meshwatcher.NewFixedNetworksWatcher(nil)
 	if kube != nil {
 		for i, c := range g.registry {
-			if c.Network == "" || c.EastWestGateway == nil || !isIP(c.EastWestGateway.Address) {
+			if c.Network == "" || c.EastWestGateway == nil {
 				continue
 			}
 			id := cluster.ID(c.Name)
@@ -129,19 +129,16 @@ func newIstiodWith(t *testing.T, g *goldenCase, self string, configs []string, k
 			networks.Networks[c.Network] = n
 		}
 		n.Endpoints = append(n.Endpoints, &meshconfig.Network_NetworkEndpoints{Ne: &meshconfig.Network_NetworkEndpoints_FromRegistry{FromRegistry: c.Name}})
-		if c.EastWestGateway != nil && kube != nil && isIP(c.EastWestGateway.Address) {
+		if c.EastWestGateway != nil && kube != nil {
 			// istiod learns this gateway from its Service (ewGatewayService).
 			want = append(want, c.Network)
 		} else if c.EastWestGateway != nil {
-			// The registry's address and port; a hostname gateway too
-			// (istiod resolves it; here it resolves to nothing, so only
-			// IP gateways are waited for).
+			// The registry's address (a host name too, which istiod
+			// resolves through the simulation's DNS) and port.
 			n.Gateways = append(n.Gateways, &meshconfig.Network_IstioNetworkGateway{
 				Gw: &meshconfig.Network_IstioNetworkGateway_Address{Address: c.EastWestGateway.Address}, Port: c.gatewayPort(),
 			})
-			if isIP(c.EastWestGateway.Address) {
-				want = append(want, c.Network)
-			}
+			want = append(want, c.Network)
 		}
 	}
 	nw.SetNetworks(networks)
@@ -167,6 +164,11 @@ func newIstiodWith(t *testing.T, g *goldenCase, self string, configs []string, k
 // label, and a failoverPriority on topology.istio.io/cluster cannot tell
 // the remote cluster from any other.
 func ewGatewayService(c registryCluster, i int) string {
+	ingress := "ip: " + c.EastWestGateway.Address
+	if !isIP(c.EastWestGateway.Address) {
+		// A cloud load balancer's DNS name, which istiod resolves.
+		ingress = "hostname: " + c.EastWestGateway.Address
+	}
 	return fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata:
@@ -180,7 +182,7 @@ spec:
   ports: [{name: tls, port: %[2]d, targetPort: %[2]d, protocol: TCP}]
 status:
   loadBalancer:
-    ingress: [{ip: %[4]s}]`, c.Network, c.gatewayPort(), i+1, c.EastWestGateway.Address)
+    ingress: [{%[4]s}]`, c.Network, c.gatewayPort(), i+1, ingress)
 }
 
 // sidecar is a client workload of the cluster in namespace ns.

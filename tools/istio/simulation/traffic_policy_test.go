@@ -718,7 +718,7 @@ func (s *istiod) subsetEndpoints(t *testing.T, g *goldenCase, p *model.Proxy, ho
 // 10.<registry index+1>.x.x, or a cluster's east-west gateway.
 func (g *goldenCase) addressCluster(addr string) string {
 	for i, c := range g.registry {
-		if strings.HasPrefix(addr, fmt.Sprintf("10.%d.", i+1)) || (c.EastWestGateway != nil && c.EastWestGateway.Address == addr) {
+		if strings.HasPrefix(addr, fmt.Sprintf("10.%d.", i+1)) || (c.EastWestGateway != nil && (c.EastWestGateway.Address == addr || c.gatewayAddr() == addr)) {
 			return c.Name
 		}
 	}

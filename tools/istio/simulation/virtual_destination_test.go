@@ -305,7 +305,7 @@ func (g *goldenCase) endpointCluster(client, ep string) string {
 	addr := strings.Fields(ep)[0]
 	host := addr[:strings.LastIndex(addr, ":")]
 	for _, c := range g.registry {
-		if c.EastWestGateway != nil && c.EastWestGateway.Address == host {
+		if c.EastWestGateway != nil && (c.EastWestGateway.Address == host || c.gatewayAddr() == host) {
 			return c.Name
 		}
 	}
