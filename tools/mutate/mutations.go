@@ -541,6 +541,11 @@ var mutations = []mutation{
 		Suites: []suite{simulation("TestTrafficPolicyTraffic/headers-cors")},
 	},
 	{
+		ID: "istio/keepalive-interval-dropped", Why: "connection_pool.tcp.keepalive.interval is not written: the OS's interval applies",
+		File: "internal/translate/trafficpolicy/destination_rule.go", From: "\t\t\t\ttcp.TcpKeepalive.Interval = durationProto(k.Interval)", To: "\t\t\t\t_ = k.Interval",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic/connection-pool-keepalive")},
+	},
+	{
 		ID: "istio/principal-wrong-trust-domain", Why: "a source's principal is written with the default trust domain, not its cluster's",
 		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain+c[:0], s.in.Namespace",
 		Suites: []suite{simulation("TestAccessPolicyRBAC")},
