@@ -19,25 +19,6 @@ import (
 // plans them with this set; see docs/testing.md).
 const CasesDirEnv = "MESH_CASES_DIR"
 
-// caseCluster is one registry cluster as the golden cases write it.
-type caseCluster struct {
-	Name            string            `json:"name"`
-	Network         string            `json:"network,omitempty"`
-	Region          string            `json:"region,omitempty"`
-	Zone            string            `json:"zone,omitempty"`
-	TrustDomain     string            `json:"trustDomain,omitempty"`
-	IstioVersion    string            `json:"istioVersion,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
-	EastWestGateway *caseGateway      `json:"eastWestGateway,omitempty"`
-}
-
-type caseGateway struct {
-	Address    string   `json:"address"`
-	Port       uint32   `json:"port,omitempty"`
-	TargetPort uint32   `json:"targetPort,omitempty"`
-	Hosts      []string `json:"hosts,omitempty"`
-}
-
 // writeCase writes the translator's input of one intent under
 // MESH_CASES_DIR, when it is set and the intent says what that input is.
 func writeCase(spec intentSpec, reg *translate.Registry) error {
@@ -46,19 +27,11 @@ func writeCase(spec intentSpec, reg *translate.Registry) error {
 		return nil
 	}
 	var out struct {
-		Registry []caseCluster     `json:"registry"`
-		Intent   any               `json:"intent"`
-		Routing  routing.Statement `json:"routing,omitempty"`
+		Registry []translate.CaseCluster `json:"registry"`
+		Intent   any                     `json:"intent"`
+		Routing  routing.Statement       `json:"routing,omitempty"`
 	}
-	for _, name := range reg.Names() {
-		c := reg.Cluster(name)
-		cc := caseCluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
-			TrustDomain: c.TrustDomain, IstioVersion: c.IstioVersion, Labels: c.Labels}
-		if g := c.EastWestGateway; g != nil {
-			cc.EastWestGateway = &caseGateway{Address: g.Address, Port: g.Port, TargetPort: g.TargetPort, Hosts: g.Hosts}
-		}
-		out.Registry = append(out.Registry, cc)
-	}
+	out.Registry = reg.Case()
 	out.Intent = spec.Case()
 	if spec.Routing != nil {
 		st, err := spec.Routing(reg)

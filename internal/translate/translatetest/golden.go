@@ -24,19 +24,8 @@ import (
 
 // goldenInput is the shape of a golden case file.
 type goldenInput struct {
-	Registry []goldenCluster `json:"registry"`
-	Intent   json.RawMessage `json:"intent"`
-}
-
-type goldenCluster struct {
-	Name            string             `json:"name"`
-	Network         string             `json:"network,omitempty"`
-	Region          string             `json:"region,omitempty"`
-	Zone            string             `json:"zone,omitempty"`
-	TrustDomain     string             `json:"trustDomain,omitempty"`
-	IstioVersion    string             `json:"istioVersion,omitempty"`
-	Labels          map[string]string  `json:"labels,omitempty"`
-	EastWestGateway *translate.Gateway `json:"eastWestGateway,omitempty"`
+	Registry []translate.CaseCluster `json:"registry"`
+	Intent   json.RawMessage         `json:"intent"`
 }
 
 // Translator translates the intent of one golden case.
@@ -97,7 +86,7 @@ func runGolden(t *testing.T, path string, tr Translator) []byte {
 	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
 		t.Fatalf("parsing %s: %v", path, err)
 	}
-	reg := translate.NewRegistry(goldenRegistry(in.Registry)...)
+	reg := translate.CaseRegistry(in.Registry)
 	objs, err := tr(in.Intent, reg)
 	if err != nil {
 		checkFullStops(t, path, err)
@@ -109,15 +98,6 @@ func runGolden(t *testing.T, path string, tr Translator) []byte {
 		}
 	}
 	return RenderYAML(t, objs)
-}
-
-func goldenRegistry(cs []goldenCluster) []translate.Cluster {
-	out := make([]translate.Cluster, len(cs))
-	for i, c := range cs {
-		out[i] = translate.Cluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
-			TrustDomain: c.TrustDomain, IstioVersion: c.IstioVersion, Labels: c.Labels, EastWestGateway: c.EastWestGateway}
-	}
-	return out
 }
 
 // RenderYAML renders objects as a multi-document YAML stream, each document
@@ -174,7 +154,7 @@ func Inputs(t testing.TB) []Input {
 		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
 			t.Fatalf("parsing %s: %v", c, err)
 		}
-		out = append(out, Input{Name: strings.TrimSuffix(filepath.Base(c), ".yaml"), Registry: translate.NewRegistry(goldenRegistry(in.Registry)...), Intent: in.Intent})
+		out = append(out, Input{Name: strings.TrimSuffix(filepath.Base(c), ".yaml"), Registry: translate.CaseRegistry(in.Registry), Intent: in.Intent})
 	}
 	if len(out) == 0 {
 		t.Fatal("testdata has no golden cases")

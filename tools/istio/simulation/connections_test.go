@@ -20,23 +20,27 @@ import (
 // tpConnections is the part of a traffic policy's intent these checks read.
 type tpConnections struct {
 	ConnectionPool *struct {
-		TCP *struct {
-			MaxConnections uint32 `json:"maxConnections"`
-			ConnectTimeout string `json:"connectTimeout"`
-			Keepalive      *struct {
-				Time     string `json:"time"`
-				Interval string `json:"interval"`
-				Probes   uint32 `json:"probes"`
-			} `json:"keepalive"`
-		} `json:"tcp"`
-		HTTP *struct {
-			HTTP1MaxPendingRequests  uint32 `json:"http1MaxPendingRequests"`
-			HTTP2MaxRequests         uint32 `json:"http2MaxRequests"`
-			MaxRequestsPerConnection uint32 `json:"maxRequestsPerConnection"`
-			IdleTimeout              string `json:"idleTimeout"`
-		} `json:"http"`
+		TCP  *tcpPool  `json:"tcp"`
+		HTTP *httpPool `json:"http"`
 	} `json:"connectionPool"`
 	LoadBalancer string `json:"loadBalancer"`
+}
+
+type tcpPool struct {
+	MaxConnections uint32 `json:"maxConnections"`
+	ConnectTimeout string `json:"connectTimeout"`
+	Keepalive      *struct {
+		Time     string `json:"time"`
+		Interval string `json:"interval"`
+		Probes   uint32 `json:"probes"`
+	} `json:"keepalive"`
+}
+
+type httpPool struct {
+	HTTP1MaxPendingRequests  uint32 `json:"http1MaxPendingRequests"`
+	HTTP2MaxRequests         uint32 `json:"http2MaxRequests"`
+	MaxRequestsPerConnection uint32 `json:"maxRequestsPerConnection"`
+	IdleTimeout              string `json:"idleTimeout"`
 }
 
 // setsConnections reports whether the policy sets anything of the
@@ -114,27 +118,14 @@ func (p tpConnections) connectionSettings(t *testing.T, cl *clusterv3.Cluster) [
 	return out
 }
 
-func (p tpConnections) tcp() *struct {
-	MaxConnections uint32 `json:"maxConnections"`
-	ConnectTimeout string `json:"connectTimeout"`
-	Keepalive      *struct {
-		Time     string `json:"time"`
-		Interval string `json:"interval"`
-		Probes   uint32 `json:"probes"`
-	} `json:"keepalive"`
-} {
+func (p tpConnections) tcp() *tcpPool {
 	if p.ConnectionPool == nil {
 		return nil
 	}
 	return p.ConnectionPool.TCP
 }
 
-func (p tpConnections) http() *struct {
-	HTTP1MaxPendingRequests  uint32 `json:"http1MaxPendingRequests"`
-	HTTP2MaxRequests         uint32 `json:"http2MaxRequests"`
-	MaxRequestsPerConnection uint32 `json:"maxRequestsPerConnection"`
-	IdleTimeout              string `json:"idleTimeout"`
-} {
+func (p tpConnections) http() *httpPool {
 	if p.ConnectionPool == nil {
 		return nil
 	}

@@ -14,17 +14,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// registryCluster is one cluster of a case's registry, as the golden inputs
-// write it (internal/translate/golden_test.go).
+// registryCluster is one cluster of a case's registry, as the cases
+// write it, with the simulation's own methods.
 type registryCluster struct {
-	Name            string            `json:"name"`
-	Network         string            `json:"network,omitempty"`
-	Region          string            `json:"region,omitempty"`
-	Zone            string            `json:"zone,omitempty"`
-	TrustDomain     string            `json:"trustDomain,omitempty"`
-	IstioVersion    string            `json:"istioVersion,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
-	EastWestGateway *oracle.Gateway   `json:"eastWestGateway,omitempty"`
+	oracle.RegistryCluster
 }
 
 // withNetworks gives every cluster without a network one of its own,
@@ -50,8 +43,7 @@ func withNetworks(reg []registryCluster) []registryCluster {
 func (g *goldenCase) oracleRegistry() []oracle.RegistryCluster {
 	out := make([]oracle.RegistryCluster, len(g.registry))
 	for i, c := range g.registry {
-		out[i] = oracle.RegistryCluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
-			TrustDomain: c.TrustDomain, IstioVersion: c.IstioVersion, Labels: c.Labels, EastWestGateway: c.EastWestGateway}
+		out[i] = c.RegistryCluster
 	}
 	return out
 }
@@ -145,7 +137,7 @@ func (g *goldenCase) cluster(name string) registryCluster {
 			return c
 		}
 	}
-	return registryCluster{Name: name}
+	return registryCluster{oracle.RegistryCluster{Name: name}}
 }
 
 // loadCases reads every case of testdata/<dir>.

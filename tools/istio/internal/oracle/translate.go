@@ -116,39 +116,14 @@ func TranslateIntent(intent string, raw json.RawMessage, reg *translate.Registry
 }
 
 // RegistryCluster is one cluster of a case's registry, as the golden
-// inputs write it.
-type RegistryCluster struct {
-	Name            string            `json:"name"`
-	Network         string            `json:"network,omitempty"`
-	Region          string            `json:"region,omitempty"`
-	Zone            string            `json:"zone,omitempty"`
-	TrustDomain     string            `json:"trustDomain,omitempty"`
-	IstioVersion    string            `json:"istioVersion,omitempty"`
-	Labels          map[string]string `json:"labels,omitempty"`
-	EastWestGateway *Gateway          `json:"eastWestGateway,omitempty"`
-}
+// inputs (and the plans' cases, MESH_CASES_DIR) write it.
+type RegistryCluster = translate.CaseCluster
 
-// Gateway is a cluster's east-west gateway as the golden inputs write it
-// (translate.Gateway's fields).
-type Gateway struct {
-	Address    string   `json:"address"`
-	Port       uint32   `json:"port,omitempty"`
-	TargetPort uint32   `json:"targetPort,omitempty"`
-	Hosts      []string `json:"hosts,omitempty"`
-}
+// Gateway is a cluster's east-west gateway as the cases write it.
+type Gateway = translate.CaseGateway
 
 // Registry is the translator's registry of a case.
-func Registry(cs []RegistryCluster) *translate.Registry {
-	out := make([]translate.Cluster, len(cs))
-	for i, c := range cs {
-		out[i] = translate.Cluster{Name: c.Name, Network: c.Network, Region: c.Region, Zone: c.Zone,
-			TrustDomain: c.TrustDomain, IstioVersion: c.IstioVersion, Labels: c.Labels}
-		if g := c.EastWestGateway; g != nil {
-			out[i].EastWestGateway = &translate.Gateway{Address: g.Address, Port: g.Port, TargetPort: g.TargetPort, Hosts: g.Hosts}
-		}
-	}
-	return translate.NewRegistry(out...)
-}
+func Registry(cs []RegistryCluster) *translate.Registry { return translate.CaseRegistry(cs) }
 
 // GoldenObjects reads a golden file's documents per cluster (for the
 // checks that the live output is what the golden file records).
