@@ -8,11 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // The identity schema of every resource, as Terraform 1.12+ asks for it:
@@ -234,4 +240,84 @@ func TestAccIdentity_roundTrip(t *testing.T) {
 			t.Fatalf("import of an unclaimed identity: got %q", msg)
 		}
 	})
+}
+
+// vdImportWith imports mesh_virtual_destination from the fake clusters by
+// import id (id) or, when identity is set, by identity, and returns the
+// diagnostics, the imported instance ID and the identity the import
+// returns.
+func vdImportWith(t *testing.T, f fakeClusterSet, id string, identity map[string]string) (diag.Diagnostics, string, map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	r := NewVirtualDestinationResource().(*virtualDestinationResource)
+	r.data = recordsData(f)
+	var sr resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sr)
+	var ir resource.IdentitySchemaResponse
+	r.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &ir)
+	null := func() *tfsdk.ResourceIdentity {
+		return &tfsdk.ResourceIdentity{Schema: ir.IdentitySchema, Raw: tftypes.NewValue(ir.IdentitySchema.Type().TerraformType(ctx), nil)}
+	}
+	req := resource.ImportStateRequest{ID: id}
+	if identity != nil {
+		req.Identity = null()
+		for k, v := range identity {
+			if d := req.Identity.SetAttribute(ctx, path.Root(k), v); d.HasError() {
+				t.Fatal(diagText(d))
+			}
+		}
+	}
+	resp := resource.ImportStateResponse{
+		State:    tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(sr.Schema.Type().TerraformType(ctx), nil)},
+		Identity: null(),
+	}
+	if req.Identity != nil {
+		resp.Identity.Raw = req.Identity.Raw.Copy() // as the framework pre-populates it
+	}
+	r.ImportState(ctx, req, &resp)
+	got := map[string]string{}
+	var instance string
+	if !resp.Diagnostics.HasError() {
+		var v types.String
+		resp.Diagnostics.Append(resp.State.GetAttribute(ctx, path.Root("id"), &v)...)
+		instance = v.ValueString()
+		for _, k := range []string{identityName, identityID} {
+			var x types.String
+			resp.Diagnostics.Append(resp.Identity.GetAttribute(ctx, path.Root(k), &x)...)
+			got[k] = x.ValueString()
+		}
+	}
+	return resp.Diagnostics, instance, got
+}
+
+// Import by identity: the identity's name is the import id; its instance
+// ID picks one of several instances of that name, which an import by
+// name alone refuses; an instance the clusters do not hold is refused,
+// naming those they do. The identity returned is the imported state's.
+func TestImportByIdentityPicksTheInstance(t *testing.T) {
+	ns := virtualdestination.DefaultRecordsNamespace
+	one := newFakeClusterSet(t, "east", "west")
+	one.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	diags, instance, identity := vdImportWith(t, one, "", map[string]string{identityName: "user"})
+	if diags.HasError() || instance != "aaaa1111" || !reflect.DeepEqual(identity, map[string]string{identityName: "user", identityID: "aaaa1111"}) {
+		t.Fatalf("import by identity {name = user}: instance %q, identity %v, diagnostics %s", instance, identity, diagText(diags))
+	}
+
+	two := newFakeClusterSet(t, "east", "west")
+	two.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	two.putRecord(t, "west", ns, "bbbb2222", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	if diags, _, _ := vdImportWith(t, two, "user", nil); !strings.Contains(diagText(diags), "More than one instance to import") {
+		t.Fatalf("import by name of two instances: %s", diagText(diags))
+	}
+	diags, instance, identity = vdImportWith(t, two, "", map[string]string{identityName: "user", identityID: "bbbb2222"})
+	if diags.HasError() || instance != "bbbb2222" || identity[identityID] != "bbbb2222" {
+		t.Fatalf("import by identity naming instance bbbb2222: instance %q, identity %v, diagnostics %s", instance, identity, diagText(diags))
+	}
+	diags, _, _ = vdImportWith(t, two, "", map[string]string{identityName: "user", identityID: "cccc3333"})
+	if text := diagText(diags); !strings.Contains(text, "No such instance to import") || !strings.Contains(text, "aaaa1111, bbbb2222") {
+		t.Fatalf("import by identity naming an instance that is not there: %s", text)
+	}
+	if diags, _, _ := vdImportWith(t, one, "", map[string]string{identityName: "adopt:user"}); !strings.Contains(diagText(diags), "Invalid import id") {
+		t.Fatalf("an identity naming adopt:user: %s", diagText(diags))
+	}
 }

@@ -9,10 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // listConfig holds two intents of each kind, on two hostnames, a service
@@ -112,9 +119,9 @@ func TestAccList_intents(t *testing.T) {
 		engine.Owner{Kind: "virtual-destination", Name: "lst-a"}, engine.Owner{Kind: "virtual-destination", Name: "lst-b"},
 		engine.Owner{Kind: "access-policy", Name: "lst-a"}, engine.Owner{Kind: "access-policy", Name: "lst-svc"})
 	p := newProtoProvider(t)
-	types := []string{"mesh_virtual_destination", "mesh_traffic_policy", "mesh_access_policy"}
+	kinds := []string{"mesh_virtual_destination", "mesh_traffic_policy", "mesh_access_policy"}
 	baseline := map[string][]string{}
-	for _, typ := range types {
+	for _, typ := range kinds {
 		baseline[typ] = namesOrEmpty(p.listedNames(typ, nil))
 		for _, n := range listed[typ] {
 			if slices.Contains(baseline[typ], n) {
@@ -127,7 +134,7 @@ func TestAccList_intents(t *testing.T) {
 	first.apply()
 	written := liveVersions(t)
 
-	for _, typ := range types {
+	for _, typ := range kinds {
 		if got, want := namesOrEmpty(p.listedNames(typ, nil)), unionNames(baseline[typ], listed[typ]); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s lists %v, want %v", typ, got, want)
 		}
@@ -192,7 +199,7 @@ func TestAccList_intents(t *testing.T) {
 	// configuration with an import block per intent.
 	var generated strings.Builder
 	imports := 0
-	for _, typ := range types {
+	for _, typ := range kinds {
 		for _, r := range p.list(typ, nil, false, 0) {
 			if r.Resource != nil {
 				t.Errorf("%s: a resource object without include_resource", typ)
@@ -244,7 +251,7 @@ func TestAccList_intents(t *testing.T) {
 	requireSameVersions(t, "importing the generated configuration", written, liveVersions(t))
 	second.planIsEmpty()
 	second.destroy()
-	for _, typ := range types {
+	for _, typ := range kinds {
 		if got := namesOrEmpty(p.listedNames(typ, nil)); !reflect.DeepEqual(got, baseline[typ]) {
 			t.Errorf("after destroy %s lists %v, want %v", typ, got, baseline[typ])
 		}
@@ -296,5 +303,91 @@ func TestListResourceSchemas(t *testing.T) {
 	want := []string{"mesh_access_policy: cluster,hostname,name", "mesh_traffic_policy: cluster,hostname,name", "mesh_virtual_destination: cluster,hostname,name"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("list resources:\n got %v\nwant %v", got, want)
+	}
+}
+
+// listVDs lists mesh_virtual_destination in the fake clusters with the
+// given filters and returns the names listed (with their instance IDs)
+// and the warnings.
+func listVDs(t *testing.T, f fakeClusterSet, filters map[string]string) (names []string, warnings string) {
+	t.Helper()
+	ctx := context.Background()
+	l := &intentList{newResource: NewVirtualDestinationResource, hostnames: vdHostnames, data: recordsData(f)}
+	r := NewVirtualDestinationResource().(*virtualDestinationResource)
+	var sr resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sr)
+	var ir resource.IdentitySchemaResponse
+	r.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &ir)
+	var ls list.ListResourceSchemaResponse
+	l.ListResourceConfigSchema(ctx, list.ListResourceSchemaRequest{}, &ls)
+	vals := map[string]tftypes.Value{}
+	for _, k := range []string{"name", "hostname", "cluster"} {
+		if v, ok := filters[k]; ok {
+			vals[k] = tftypes.NewValue(tftypes.String, v)
+		} else {
+			vals[k] = tftypes.NewValue(tftypes.String, nil)
+		}
+	}
+	req := list.ListRequest{
+		Config:          tfsdk.Config{Schema: ls.Schema, Raw: tftypes.NewValue(ls.Schema.Type().TerraformType(ctx), vals)},
+		IncludeResource: true, ResourceSchema: sr.Schema, ResourceIdentitySchema: ir.IdentitySchema,
+	}
+	var stream list.ListResultsStream
+	l.List(ctx, req, &stream)
+	for res := range stream.Results {
+		if res.Diagnostics.HasError() {
+			t.Fatalf("list %v: %s", filters, diagText(res.Diagnostics))
+		}
+		if res.Identity == nil {
+			warnings += diagText(res.Diagnostics)
+			continue
+		}
+		var name, id, stateID types.String
+		res.Diagnostics.Append(res.Identity.GetAttribute(ctx, path.Root("name"), &name)...)
+		res.Diagnostics.Append(res.Identity.GetAttribute(ctx, path.Root("id"), &id)...)
+		res.Diagnostics.Append(res.Resource.GetAttribute(ctx, path.Root("id"), &stateID)...)
+		if res.Diagnostics.HasError() {
+			t.Fatal(diagText(res.Diagnostics))
+		}
+		if id.ValueString() != stateID.ValueString() {
+			t.Errorf("%s: identity instance %s, resource object instance %s", name.ValueString(), id.ValueString(), stateID.ValueString())
+		}
+		names = append(names, name.ValueString()+"/"+id.ValueString())
+	}
+	return names, warnings
+}
+
+// A list finds the virtual destinations by their records in every
+// cluster, filters them by name, hostname and cluster, and reports in a
+// warning, without listing it, one that an import would refuse (two
+// instances of one name).
+func TestListVirtualDestinationsFromRecords(t *testing.T) {
+	ns := virtualdestination.DefaultRecordsNamespace
+	f := newFakeClusterSet(t, "east", "west")
+	f.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	b := vdIn("user-b", "users")
+	b.Hostname = "b.global"
+	f.putRecord(t, "west", ns, "bbbb2222", b, strings.Replace(fmt.Sprintf(vdUserConfig, "user-b"), "user.global", "b.global", 1))
+	f.putRecord(t, "east", ns, "cccc3333", vdIn("dup", "users"), fmt.Sprintf(vdUserConfig, "dup"))
+	f.putRecord(t, "west", ns, "dddd4444", vdIn("dup", "users"), fmt.Sprintf(vdUserConfig, "dup"))
+
+	for _, c := range []struct {
+		filters map[string]string
+		want    []string
+	}{
+		{nil, []string{"user-b/bbbb2222", "user/aaaa1111"}},
+		{map[string]string{"name": "user"}, []string{"user/aaaa1111"}},
+		{map[string]string{"hostname": "b.global"}, []string{"user-b/bbbb2222"}},
+		{map[string]string{"cluster": "east"}, []string{"user/aaaa1111"}},
+		{map[string]string{"cluster": "west", "hostname": "user.global"}, nil},
+	} {
+		names, warnings := listVDs(t, f, c.filters)
+		sort.Strings(names)
+		if !reflect.DeepEqual(names, c.want) {
+			t.Errorf("list %v: got %v, want %v", c.filters, names, c.want)
+		}
+		if c.filters["name"] == "" && (!strings.Contains(warnings, `virtual-destination "dup" not listed: More than one instance to import`)) {
+			t.Errorf("list %v: no warning about dup: %q", c.filters, warnings)
+		}
 	}
 }
