@@ -670,4 +670,12 @@ var mutations = []mutation{
 		File: "internal/provider/list_resources.go", From: "if d.Severity() == diag.SeverityError {", To: "if false {",
 		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
 	},
+	// OpenTofu in the test suite (issue 28): the subset under OpenTofu
+	// must notice when terraform-plugin-testing does not serve the
+	// provider where OpenTofu looks for it.
+	{
+		ID: "opentofu/provider-on-terraform-host", Why: "under OpenTofu, terraform-plugin-testing serves the provider as registry.terraform.io/hashicorp/mesh, which OpenTofu never asks for",
+		File: "internal/provider/opentofu_test.go", From: "os.Setenv(\"TF_ACC_PROVIDER_HOST\", \"registry.opentofu.org\")", To: "os.Setenv(\"TF_ACC_PROVIDER_HOST\", \"registry.terraform.io\")",
+		Package: "./internal/provider", Run: "^(TestAccCLI_isTheOneAsked|TestAccMeshCluster_lifecycle)$", Env: openTofuEnv(),
+	},
 }
