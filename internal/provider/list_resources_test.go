@@ -3,6 +3,9 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"reflect"
 	"slices"
 	"sort"
@@ -391,3 +394,85 @@ func TestListVirtualDestinationsFromRecords(t *testing.T) {
 		}
 	}
 }
+
+// The identity import and list block examples the resource pages show
+// (Terraform 1.12 and 1.14 syntax, which this machine's Terraform cannot
+// validate) use only attributes the provider's schemas have: every
+// identity attribute required for import is given, and every list block
+// names a list resource and filters it has.
+func TestIdentityAndListExamplesMatchTheSchemas(t *testing.T) {
+	ctx := context.Background()
+	s, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.GetResourceIdentitySchemas(ctx, &tfprotov6.GetResourceIdentitySchemasRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	identityBlock := regexp.MustCompile(`(?m)^(?:# )?\s*identity = \{\n((?:(?:# )?\s+\w+\s+= "[^"]*"\n)+)`)
+	key := regexp.MustCompile(`(\w+)\s+= "`)
+	for typ, is := range ids.IdentitySchemas {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "resources", typ, "import-by-identity.hcl"))
+		if err != nil {
+			t.Errorf("%s: no identity import example: %v", typ, err)
+			continue
+		}
+		blocks := identityBlock.FindAllStringSubmatch(string(b), -1)
+		if len(blocks) == 0 {
+			t.Errorf("%s: the example has no identity block:\n%s", typ, b)
+		}
+		for _, blk := range blocks {
+			given := map[string]bool{}
+			for _, k := range key.FindAllStringSubmatch(blk[1], -1) {
+				given[k[1]] = true
+			}
+			for _, a := range is.IdentityAttributes {
+				if a.RequiredForImport && !given[a.Name] {
+					t.Errorf("%s: an identity example lacks %s:\n%s", typ, a.Name, blk[0])
+				}
+				delete(given, a.Name)
+			}
+			if len(given) > 0 {
+				t.Errorf("%s: an identity example gives attributes the identity does not have: %v", typ, given)
+			}
+		}
+	}
+	listBlock := regexp.MustCompile(`(?s)list "(\w+)" "\w+" \{(.*?)\n\}`)
+	configKey := regexp.MustCompile(`(?s)config \{(.*?)\}`)
+	seen := 0
+	for typ, ls := range schema.ListResourceSchemas {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "list-resources", typ, "example.tfquery.hcl"))
+		if err != nil {
+			t.Errorf("%s: no list example: %v", typ, err)
+			continue
+		}
+		for _, m := range listBlock.FindAllStringSubmatch(string(b), -1) {
+			seen++
+			if m[1] != typ {
+				t.Errorf("the list example of %s lists %s", typ, m[1])
+			}
+			if c := configKey.FindStringSubmatch(m[2]); c != nil {
+				for _, k := range key.FindAllStringSubmatch(c[1], -1) {
+					if !slices.ContainsFunc(ls.Block.Attributes, func(a *tfprotov6.SchemaAttribute) bool { return a.Name == k[1] }) {
+						t.Errorf("the list example of %s filters by %s, which it does not have", typ, k[1])
+					}
+				}
+			}
+		}
+	}
+	if seen != len(schema.ListResourceSchemas) {
+		t.Errorf("%d list blocks in the examples for %d list resources", seen, len(schema.ListResourceSchemas))
+	}
+}
+
+// The Terraform 1.12 and 1.14 examples, which this machine's Terraform
+// cannot run (examplesCoveredElsewhere).
+const (
+	identityExampleCoverage = "TestIdentityAndListExamplesMatchTheSchemas checks it against the identity schema; TestAccIdentity_roundTrip imports by such identities at the protocol level"
+	listExampleCoverage     = "TestIdentityAndListExamplesMatchTheSchemas checks it against the list resource schema; TestAccList_intents lists with these filters at the protocol level"
+)
