@@ -2,11 +2,11 @@
 # test runs test-opentofu after the suite under Terraform.
 #
 #   opentofu-bin   build OpenTofu's tofu from the module tools/opentofu pins
-#                  (cached like the local mesh's binaries; ~10 min cold on
-#                  two idle cores, ~25 min on a busy machine); fails with a
-#                  message saying so when it cannot be built
+#                  (cached like the local mesh's binaries; cold, 25 min
+#                  measured on two cores shared with other builds); fails
+#                  with a message saying so when it cannot be built
 #   test-opentofu  a subset of the acceptance tests under OpenTofu, against
-#                  their own local mesh (~3 min): apply, no-op plan, prune
+#                  their own local mesh (2 min 20 s measured): apply, no-op plan, prune
 #                  and import-by-id of mesh_cluster (terraform-plugin-testing
 #                  with TF_ACC_TERRAFORM_PATH), import of a lost state with
 #                  import blocks and -generate-config-out, tamper-evident

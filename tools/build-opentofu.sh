@@ -40,7 +40,7 @@ if [[ -x "$bin" ]]; then
 fi
 
 mkdir -p "$dir"
-echo "tofu: building OpenTofu $version (cold, on two cores: ~10 min idle, ~25 min on a busy machine)" >&2
+echo "tofu: building OpenTofu $version (cold: 25 min measured on two cores shared with other builds)" >&2
 start=$SECONDS
 # -mod=mod: the wrapper module's go.sum is tidy, but a Go newer than the
 # one that tidied it may want more sums; the build then records them.
