@@ -42,6 +42,12 @@ func TestMain(m *testing.M) {
 
 func runAcceptance(m *testing.M) int {
 	tf, err := exec.LookPath("terraform")
+	if os.Getenv(openTofuEnv) != "" {
+		if tf, err = useOpenTofu(); err != nil { // opentofu_test.go
+			fmt.Fprintln(os.Stderr, "acceptance tests under OpenTofu:", err)
+			return 1
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "acceptance tests need the Terraform CLI on PATH (terraform not found). Install Terraform >= 1.5 and run make test again.")
 		return 1

@@ -106,6 +106,14 @@ callers = [{ namespace = "accounts", service_account = "account" }]
 var examplesCoveredElsewhere = map[string]string{
 	"demo/workloads.yaml":   "TestAccDemo_istioAnalyzeClean applies it next to the demo",
 	"rbac/clusterrole.yaml": "TestAccReliability_* (reliability_rbac_test.go) run the provider with exactly these rights",
+	"resources/mesh_virtual_destination/import-by-identity.hcl":   identityExampleCoverage,
+	"resources/mesh_traffic_policy/import-by-identity.hcl":        identityExampleCoverage,
+	"resources/mesh_access_policy/import-by-identity.hcl":         identityExampleCoverage,
+	"resources/mesh_cluster/import-by-identity.hcl":               identityExampleCoverage,
+	"resources/mesh_workspace/import-by-identity.hcl":             identityExampleCoverage,
+	"list-resources/mesh_virtual_destination/example.tfquery.hcl": listExampleCoverage,
+	"list-resources/mesh_traffic_policy/example.tfquery.hcl":      listExampleCoverage,
+	"list-resources/mesh_access_policy/example.tfquery.hcl":       listExampleCoverage,
 }
 
 // exampleFiles lists every file under examples/, relative to it.

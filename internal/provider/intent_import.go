@@ -118,10 +118,19 @@ func chooseImport(kind, name string, found map[string]foundInstance) (id, config
 
 func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	t := l.importer
-	name, adopt := strings.CutPrefix(req.ID, adoptPrefix)
-	if name == "" || strings.ContainsAny(name, "/ ") {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	requested, instance, byIdentity, diags := importName(ctx, req, identityName)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		return
+	}
+	name, adopt := strings.CutPrefix(requested, adoptPrefix)
+	if byIdentity && adopt {
+		adopt, name = false, requested // adopt: is an import id only; the name check below refuses it
+	}
+	if name == "" || strings.ContainsAny(name, "/ :") {
 		resp.Diagnostics.AddError("Invalid import id",
-			fmt.Sprintf("The import id %q is not a name. Use the intent's name, e.g. \"user\" (the name attribute), or %q to adopt objects this provider did not write.", req.ID, adoptPrefix+"user"))
+			fmt.Sprintf("The import id %q is not a name. Use the intent's name, e.g. \"user\" (the name attribute), or, as an import id, %q to adopt objects this provider did not write.", requested, adoptPrefix+"user"))
 		return
 	}
 	if l.data == nil || l.data.RegistryUnknown || len(l.data.Registry.Names()) == 0 {
@@ -140,6 +149,11 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 	schemaType := resp.State.Schema.Type().TerraformType(ctx)
 	switch {
 	case len(found) > 0:
+		found, summary, detail := pickInstance(t.kind, name, instance, found)
+		if summary != "" {
+			resp.Diagnostics.AddError(summary, detail)
+			return
+		}
 		id, config, summary, detail := chooseImport(t.kind, name, found)
 		if summary != "" {
 			resp.Diagnostics.AddError(summary, detail)

@@ -163,6 +163,7 @@ func sameValues[M any](a, b M) bool {
 }
 
 func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	var m M
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -175,6 +176,7 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 }
 
 func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	var m M
 	if d := req.State.Get(ctx, &m); d.HasError() {
 		if !adoptPending(ctx, req.State) { // else imported with adopt:, before the apply that adopts
@@ -189,6 +191,7 @@ func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadReque
 }
 
 func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	var m M
 	var prior types.Map
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)

@@ -332,6 +332,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 	}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ListResourceData = data
 }
 
 func (p *meshProvider) Resources(_ context.Context) []func() resource.Resource {

@@ -138,7 +138,7 @@ func newRelTF(t *testing.T) *relTF {
 	t.Helper()
 	requireMesh(t)
 	relBegin(t)
-	if _, err := exec.LookPath("terraform"); err != nil {
+	if _, err := exec.LookPath(accCLI()); err != nil {
 		t.Fatal("the reliability tests need the Terraform CLI on PATH")
 	}
 	root := t.TempDir()
@@ -185,7 +185,7 @@ func (w *relTF) write(config string) {
 
 // command prepares a Terraform command in the working directory.
 func (w *relTF) command(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	cmd := exec.CommandContext(ctx, "terraform", args...)
+	cmd := exec.CommandContext(ctx, accCLI(), args...) // terraform, or OpenTofu (opentofu_test.go)
 	cmd.Dir = w.dir
 	cmd.Env = append([]string(nil), w.env...)
 	if w.logPath != "" {

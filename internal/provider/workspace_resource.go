@@ -487,10 +487,12 @@ func warnOrphans(diags *diag.Diagnostics, orphans []orphan) {
 }
 
 func (r *workspaceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	r.apply(ctx, req.Plan, nil, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
 func (r *workspaceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	r.apply(ctx, req.Plan, req.Private, &resp.State, resp.Private, &resp.Diagnostics)
 }
 
@@ -598,6 +600,7 @@ func (r *workspaceResource) release(ctx context.Context, orphans []orphan, diags
 // Read empties orphans, adds the policy instances this run held to the
 // members, and finds the clusters that hold this state's claim.
 func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
 	var m workspaceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
@@ -664,6 +667,13 @@ func (r *workspaceResource) Delete(ctx context.Context, req resource.DeleteReque
 // this identity's claim in the clusters: the policies it lists are the
 // roster's traffic_policies, and the next apply takes the claim over.
 func (r *workspaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	id, _, _, d := importName(ctx, req, identityID) // by identity as by import id
+	resp.Diagnostics.Append(d...)
+	if d.HasError() {
+		return
+	}
+	req.ID = id
 	if !r.ready(&resp.Diagnostics) {
 		return
 	}

@@ -668,4 +668,34 @@ var mutations = []mutation{
 		File: "internal/translate/routing/trafficpolicy.go", From: "\t\t\t\tp = *m.Percent", To: "\t\t\t\tp = 100",
 		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
 	},
+	// Resource identity and list resources (issue 28), caught by unit
+	// tests on client-go's fake dynamic client.
+	{
+		ID: "provider/identity-not-the-states", Why: "the identity a resource returns is not its state's name and instance ID",
+		File: "internal/provider/identity.go", From: "identity.SetAttribute(ctx, path.Root(name), v)", To: "identity.SetAttribute(ctx, path.Root(name), types.StringValue(name))",
+		Package: "./internal/provider", Run: "TestImportByIdentityPicksTheInstance",
+	},
+	{
+		ID: "provider/identity-instance-ignored", Why: "an import by identity ignores the instance ID it names",
+		File: "internal/provider/identity.go", From: "if instance == \"\" || len(found) == 0 {", To: "if true {",
+		Package: "./internal/provider", Run: "TestImportByIdentityPicksTheInstance",
+	},
+	{
+		ID: "provider/list-ignores-cluster-filter", Why: "a list block's cluster filter lists intents of every cluster",
+		File: "internal/provider/list_resources.go", From: "if cfg.Cluster.ValueString() != \"\" && !clusters[cfg.Cluster.ValueString()] {", To: "if cfg.Cluster.ValueString() != \"\" && clusters == nil {",
+		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
+	},
+	{
+		ID: "provider/list-fails-on-refused-intent", Why: "an intent an import would refuse (two instances of one name) fails the whole list instead of a warning naming it",
+		File: "internal/provider/list_resources.go", From: "if d.Severity() == diag.SeverityError {", To: "if false {",
+		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
+	},
+	// OpenTofu in the test suite (issue 28): the subset under OpenTofu
+	// must notice when terraform-plugin-testing does not serve the
+	// provider where OpenTofu looks for it.
+	{
+		ID: "opentofu/provider-on-terraform-host", Why: "under OpenTofu, terraform-plugin-testing serves the provider as registry.terraform.io/hashicorp/mesh, which OpenTofu never asks for",
+		File: "internal/provider/opentofu_test.go", From: "os.Setenv(\"TF_ACC_PROVIDER_HOST\", \"registry.opentofu.org\")", To: "os.Setenv(\"TF_ACC_PROVIDER_HOST\", \"registry.terraform.io\")",
+		Package: "./internal/provider", Run: "^(TestAccCLI_isTheOneAsked|TestAccMeshCluster_lifecycle)$", Env: openTofuEnv(),
+	},
 }
