@@ -33,6 +33,7 @@ func (p *plannedObjects) claim(owner engine.Owner, entries []engine.Entry) error
 	for _, e := range entries {
 		k := e.StateKey()
 		if other, ok := p.owners[k]; ok && (other.Kind != owner.Kind || other.Name != owner.Name) {
+			//lint:ignore ST1005 a diagnostic of sentences, shown to the user as written
 			return fmt.Errorf("%s and %s would both write %s: an object has one owner. Rename one of them.", resourceOf(other), resourceOf(owner), e)
 		}
 	}
