@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // Apply makes the clusters hold exactly desired for owner, in two phases:
@@ -519,7 +521,7 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 	detail := fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
 		"Delete or rename it, or take it over by setting adopt_existing = true on the resource (the object is then rewritten to the intent, keeping its identity).",
 		entry)
-	if owner.Kind == "cluster" {
+	if owner.Kind == intentkind.Cluster.Owner {
 		detail = fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
 			"Delete or rename it, or adopt it by adding the labels %s=%s, %s=%s and %s=%s, then apply again.",
 			entry, LabelManagedBy, ManagedByValue, LabelOwnerKind, owner.Kind, LabelOwnerName, owner.Name)

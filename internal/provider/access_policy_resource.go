@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
@@ -29,10 +30,8 @@ var (
 // NewAccessPolicyResource is mesh_access_policy: who may call a destination.
 func NewAccessPolicyResource() resource.Resource {
 	return &accessPolicyResource{intentLifecycle[accessPolicyModel, *accessPolicyModel]{importer: importTarget{
-		kind:       "access-policy",
-		kinds:      []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
-		configKind: "AuthorizationPolicy",
-		plainName:  func(name string) string { return accesspolicy.NamePrefix + name },
+		kind:      intentkind.AccessPolicy,
+		plainName: func(name string) string { return accesspolicy.NamePrefix + name },
 	}}}
 }
 
@@ -213,9 +212,9 @@ func unknownVirtualDestination(at path.Path, hostname string, err error) diag.Di
 func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	spec := intentSpec{
-		Owner:      engine.Owner{Kind: "access-policy", Name: m.Name, ID: ownerIDOf(m.ID)},
-		Kinds:      []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
-		ConfigKind: "AuthorizationPolicy",
+		Owner:      engine.Owner{Kind: intentkind.AccessPolicy.Owner, Name: m.Name, ID: ownerIDOf(m.ID)},
+		Kinds:      intentkind.AccessPolicy.Writes,
+		ConfigKind: intentkind.AccessPolicy.ConfigKind,
 	}
 	in, dest := m.intent()
 	known := m.DestinationBackends

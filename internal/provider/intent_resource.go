@@ -91,7 +91,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		// The owner names the intent in messages; resolving the whole
 		// spec could read the clusters.
-		owner := engine.Owner{Kind: l.importer.kind, Name: name.ValueString()}
+		owner := engine.Owner{Kind: l.importer.kind.Owner, Name: name.ValueString()}
 		resp.Diagnostics.Append(checkRemovedClusters(l.data, owner, prior)...)
 		if resp.Diagnostics.HasError() {
 			return

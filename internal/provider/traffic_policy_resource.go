@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
@@ -30,9 +31,7 @@ var (
 // sources to a destination behaves.
 func NewTrafficPolicyResource() resource.Resource {
 	return &trafficPolicyResource{intentLifecycle[trafficPolicyModel, *trafficPolicyModel]{importer: importTarget{
-		kind:     "traffic-policy",
-		composed: true,
-		kinds:    []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")},
+		kind: intentkind.TrafficPolicy,
 	}}}
 }
 
@@ -110,11 +109,11 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	name := m.Name
-	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
+	spec := intentSpec{Kinds: intentkind.TrafficPolicy.Writes}
 	// A composer from the start: a delete whose destination no longer
 	// resolves still releases its contributions (nothing to add, the
 	// others recomposed).
-	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: trafficPolicyComposer(orEmpty(data))}
+	spec.Owner = engine.Owner{Kind: intentkind.TrafficPolicy.Owner, Name: name, ID: ownerIDOf(m.ID), Composition: trafficPolicyComposer(orEmpty(data))}
 	in := m.intent()
 	if data != nil {
 		data.Roster.hold(name, spec.Owner.ID)

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
@@ -32,10 +33,8 @@ func NewVirtualDestinationResource() resource.Resource {
 	return &virtualDestinationResource{intentLifecycle[virtualDestinationModel, *virtualDestinationModel]{
 		partlyKnown: rememberPendingDestination,
 		importer: importTarget{
-			kind:       "virtual-destination",
-			kinds:      []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
-			configKind: "ConfigMap",
-			plainName:  virtualdestination.ObjectName,
+			kind:      intentkind.VirtualDestination,
+			plainName: virtualdestination.ObjectName,
 		},
 	}}
 }
@@ -294,9 +293,9 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, pl
 		data.Destinations.notePrior(m.Hostname, ownerIDOf(m.ID))
 	}
 	return intentSpec{
-		Owner:      engine.Owner{Kind: "virtual-destination", Name: m.Name, ID: ownerIDOf(m.ID)},
-		Kinds:      []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
-		ConfigKind: "ConfigMap",
+		Owner:      engine.Owner{Kind: intentkind.VirtualDestination.Owner, Name: m.Name, ID: ownerIDOf(m.ID)},
+		Kinds:      intentkind.VirtualDestination.Writes,
+		ConfigKind: intentkind.VirtualDestination.ConfigKind,
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) {
 			objs, err := virtualdestination.Translate(in, reg)
 			if err != nil {
