@@ -26,6 +26,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -121,7 +122,7 @@ func list(kubeconfig, kubeContext string, timeout time.Duration) ([]row, error) 
 	if err != nil {
 		return nil, err
 	}
-	sel := metav1.ListOptions{LabelSelector: engine.LabelManagedBy + "=" + engine.ManagedByValue}
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{engine.LabelManagedBy: engine.ManagedByValue}).String()}
 	var rows []row
 	for _, gvk := range intentkind.Written() {
 		gvr, ok := engine.ResourceOf(gvk)

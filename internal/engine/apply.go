@@ -269,9 +269,8 @@ func (r *recordingApplies) Apply(ctx context.Context, name string, obj *unstruct
 // manager of owner's own intent (field_manager changed since): its fields
 // are ours to take over.
 func formerManagersOf(owner Owner, managers []string) bool {
-	suffix := "/" + owner.Kind + "." + owner.Name
 	for _, m := range managers {
-		if !strings.HasSuffix(m, suffix) {
+		if !intentManager(m, owner.Kind, owner.Name) {
 			return false
 		}
 	}
@@ -300,9 +299,8 @@ func (e *Engine) composersOnly(managers []string) bool {
 // entry; the current manager, which just applied, keeps the rest.
 func (e *Engine) releaseFormerManagers(ctx context.Context, ri *recordingApplies, owner Owner, d Desired) *Error {
 	manager := owner.FieldManager(e.FieldManager)
-	suffix := "/" + owner.Kind + "." + owner.Name
 	for _, mf := range ri.last.GetManagedFields() {
-		if mf.Operation != metav1.ManagedFieldsOperationApply || mf.Manager == manager || !strings.HasSuffix(mf.Manager, suffix) {
+		if mf.Operation != metav1.ManagedFieldsOperationApply || mf.Manager == manager || !intentManager(mf.Manager, owner.Kind, owner.Name) {
 			continue
 		}
 		empty := withUID(map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
@@ -71,7 +72,7 @@ func (e *Engine) ClaimsNamespace() string { return e.recordsNamespace() }
 func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Errors) {
 	var out []Claim
 	var errs Errors
-	sel := LabelManagedBy + "=" + ManagedByValue + "," + LabelOwnerKind + "=" + intentkind.Workspace.Owner
+	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner}).String()
 	for _, cluster := range clusters {
 		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {

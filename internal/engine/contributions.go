@@ -62,7 +62,7 @@ func handWritten(live *unstructured.Unstructured, kind string) map[string]string
 	for name, ws := range writers {
 		var others []string
 		for _, w := range ws {
-			if !strings.HasSuffix(w, composerSuffix(kind)) {
+			if composerKindOf(w) != kind {
 				others = append(others, fmt.Sprintf("field manager %q", w))
 			}
 		}
