@@ -67,7 +67,9 @@ func intentSpecOf[M any, P intentModel[M]](ctx context.Context, data *providerDa
 	if diags.HasError() {
 		return intentSpec{}, diags
 	}
-	spec, d := P(&m).spec(ctx, data, true)
+	// Resolved as a plan resolves it (facts looked up afresh), on the
+	// caller's scratch copy of the run's indexes.
+	spec, d := P(&m).spec(ctx, data, planPhase)
 	return spec, append(diags, d...)
 }
 

@@ -55,9 +55,9 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 }
 
 // destination resolves where the policy points. A virtual destination is
-// looked up among those planned in this run while planning, and otherwise
+// looked up among those planned in this run in planPhase, and otherwise
 // taken from state (Terraform re-plans only changed resources on apply).
-func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData, planning bool) (trafficpolicy.Destination, diag.Diagnostics) {
+func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData, ph phase) (trafficpolicy.Destination, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	plain := m.Destination.plain()
 	if plain.VirtualDestination == "" {
@@ -69,7 +69,7 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 	s := m.ResolvedDestination
 	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
 	var lookupErr error
-	if planning || !haveKnown {
+	if ph == planPhase || !haveKnown {
 		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, host)
 		warnIgnoredRecords(&diags, path.Root("destination").AtName("virtual_destination"), host, data.recordsNamespace(), ignored)
 		if d, conflict := recordsConflictDiagnostics(path.Root("destination").AtName("virtual_destination"), err); conflict {
@@ -106,7 +106,7 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 	return trafficpolicy.Destination{VirtualDestination: host}, diags
 }
 
-func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph phase) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	name := m.Name
 	spec := intentSpec{Kinds: intentkind.TrafficPolicy.Writes}
@@ -118,12 +118,12 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 	if data != nil {
 		data.Roster.hold(name, spec.Owner.ID)
 	}
-	if planning && data != nil && data.Roster.plan(name) {
+	if ph == planPhase && data != nil && data.Roster.plan(name) {
 		diags.AddAttributeError(path.Root("name"), "Traffic policy not listed",
 			fmt.Sprintf("This state's mesh_workspace does not list traffic policy %q, so the apply would release its contributions as orphans. Add it to the roster's traffic_policies.", name))
 		return spec, diags
 	}
-	dest, d := m.destination(ctx, data, planning)
+	dest, d := m.destination(ctx, data, ph)
 	diags.Append(d...)
 	if diags.HasError() {
 		return spec, diags
@@ -135,7 +135,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 			return nil, translate.ErrUnknownPlacement
 		}
 		objs, err := trafficpolicy.Translate(in, dest, reg)
-		if err != nil || !planning || data == nil {
+		if err != nil || ph != planPhase || data == nil {
 			return objs, err
 		}
 		// Policies planned earlier in this run that target the same

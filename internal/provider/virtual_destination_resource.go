@@ -270,7 +270,7 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, ph phase) (intentSpec, diag.Diagnostics) {
 	if m.VIP.IsNull() || m.VIP.IsUnknown() {
 		m.VIP = types.StringValue(virtualdestination.VIP(m.Hostname))
 	}
@@ -280,12 +280,12 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, pl
 	// Only plans are remembered: a refresh reads the state of a virtual
 	// destination the plan may rename or re-host (replaced), and an apply
 	// deletes the old one while it creates the new one.
-	if data != nil && planning {
+	if data != nil && ph == planPhase {
 		if at, summary, err := data.Destinations.remember(in); err != nil {
 			addAttrError(&diags, path.Root(at), summary, err.Error())
 		}
 	}
-	if data != nil && !planning && data.Destinations != nil && ownerIDOf(m.ID) != "" {
+	if data != nil && ph == statePhase && data.Destinations != nil && ownerIDOf(m.ID) != "" {
 		// A refresh reads this state's instance, tainted ones included,
 		// whose replacement Terraform plans as a create without the prior
 		// state: its records are this resource's own leftovers, never
