@@ -176,6 +176,7 @@ func run(o options) error {
 			}
 			res, err := b.runOnce(m, r)
 			if err != nil {
+				//lint:ignore ST1005 M is the variable of the bench (M intents), named as in its output
 				return fmt.Errorf("M=%d run %d: %w", m, r+1, err)
 			}
 			results = append(results, res)

@@ -26,23 +26,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
-
-// kinds are the kinds the provider writes.
-var kinds = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "configmaps"},
-	{Group: "networking.istio.io", Version: "v1", Resource: "gateways"},
-	{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"},
-	{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"},
-	{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"},
-	{Group: "security.istio.io", Version: "v1", Resource: "authorizationpolicies"},
-	{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"},
-}
 
 type row struct{ cluster, kind, namespace, name, owner string }
 
@@ -132,9 +122,13 @@ func list(kubeconfig, kubeContext string, timeout time.Duration) ([]row, error) 
 	if err != nil {
 		return nil, err
 	}
-	sel := metav1.ListOptions{LabelSelector: engine.LabelManagedBy + "=" + engine.ManagedByValue}
+	sel := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{engine.LabelManagedBy: engine.ManagedByValue}).String()}
 	var rows []row
-	for _, gvr := range kinds {
+	for _, gvk := range intentkind.Written() {
+		gvr, ok := engine.ResourceOf(gvk)
+		if !ok {
+			return nil, fmt.Errorf("the provider writes %s but the engine knows no API resource for it", gvk)
+		}
 		l, err := client.Resource(gvr).List(context.Background(), sel)
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("%s does not serve %s: are Istio's CRDs installed?", cfg.Host, gvr.GroupResource())

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // Apply makes the clusters hold exactly desired for owner, in two phases:
@@ -267,9 +269,8 @@ func (r *recordingApplies) Apply(ctx context.Context, name string, obj *unstruct
 // manager of owner's own intent (field_manager changed since): its fields
 // are ours to take over.
 func formerManagersOf(owner Owner, managers []string) bool {
-	suffix := "/" + owner.Kind + "." + owner.Name
 	for _, m := range managers {
-		if !strings.HasSuffix(m, suffix) {
+		if !intentManager(m, owner.Kind, owner.Name) {
 			return false
 		}
 	}
@@ -298,9 +299,8 @@ func (e *Engine) composersOnly(managers []string) bool {
 // entry; the current manager, which just applied, keeps the rest.
 func (e *Engine) releaseFormerManagers(ctx context.Context, ri *recordingApplies, owner Owner, d Desired) *Error {
 	manager := owner.FieldManager(e.FieldManager)
-	suffix := "/" + owner.Kind + "." + owner.Name
 	for _, mf := range ri.last.GetManagedFields() {
-		if mf.Operation != metav1.ManagedFieldsOperationApply || mf.Manager == manager || !strings.HasSuffix(mf.Manager, suffix) {
+		if mf.Operation != metav1.ManagedFieldsOperationApply || mf.Manager == manager || !intentManager(mf.Manager, owner.Kind, owner.Name) {
 			continue
 		}
 		empty := withUID(map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind,
@@ -519,7 +519,7 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 	detail := fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
 		"Delete or rename it, or take it over by setting adopt_existing = true on the resource (the object is then rewritten to the intent, keeping its identity).",
 		entry)
-	if owner.Kind == "cluster" {
+	if owner.Kind == intentkind.Cluster.Owner {
 		detail = fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
 			"Delete or rename it, or adopt it by adding the labels %s=%s, %s=%s and %s=%s, then apply again.",
 			entry, LabelManagedBy, ManagedByValue, LabelOwnerKind, owner.Kind, LabelOwnerName, owner.Name)

@@ -286,7 +286,7 @@ func TestApplyRestoresFieldsAPlainEditChanged(t *testing.T) {
 	gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
 	u := live(t, fc["east"], want.Entry)
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "networking.istio.io/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:hosts":{}}}`)}}})
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:hosts":{}}}`)}})
 	if err := fc["east"].Tracker().Update(gvr, u, "istio-system"); err != nil {
 		t.Fatal(err)
 	}

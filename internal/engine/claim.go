@@ -11,6 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // A workspace claim says which Terraform state holds a workspace identity
@@ -23,9 +26,6 @@ import (
 // The claim also lists the state's traffic policy instances (instance ID
 // to name): what another state's messages name, and what an import of the
 // roster, after the state was lost, recovers.
-
-// OwnerKindWorkspace is the owner kind of claims.
-const OwnerKindWorkspace = "workspace"
 
 const (
 	claimIdentityKey = "identity"
@@ -72,7 +72,7 @@ func (e *Engine) ClaimsNamespace() string { return e.recordsNamespace() }
 func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Errors) {
 	var out []Claim
 	var errs Errors
-	sel := LabelManagedBy + "=" + ManagedByValue + "," + LabelOwnerKind + "=" + OwnerKindWorkspace
+	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner}).String()
 	for _, cluster := range clusters {
 		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
@@ -124,7 +124,7 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 }
 
 func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
-	if live.GetLabels()[LabelManagedBy] != ManagedByValue || live.GetLabels()[LabelOwnerKind] != OwnerKindWorkspace {
+	if live.GetLabels()[LabelManagedBy] != ManagedByValue || live.GetLabels()[LabelOwnerKind] != intentkind.Workspace.Owner {
 		return Claim{}, fmt.Errorf("it is not a workspace claim written by terraform-provider-mesh (labels %v)", live.GetLabels())
 	}
 	data, _, err := unstructured.NestedStringMap(live.Object, "data")
@@ -160,7 +160,7 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace, "labels": map[string]any{
-			LabelManagedBy: ManagedByValue, LabelOwnerKind: OwnerKindWorkspace, LabelOwnerID: c.Token}},
+			LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner, LabelOwnerID: c.Token}},
 		"data": map[string]any{claimIdentityKey: c.Identity, claimTokenKey: c.Token, claimMembersKey: string(members)},
 	}}
 	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})

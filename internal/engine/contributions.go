@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,10 +46,10 @@ func handWritten(live *unstructured.Unstructured, kind string) map[string]string
 		if mf.FieldsV1 == nil || mf.Subresource != "" {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+		set, err := fieldsOf(mf)
+		if err != nil {
 			for name := range writers {
-				out[name] = fmt.Sprintf("reading managed fields of %s: %v", mf.Manager, err)
+				out[name] = err.Error()
 			}
 			return out
 		}
@@ -63,7 +62,7 @@ func handWritten(live *unstructured.Unstructured, kind string) map[string]string
 	for name, ws := range writers {
 		var others []string
 		for _, w := range ws {
-			if !strings.HasSuffix(w, composerSuffix(kind)) {
+			if composerKindOf(w) != kind {
 				others = append(others, fmt.Sprintf("field manager %q", w))
 			}
 		}

@@ -59,7 +59,7 @@ func TestComposeDropsHandWrittenContributions(t *testing.T) {
 		t.Fatal(err)
 	}
 	mf := append(obj.GetManagedFields(), metadataFields(obj, "kubectl-annotate", metav1.ManagedFieldsOperationUpdate)...)
-	mf[len(mf)-1].FieldsV1.Raw = []byte(`{"f:metadata":{"f:annotations":{"f:traffic-policy.mesh-intent.io/a":{}}}}`)
+	mf[len(mf)-1].FieldsV1.SetRawString(`{"f:metadata":{"f:annotations":{"f:traffic-policy.mesh-intent.io/a":{}}}}`)
 	obj.SetManagedFields(mf)
 	if err := fc["east"].Tracker().Update(gvr, obj, d.Entry.Namespace); err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
@@ -20,17 +18,6 @@ const digestLen = 16
 func desiredDigest(manifest map[string]any) (string, error) {
 	body := withoutIdentity(manifest)
 	return digestOf(body)
-}
-
-// ownedFields returns the set of fields manager applied, or nil.
-func ownedFields(live *unstructured.Unstructured, manager string) (*fieldpath.Set, error) {
-	for _, mf := range live.GetManagedFields() {
-		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != "" || mf.FieldsV1 == nil {
-			continue
-		}
-		return fieldsOf(mf)
-	}
-	return nil, nil
 }
 
 func withoutIdentity(m map[string]any) map[string]any {

@@ -53,9 +53,9 @@ func liveGateway(t *testing.T, mutate func(map[string]any)) *unstructured.Unstru
 	u := &unstructured.Unstructured{Object: m}
 	u.SetManagedFields([]metav1.ManagedFieldsEntry{
 		{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(ourFields)}},
+			FieldsV1: metav1.NewFieldsV1(ourFields)},
 		{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:team":{}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:team":{}}}}`)},
 	})
 	return u
 }
@@ -155,11 +155,11 @@ func TestContentDigestListMapElementOfAnotherManager(t *testing.T) {
 				}},
 		}}
 		live.SetManagedFields(append([]metav1.ManagedFieldsEntry{
-			{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(ours)}}}, others...))
+			{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(ours)}}, others...))
 		return live
 	}
 	for _, other := range []string{"other", "terraform-provider-mesh/x", manager} {
-		got, err := contentDigest(liveWith(metav1.ManagedFieldsEntry{Manager: other, Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(theirs)}}), manager)
+		got, err := contentDigest(liveWith(metav1.ManagedFieldsEntry{Manager: other, Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(theirs)}), manager)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,8 +259,8 @@ func TestContentDigestCountsOthersWithinTheIntentsContent(t *testing.T) {
 			o.Object[k] = v
 		}
 		o.SetManagedFields([]metav1.ManagedFieldsEntry{
-			{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:hostname":{}}}`)}},
-			{Manager: "someone-else", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(theirs)}},
+			{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:hostname":{}}}`)},
+			{Manager: "someone-else", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(theirs)},
 		})
 		return o
 	}

@@ -5,10 +5,18 @@
 // cluster contact), apply.go (server-side apply, then prune; Delete is an
 // apply of nothing), read.go (refresh: list what each intent owns and
 // digest the fields it owns), compose.go (objects several intents share),
-// with inventory.go (owners, labels, entries, the kinds we write),
-// listcache.go (one LIST per cluster and kind per process), digest.go
-// (digests of the fields a manager owns) and errors.go (API errors turned
-// into messages that name the cluster, the object and the fix).
+// with engine.go (the Engine and its clients), inventory.go (owners,
+// labels, entries, the kinds we write), listcache.go (one LIST per cluster
+// and kind per process), digest.go (digests of the fields a manager owns),
+// managers.go (field managers: whose fields an apply may take over),
+// drift.go (fields other managers set on our objects), contributions.go
+// (the contributions a shared object holds, and hand-written ones),
+// limits.go (the API server's limits, checked at plan), records.go
+// (virtual destinations' records), claim.go (workspace claims), search.go
+// (the reads import needs), log.go (DEBUG logs of each decision) and
+// errors.go (API errors turned into messages that name the cluster, the
+// object and the fix). The intent kinds (owner kinds and the Kubernetes
+// kinds each writes) are described in internal/intentkind.
 //
 // The unit tests run on client-go's fake dynamic client (fake_test.go);
 // the acceptance tests of internal/provider run on real API servers.

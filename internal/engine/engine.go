@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 )
 
@@ -68,17 +70,12 @@ func perCluster(ctx context.Context, clusters []string, fn func(ctx context.Cont
 
 // bounded runs fn over n items with at most limit running at once.
 func bounded(n, limit int, fn func(i int)) {
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			fn(i)
-		}(i)
+	var g errgroup.Group
+	g.SetLimit(limit)
+	for i := range n {
+		g.Go(func() error { fn(i); return nil })
 	}
-	wg.Wait()
+	_ = g.Wait() // always nil: fn reports its errors itself
 }
 
 func clustersOf(entries ...[]Entry) []string {

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Error is one failure, tied to a cluster and, where there is one, the

@@ -138,7 +138,7 @@ func metadataFields(obj *unstructured.Unstructured, manager string, op metav1.Ma
 		fields[what] = set
 	}
 	raw, _ := json.Marshal(map[string]any{"f:metadata": fields})
-	return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: op, APIVersion: obj.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}}
+	return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: op, APIVersion: obj.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw))}}
 }
 
 // seed stores an object in a fake cluster as someone (or we) left it.
@@ -203,7 +203,7 @@ func applies(d *dynamicfake.FakeDynamicClient) []k8stesting.PatchActionImpl {
 // applyManaged is the managedFields of an object last applied by manager.
 func applyManaged(manager string) []metav1.ManagedFieldsEntry {
 	return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "networking.istio.io/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:hosts":{}}}`)}}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:hosts":{}}}`)}}
 }
 
 // fieldConflict is the API server's answer to an apply that would change

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
@@ -76,15 +77,16 @@ func (o Owner) idValue() string {
 func (o Owner) Selector() string {
 	if o.Composition != nil {
 		if o.ID == "" {
-			return fmt.Sprintf("%s=%s,%s", LabelManagedBy, ManagedByValue, o.ContributionKey())
+			// Any value: the label's presence marks a contribution.
+			return labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue}).String() + "," + o.ContributionKey()
 		}
-		return fmt.Sprintf("%s=%s,%s=%s", LabelManagedBy, ManagedByValue, o.ContributionKey(), o.ID)
+		return labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, o.ContributionKey(): o.ID}).String()
 	}
-	sel := fmt.Sprintf("%s=%s,%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind, LabelOwnerName, o.Name)
+	set := labels.Set{LabelManagedBy: ManagedByValue, LabelOwnerKind: o.Kind, LabelOwnerName: o.Name}
 	if o.ID != "" {
-		sel += "," + LabelOwnerID + "=" + o.ID
+		set[LabelOwnerID] = o.ID
 	}
-	return sel
+	return labels.SelectorFromSet(set).String()
 }
 
 // owns reports whether labels mark an object as o's.
@@ -188,7 +190,7 @@ func Kinds() []schema.GroupVersionKind {
 
 // KindSelector selects the objects of every intent of o's kind.
 func (o Owner) KindSelector() string {
-	return fmt.Sprintf("%s=%s,%s=%s", LabelManagedBy, ManagedByValue, LabelOwnerKind, o.Kind)
+	return labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, LabelOwnerKind: o.Kind}).String()
 }
 
 // StateKey is how the objects attribute names an entry in state:

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -210,7 +211,7 @@ func (e *Engine) fill(ctx context.Context, dyn dynamic.Interface, cluster string
 	}
 	l.owners = map[ownerKey]*ownerEntries{}
 	l.objects = map[string]listedObject{}
-	opts := metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedByValue, Limit: listPageSize}
+	opts := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue}).String(), Limit: listPageSize}
 	var lister dynamic.ResourceInterface = dyn.Resource(gvr)
 	if gvk.Kind == "ConfigMap" && gvk.Group == "" {
 		// Records only: ConfigMaps are listed in their namespace alone.

@@ -31,7 +31,7 @@ import (
 // fieldsOf reads the field set of a managed-fields entry.
 func fieldsOf(mf metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
 	set := &fieldpath.Set{}
-	if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.Raw)); err != nil {
+	if err := set.FromJSON(bytes.NewReader(mf.FieldsV1.GetRawBytes())); err != nil {
 		return nil, fmt.Errorf("reading managed fields of %s: %w", mf.Manager, err)
 	}
 	return set, nil

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // Keys of a virtual destination's record (virtualdestination.RecordHostnameKey
@@ -58,7 +60,7 @@ func (e *Engine) recordsNamespace() string {
 // A cluster that cannot be searched is an error in errs; the records of
 // the others are returned all the same.
 func (e *Engine) Records(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs Errors) {
-	sel := Owner{Kind: "virtual-destination"}.KindSelector()
+	sel := Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
 	ns := e.recordsNamespace()
 	for _, cluster := range clusters {
 		c, err := e.Clients.Get(cluster)
@@ -96,7 +98,7 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 
 func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	labels := item.GetLabels()
-	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != "virtual-destination" {
+	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != intentkind.VirtualDestination.Owner {
 		return Record{}, false
 	}
 	data, _, err := unstructured.NestedStringMap(item.Object, "data")

@@ -122,7 +122,7 @@ func TestComposeRestoreIsPinned(t *testing.T) {
 			t.Fatal(err)
 		}
 		u.SetManagedFields(append(u.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:extra":{}}}`)}}))
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:extra":{}}}`)}))
 		return true, u, fc["east"].Tracker().Update(vsResource, u, d.Namespace)
 	})
 	// Another state's composer adds c right after the edit is removed.
@@ -216,7 +216,7 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 	// An earlier build of another state, base legacy, composed too.
 	u := live(t, fc["east"], d.Entry).DeepCopy()
 	u.SetManagedFields(append(u.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: "legacy/traffic-policy-composer", Operation: metav1.ManagedFieldsOperationApply,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:routes":{}}}`)}}))
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:routes":{}}}`)}))
 	if err := fc["east"].Tracker().Update(vsResource, u, d.Namespace); err != nil {
 		t.Fatal(err)
 	}

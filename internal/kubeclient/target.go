@@ -208,6 +208,7 @@ func sameServerError(a, b string, t Target) error {
 	if t.CA == "" {
 		what = "the same address, with no CA of their own"
 	}
+	//lint:ignore ST1005 a diagnostic of sentences, shown to the user as written
 	return fmt.Errorf("clusters %q and %q both reach the API server %s (%s), so one of them would receive the other's objects. "+
 		"A copied cluster entry whose config_context (or host) was not changed looks like this: point each cluster at its own API server.", a, b, t.Server, what)
 }

@@ -215,6 +215,7 @@ func waitValidating(ctx context.Context, cfg *rest.Config) error {
 	if last == nil {
 		last = errors.New("a VirtualService without routes was admitted")
 	}
+	//lint:ignore ST1005 Istio is a name
 	return fmt.Errorf("Istio's validation webhook is not in effect after %s: %w", webhookStartTimeout, last)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
@@ -29,10 +30,8 @@ var (
 // NewAccessPolicyResource is mesh_access_policy: who may call a destination.
 func NewAccessPolicyResource() resource.Resource {
 	return &accessPolicyResource{intentLifecycle[accessPolicyModel, *accessPolicyModel]{importer: importTarget{
-		kind:       "access-policy",
-		kinds:      []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
-		configKind: "AuthorizationPolicy",
-		plainName:  func(name string) string { return accesspolicy.NamePrefix + name },
+		kind:      intentkind.AccessPolicy,
+		plainName: func(name string) string { return accesspolicy.NamePrefix + name },
 	}}}
 }
 
@@ -153,13 +152,13 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 	}
 }
 
-// resolveBackends finds the backends of a virtual destination: while
-// planning, or when nothing is known yet, from the virtual destination
+// resolveBackends finds the backends of a virtual destination: in
+// planPhase, or when nothing is known yet, from the virtual destination
 // itself (see lookupVirtualDestination); otherwise from state.
-func resolveBackends(ctx context.Context, data *providerData, hostname string, known types.List, planning bool, at path.Path) ([]accesspolicy.Backend, types.List, diag.Diagnostics) {
+func resolveBackends(ctx context.Context, data *providerData, hostname string, known types.List, ph phase, at path.Path) ([]accesspolicy.Backend, types.List, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	haveKnown := !known.IsNull() && !known.IsUnknown()
-	if planning || !haveKnown {
+	if ph == planPhase || !haveKnown {
 		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, hostname)
 		warnIgnoredRecords(&diags, at, hostname, data.recordsNamespace(), ignored)
 		if d, conflict := recordsConflictDiagnostics(at, err); conflict {
@@ -210,18 +209,18 @@ func unknownVirtualDestination(at path.Path, hostname string, err error) diag.Di
 }
 
 // spec is what the engine needs of mesh_access_policy.
-func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, ph phase) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	spec := intentSpec{
-		Owner:      engine.Owner{Kind: "access-policy", Name: m.Name, ID: ownerIDOf(m.ID)},
-		Kinds:      []k8sGVK{gvk(translate.SecurityV1, "AuthorizationPolicy")},
-		ConfigKind: "AuthorizationPolicy",
+		Owner:      engine.Owner{Kind: intentkind.AccessPolicy.Owner, Name: m.Name, ID: ownerIDOf(m.ID)},
+		Kinds:      intentkind.AccessPolicy.Writes,
+		ConfigKind: intentkind.AccessPolicy.ConfigKind,
 	}
 	in, dest := m.intent()
 	known := m.DestinationBackends
 	m.DestinationBackends = types.ListNull(types.ObjectType{AttrTypes: backendAttrTypes})
 	if dest.VirtualDestination != "" {
-		dest.Backends, m.DestinationBackends, diags = resolveBackends(ctx, data, dest.VirtualDestination, known, planning, path.Root("destination").AtName("virtual_destination"))
+		dest.Backends, m.DestinationBackends, diags = resolveBackends(ctx, data, dest.VirtualDestination, known, ph, path.Root("destination").AtName("virtual_destination"))
 	}
 	spec.Translate = func(reg *translate.Registry) ([]translate.Object, error) {
 		if m.DestinationBackends.IsUnknown() {

@@ -12,6 +12,7 @@ import (
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
 )
@@ -60,9 +61,7 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 		}
 	}()
 	for _, e := range entriesOf(m.Objects) {
-		switch e.Kind {
-		case "Gateway", "PeerAuthentication", "AuthorizationPolicy":
-		default:
+		if !intentkind.Cluster.WritesKind(e.Kind) {
 			continue
 		}
 		live, err := r.data.Engine.Get(ctx, e)

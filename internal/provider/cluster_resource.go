@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
 )
@@ -167,12 +168,8 @@ func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureReq
 func (m *clusterResourceModel) spec() intentSpec {
 	in := m.intent()
 	return intentSpec{
-		Owner: engine.Owner{Kind: "cluster", Name: in.Name, ID: ownerIDOf(m.ID)},
-		Kinds: []k8sGVK{
-			gvk(translate.NetworkingV1, "Gateway"),
-			gvk(translate.SecurityV1, "PeerAuthentication"),
-			gvk(translate.SecurityV1, "AuthorizationPolicy"),
-		},
+		Owner:     engine.Owner{Kind: intentkind.Cluster.Owner, Name: in.Name, ID: ownerIDOf(m.ID)},
+		Kinds:     intentkind.Cluster.Writes,
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return cluster.Translate(in, reg) },
 		Case:      func() any { return in },
 	}

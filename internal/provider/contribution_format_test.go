@@ -62,7 +62,7 @@ func seedContributions(t *testing.T, fake *dynamicfake.FakeDynamicClient, contri
 		t.Fatal(err)
 	}
 	obj.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "newer/traffic-policy-composer", Operation: metav1.ManagedFieldsOperationApply,
-		APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fields}}})
+		APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(fields))}})
 	obj.SetResourceVersion("7")
 	if err := fake.Tracker().Create(vsGVR, obj, "istio-system"); err != nil {
 		t.Fatal(err)

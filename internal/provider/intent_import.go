@@ -3,20 +3,21 @@ package provider
 import (
 	"context"
 	"fmt"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
@@ -41,12 +42,10 @@ var (
 
 // importTarget says where an intent kind's objects and configuration are.
 type importTarget struct {
-	kind string // the engine's owner kind
-	// composed kinds keep the configuration in the contribution
-	// annotation; the others in ConfigAnnotation on configKind objects.
-	composed   bool
-	kinds      []k8sGVK
-	configKind string
+	// kind says which objects import searches (Writes) and where the
+	// configuration is kept: a composed kind's in the contribution
+	// annotation, the others' in ConfigAnnotation on ConfigKind objects.
+	kind intentkind.Kind
 	// plainName is the name hand-written objects of this intent would
 	// have, to say so when they are found; empty if not known from the
 	// name alone.
@@ -143,18 +142,18 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 		sort.Strings(unreachable)
 		resp.Diagnostics.AddError("Import could not search every cluster",
 			fmt.Sprintf("Importing %s %q needs every registered cluster, since its objects may be in any of them, and these could not be searched: %s. "+
-				"Retry when they answer, or list clusters that are gone for good in the provider's retired_clusters.", t.kind, name, strings.Join(unreachable, "; ")))
+				"Retry when they answer, or list clusters that are gone for good in the provider's retired_clusters.", t.kind.Owner, name, strings.Join(unreachable, "; ")))
 		return
 	}
 	schemaType := resp.State.Schema.Type().TerraformType(ctx)
 	switch {
 	case len(found) > 0:
-		found, summary, detail := pickInstance(t.kind, name, instance, found)
+		found, summary, detail := pickInstance(t.kind.Owner, name, instance, found)
 		if summary != "" {
 			resp.Diagnostics.AddError(summary, detail)
 			return
 		}
-		id, config, summary, detail := chooseImport(t.kind, name, found)
+		id, config, summary, detail := chooseImport(t.kind.Owner, name, found)
 		if summary != "" {
 			resp.Diagnostics.AddError(summary, detail)
 			return
@@ -162,14 +161,14 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 		v, err := configValue(schemaType, config)
 		if err != nil {
 			resp.Diagnostics.AddError("The kept configuration cannot be read",
-				fmt.Sprintf("The configuration %s %q (instance %s) kept in the clusters does not fit this provider version's schema: %v.", t.kind, name, id, err))
+				fmt.Sprintf("The configuration %s %q (instance %s) kept in the clusters does not fit this provider version's schema: %v.", t.kind.Owner, name, id, err))
 			return
 		}
 		resp.State.Raw = v
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 		fillDefaults(ctx, resp)
 	case !adopt:
-		detail := fmt.Sprintf("No %s named %q was written by this provider in any registered cluster (%s).", t.kind, name, strings.Join(l.data.Registry.Names(), ", "))
+		detail := fmt.Sprintf("No %s named %q was written by this provider in any registered cluster (%s).", t.kind.Owner, name, strings.Join(l.data.Registry.Names(), ", "))
 		if len(plain) > 0 {
 			detail += fmt.Sprintf(" Objects with its names exist but carry no %s label, so someone else wrote them: %s. "+
 				"They are not imported, so that nothing is overwritten by mistake. To bring them under this resource, write its configuration and import with the id %q "+
@@ -185,7 +184,7 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("adopt_existing"), true)...)
 		if len(plain) > 0 {
 			resp.Diagnostics.AddWarning("Objects to adopt",
-				fmt.Sprintf("The next apply rewrites these objects to the configuration of %s %q, in place: %s.", t.kind, name, strings.Join(plain, ", ")))
+				fmt.Sprintf("The next apply rewrites these objects to the configuration of %s %q, in place: %s.", t.kind.Owner, name, strings.Join(plain, ", ")))
 		}
 	}
 }
@@ -196,13 +195,13 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 // not write.
 func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarget, name string) (found map[string]foundInstance, plain, unreachable []string) {
 	found = map[string]foundInstance{}
-	owner := engine.Owner{Kind: t.kind, Name: name} // no ID: every instance
-	if t.composed {
+	owner := engine.Owner{Kind: t.kind.Owner, Name: name} // no ID: every instance
+	if t.kind.Composed {
 		owner.Composition = &engine.Composition{}
 	}
 	selector, contributionKey := owner.Selector(), owner.ContributionKey()
 	for _, cluster := range l.data.Registry.Names() {
-		for _, k := range t.kinds {
+		for _, k := range t.kind.Writes {
 			items, installed, err := l.data.Engine.Search(ctx, cluster, k, metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
@@ -214,13 +213,13 @@ func (l *intentLifecycle[M, P]) searchClusters(ctx context.Context, t importTarg
 			for _, item := range items {
 				labels, annotations := item.GetLabels(), item.GetAnnotations()
 				id, cfg := labels[engine.LabelOwnerID], ""
-				if t.composed {
+				if t.kind.Composed {
 					id = labels[contributionKey]
 					if id == "true" { // a contribution label without an ID (Owner.idValue)
 						id = noInstanceID
 					}
 					cfg, _ = trafficpolicy.KeptConfig(annotations[contributionKey])
-				} else if k.Kind == t.configKind {
+				} else if k.Kind == t.kind.ConfigKind {
 					cfg = annotations[ConfigAnnotation]
 				}
 				where := fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster)

@@ -23,9 +23,9 @@ type intentModel[M any] interface {
 	*M
 	// spec turns the model into intent; it may set computed attributes
 	// that follow from the configuration (id, vip, resolved backends).
-	// planning is set in ModifyPlan, where facts about other intents are
-	// looked up afresh rather than taken from state.
-	spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics)
+	// The phase says which step of the run asks (planPhase, statePhase),
+	// and so where facts about other intents come from.
+	spec(ctx context.Context, data *providerData, ph phase) (intentSpec, diag.Diagnostics)
 	// adoptExisting is the adopt_existing attribute.
 	adoptExisting() bool
 	inventory() types.Map
@@ -35,6 +35,24 @@ type intentModel[M any] interface {
 	// routingValue is the routing attribute (routing.go).
 	routingValue() *types.Map
 }
+
+// phase is the step of a Terraform run that resolves a model into intent
+// (intentModel.spec): it decides where facts about other intents come
+// from and what the run's state (providerData) learns from this one.
+type phase int
+
+const (
+	// planPhase is ModifyPlan: facts about other intents (a virtual
+	// destination's backends) are looked up afresh, among the intents
+	// planned earlier in this run or in their records, and this intent is
+	// remembered in the run's registries for the intents planned after it
+	// (destinations, traffic policies, the roster's check).
+	planPhase phase = iota
+	// statePhase is Read, Create, Update and Delete: facts are taken from
+	// the state where it holds them (Terraform re-plans only changed
+	// resources on apply), and nothing is remembered for other intents.
+	statePhase
+)
 
 // intentLifecycle implements Configure, ModifyPlan, Create, Read, Update and
 // Delete for every intent resource: each reads the model, calls the
@@ -51,8 +69,8 @@ type intentLifecycle[M any, P intentModel[M]] struct {
 
 // specOf resolves the model into intent; with the configuration (at
 // apply), the spec keeps it in the clusters for import.
-func (l *intentLifecycle[M, P]) specOf(ctx context.Context, m *M, planning bool, config *tfsdk.Config) (intentSpec, diag.Diagnostics) {
-	spec, diags := P(m).spec(ctx, l.data, planning)
+func (l *intentLifecycle[M, P]) specOf(ctx context.Context, m *M, ph phase, config *tfsdk.Config) (intentSpec, diag.Diagnostics) {
+	spec, diags := P(m).spec(ctx, l.data, ph)
 	spec.Owner.Adopt = P(m).adoptExisting()
 	if config == nil || diags.HasError() {
 		return spec, diags
@@ -91,7 +109,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		// The owner names the intent in messages; resolving the whole
 		// spec could read the clusters.
-		owner := engine.Owner{Kind: l.importer.kind, Name: name.ValueString()}
+		owner := engine.Owner{Kind: l.importer.kind.Owner, Name: name.ValueString()}
 		resp.Diagnostics.Append(checkRemovedClusters(l.data, owner, prior)...)
 		if resp.Diagnostics.HasError() {
 			return
@@ -116,7 +134,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	proposed := m
 	// The configuration kept for import is no part of a digest, so the
 	// plan does without it: apply writes it (Create, Update).
-	spec, diags := l.specOf(ctx, &m, true, nil)
+	spec, diags := l.specOf(ctx, &m, planPhase, nil)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -214,7 +232,7 @@ func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateR
 // starts from the prior state, not the plan, so it always writes.)
 func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.Map, map[string]string, diag.Diagnostics), state *tfsdk.State, private privateSetter, refreshing bool) diag.Diagnostics {
 	before := *m
-	spec, diags := l.specOf(ctx, m, false, config)
+	spec, diags := l.specOf(ctx, m, statePhase, config)
 	if diags.HasError() {
 		return diags
 	}
@@ -240,7 +258,7 @@ func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteR
 	}
 	// Deleting needs only the owner and the inventory, never a
 	// translation: an intent that no longer translates can still go.
-	spec, _ := P(&m).spec(ctx, l.data, false)
+	spec, _ := P(&m).spec(ctx, l.data, statePhase)
 	left, diags := deleteObjects(ctx, l.data, spec, entriesOf(P(&m).inventory()))
 	resp.Diagnostics.Append(diags...)
 	if diags.HasError() {

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
@@ -36,7 +37,7 @@ func checkLimits(data *providerData, owner engine.Owner, entries []engine.Entry,
 		case "label value":
 			fix = "Shorten this resource's name."
 		case "object name":
-			if owner.Kind == "traffic-policy" {
+			if owner.Kind == intentkind.TrafficPolicy.Owner {
 				attr = path.Root("destination")
 				fix = fmt.Sprintf("Its objects are named %s<host> after the destination's hostname: use a destination whose hostname is at most %d characters long.", trafficpolicy.NamePrefix, engine.MaxNameLength-len(trafficpolicy.NamePrefix))
 			} else {
@@ -48,7 +49,7 @@ func checkLimits(data *providerData, owner engine.Owner, entries []engine.Entry,
 		}
 		addAttrError(&diags, attr, "Kubernetes limit exceeded: "+l.Limit, fmt.Sprintf("%s %s Nothing was written.", l.Detail, fix))
 	}
-	if owner.Composition != nil && owner.Kind == "traffic-policy" {
+	if owner.Composition != nil && owner.Kind == intentkind.TrafficPolicy.Owner {
 		seen := map[string]bool{}
 		for _, en := range entries {
 			raw := owner.Composition.Contribution.For(en.Cluster).Raw

@@ -145,7 +145,7 @@ func (l *intentList) List(ctx context.Context, req list.ListRequest, stream *lis
 	if len(unreachable) > 0 {
 		sort.Strings(unreachable)
 		diags.AddError("Listing could not search every cluster",
-			fmt.Sprintf("Listing the %s intents needs every registered cluster, and these could not be searched: %s.", t.kind, strings.Join(unreachable, "; ")))
+			fmt.Sprintf("Listing the %s intents needs every registered cluster, and these could not be searched: %s.", t.kind.Owner, strings.Join(unreachable, "; ")))
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
@@ -190,7 +190,7 @@ func (l *intentList) listOne(ctx context.Context, r listableIntent, t importTarg
 	}
 	r.ImportState(ctx, resource.ImportStateRequest{ID: name}, &imported)
 	if imported.Diagnostics.HasError() {
-		return list.ListResult{Diagnostics: notListed(t.kind, name, imported.Diagnostics)}, true
+		return list.ListResult{Diagnostics: notListed(t.kind.Owner, name, imported.Diagnostics)}, true
 	}
 	read := resource.ReadResponse{
 		State:    tfsdk.State{Schema: imported.State.Schema, Raw: imported.State.Raw.Copy()},
@@ -199,7 +199,7 @@ func (l *intentList) listOne(ctx context.Context, r listableIntent, t importTarg
 	r.Read(ctx, resource.ReadRequest{State: imported.State, Identity: imported.Identity}, &read)
 	diags := append(imported.Diagnostics, read.Diagnostics...)
 	if diags.HasError() {
-		return list.ListResult{Diagnostics: notListed(t.kind, name, diags)}, true
+		return list.ListResult{Diagnostics: notListed(t.kind.Owner, name, diags)}, true
 	}
 	hosts := l.hostnames(ctx, read.State)
 	if hostname != "" && !slices.Contains(hosts, hostname) {
@@ -241,13 +241,13 @@ func discoverIntents(ctx context.Context, data *providerData, t importTarget) (f
 		}
 		found[name][cluster] = true
 	}
-	selector := engine.Owner{Kind: t.kind}.KindSelector()
-	prefix := engine.Owner{Kind: t.kind}.ContributionKey() // "<kind>.mesh-intent.io/"
-	if t.composed {
+	selector := engine.Owner{Kind: t.kind.Owner}.KindSelector()
+	prefix := engine.Owner{Kind: t.kind.Owner}.ContributionKey() // "<kind>.mesh-intent.io/"
+	if t.kind.Composed {
 		selector = engine.LabelManagedBy + "=" + engine.ManagedByValue
 	}
 	for _, cluster := range data.Registry.Names() {
-		for _, k := range t.kinds {
+		for _, k := range t.kind.Writes {
 			items, _, err := data.Engine.Search(ctx, cluster, k, metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
@@ -255,7 +255,7 @@ func discoverIntents(ctx context.Context, data *providerData, t importTarget) (f
 			}
 			for _, item := range items {
 				labels := item.GetLabels()
-				if !t.composed {
+				if !t.kind.Composed {
 					if name := labels[engine.LabelOwnerName]; name != "" {
 						add(name, cluster)
 					}

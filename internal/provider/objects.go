@@ -15,6 +15,7 @@ import (
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/render"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 )
@@ -102,9 +103,9 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 		addAttrError(&d, path.Root("name"), "Two intents write the same object", err.Error())
 		return types.MapUnknown(types.StringType), d
 	}
-	if err := renderPlanned(spec.Owner, desired); err != nil {
+	if err := render.Planned(spec.Owner, desired); err != nil {
 		var d diag.Diagnostics
-		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", RenderDirEnv, spec.Owner, err))
+		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", render.DirEnv, spec.Owner, err))
 		return types.MapUnknown(types.StringType), d
 	}
 	if err := writeCase(spec, data.Registry); err != nil {

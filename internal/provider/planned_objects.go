@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // plannedObjects remembers, for one provider process, which intent planned
@@ -33,6 +34,7 @@ func (p *plannedObjects) claim(owner engine.Owner, entries []engine.Entry) error
 	for _, e := range entries {
 		k := e.StateKey()
 		if other, ok := p.owners[k]; ok && (other.Kind != owner.Kind || other.Name != owner.Name) {
+			//lint:ignore ST1005 a diagnostic of sentences, shown to the user as written
 			return fmt.Errorf("%s and %s would both write %s: an object has one owner. Rename one of them.", resourceOf(other), resourceOf(owner), e)
 		}
 	}
@@ -44,5 +46,8 @@ func (p *plannedObjects) claim(owner engine.Owner, entries []engine.Entry) error
 
 // resourceOf names an intent as its resource: mesh_<kind> "<name>".
 func resourceOf(o engine.Owner) string {
+	if k, ok := intentkind.ByOwner(o.Kind); ok {
+		return fmt.Sprintf("%s %q", k.Resource, o.Name)
+	}
 	return fmt.Sprintf("mesh_%s %q", strings.ReplaceAll(o.Kind, "-", "_"), o.Name)
 }

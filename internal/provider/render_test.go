@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/render"
 )
 
 // MESH_RENDER_DIR with terraform plan -refresh=false writes, per cluster,
@@ -17,7 +19,7 @@ import (
 func TestAccRender_planWritesEveryObjectOffline(t *testing.T) {
 	w := newRelTF(t)
 	out := filepath.Join(t.TempDir(), "rendered")
-	w.env = append(w.env, RenderDirEnv+"="+out)
+	w.env = append(w.env, render.DirEnv+"="+out)
 	// One closed port per cluster: two clusters on one address would be a
 	// plan error (they would reach one API server).
 	port := map[string]int{"east": 1, "west": 2, "onprem": 3}

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/render"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -67,7 +68,9 @@ func intentSpecOf[M any, P intentModel[M]](ctx context.Context, data *providerDa
 	if diags.HasError() {
 		return intentSpec{}, diags
 	}
-	spec, d := P(&m).spec(ctx, data, true)
+	// Resolved as a plan resolves it (facts looked up afresh), on the
+	// caller's scratch copy of the run's indexes.
+	spec, d := P(&m).spec(ctx, data, planPhase)
 	return spec, append(diags, d...)
 }
 
@@ -179,7 +182,7 @@ func renderConfiguration(ctx context.Context, data *providerData, typ, configura
 	desired, err := engine.Plan(spec.Owner, objs)
 	if err == nil {
 		var docs []string
-		if docs, err = renderDocs(spec.Owner, desired); err == nil {
+		if docs, err = render.Docs(spec.Owner, desired); err == nil {
 			out := map[string]string{}
 			keys := make([]string, len(desired))
 			for i, dd := range desired {

@@ -15,7 +15,7 @@ func TestTrafficPolicyDeleteSpecHasAComposer(t *testing.T) {
 	host := "gone.global"
 	m := &trafficPolicyModel{ID: types.StringValue("id-p"), Name: "p", ResolvedDestination: types.StringNull()}
 	m.Destination.VirtualDestination = &host
-	spec, diags := m.spec(context.Background(), nil, false)
+	spec, diags := m.spec(context.Background(), nil, statePhase)
 	if !diags.HasError() {
 		t.Fatal("the destination resolved: the test does not exercise an unresolved one")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
@@ -30,9 +31,7 @@ var (
 // sources to a destination behaves.
 func NewTrafficPolicyResource() resource.Resource {
 	return &trafficPolicyResource{intentLifecycle[trafficPolicyModel, *trafficPolicyModel]{importer: importTarget{
-		kind:     "traffic-policy",
-		composed: true,
-		kinds:    []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")},
+		kind: intentkind.TrafficPolicy,
 	}}}
 }
 
@@ -56,9 +55,9 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 }
 
 // destination resolves where the policy points. A virtual destination is
-// looked up among those planned in this run while planning, and otherwise
+// looked up among those planned in this run in planPhase, and otherwise
 // taken from state (Terraform re-plans only changed resources on apply).
-func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData, planning bool) (trafficpolicy.Destination, diag.Diagnostics) {
+func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData, ph phase) (trafficpolicy.Destination, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	plain := m.Destination.plain()
 	if plain.VirtualDestination == "" {
@@ -70,7 +69,7 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 	s := m.ResolvedDestination
 	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
 	var lookupErr error
-	if planning || !haveKnown {
+	if ph == planPhase || !haveKnown {
 		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, host)
 		warnIgnoredRecords(&diags, path.Root("destination").AtName("virtual_destination"), host, data.recordsNamespace(), ignored)
 		if d, conflict := recordsConflictDiagnostics(path.Root("destination").AtName("virtual_destination"), err); conflict {
@@ -107,24 +106,24 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 	return trafficpolicy.Destination{VirtualDestination: host}, diags
 }
 
-func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph phase) (intentSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	name := m.Name
-	spec := intentSpec{Kinds: []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}}
+	spec := intentSpec{Kinds: intentkind.TrafficPolicy.Writes}
 	// A composer from the start: a delete whose destination no longer
 	// resolves still releases its contributions (nothing to add, the
 	// others recomposed).
-	spec.Owner = engine.Owner{Kind: "traffic-policy", Name: name, ID: ownerIDOf(m.ID), Composition: trafficPolicyComposer(orEmpty(data))}
+	spec.Owner = engine.Owner{Kind: intentkind.TrafficPolicy.Owner, Name: name, ID: ownerIDOf(m.ID), Composition: trafficPolicyComposer(orEmpty(data))}
 	in := m.intent()
 	if data != nil {
 		data.Roster.hold(name, spec.Owner.ID)
 	}
-	if planning && data != nil && data.Roster.plan(name) {
+	if ph == planPhase && data != nil && data.Roster.plan(name) {
 		diags.AddAttributeError(path.Root("name"), "Traffic policy not listed",
 			fmt.Sprintf("This state's mesh_workspace does not list traffic policy %q, so the apply would release its contributions as orphans. Add it to the roster's traffic_policies.", name))
 		return spec, diags
 	}
-	dest, d := m.destination(ctx, data, planning)
+	dest, d := m.destination(ctx, data, ph)
 	diags.Append(d...)
 	if diags.HasError() {
 		return spec, diags
@@ -136,7 +135,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, plann
 			return nil, translate.ErrUnknownPlacement
 		}
 		objs, err := trafficpolicy.Translate(in, dest, reg)
-		if err != nil || !planning || data == nil {
+		if err != nil || ph != planPhase || data == nil {
 			return objs, err
 		}
 		// Policies planned earlier in this run that target the same

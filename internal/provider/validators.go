@@ -14,8 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 // durationValidator accepts Go durations ("500ms", "2s", "1m30s") as Istio

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
@@ -32,10 +33,8 @@ func NewVirtualDestinationResource() resource.Resource {
 	return &virtualDestinationResource{intentLifecycle[virtualDestinationModel, *virtualDestinationModel]{
 		partlyKnown: rememberPendingDestination,
 		importer: importTarget{
-			kind:       "virtual-destination",
-			kinds:      []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
-			configKind: "ConfigMap",
-			plainName:  virtualdestination.ObjectName,
+			kind:      intentkind.VirtualDestination,
+			plainName: virtualdestination.ObjectName,
 		},
 	}}
 }
@@ -271,7 +270,7 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, planning bool) (intentSpec, diag.Diagnostics) {
+func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, ph phase) (intentSpec, diag.Diagnostics) {
 	if m.VIP.IsNull() || m.VIP.IsUnknown() {
 		m.VIP = types.StringValue(virtualdestination.VIP(m.Hostname))
 	}
@@ -281,12 +280,12 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, pl
 	// Only plans are remembered: a refresh reads the state of a virtual
 	// destination the plan may rename or re-host (replaced), and an apply
 	// deletes the old one while it creates the new one.
-	if data != nil && planning {
+	if data != nil && ph == planPhase {
 		if at, summary, err := data.Destinations.remember(in); err != nil {
 			addAttrError(&diags, path.Root(at), summary, err.Error())
 		}
 	}
-	if data != nil && !planning && data.Destinations != nil && ownerIDOf(m.ID) != "" {
+	if data != nil && ph == statePhase && data.Destinations != nil && ownerIDOf(m.ID) != "" {
 		// A refresh reads this state's instance, tainted ones included,
 		// whose replacement Terraform plans as a create without the prior
 		// state: its records are this resource's own leftovers, never
@@ -294,9 +293,9 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, pl
 		data.Destinations.notePrior(m.Hostname, ownerIDOf(m.ID))
 	}
 	return intentSpec{
-		Owner:      engine.Owner{Kind: "virtual-destination", Name: m.Name, ID: ownerIDOf(m.ID)},
-		Kinds:      []k8sGVK{gvk(translate.NetworkingV1, "ServiceEntry"), gvk(translate.NetworkingV1, "DestinationRule"), gvk("v1", "ConfigMap")},
-		ConfigKind: "ConfigMap",
+		Owner:      engine.Owner{Kind: intentkind.VirtualDestination.Owner, Name: m.Name, ID: ownerIDOf(m.ID)},
+		Kinds:      intentkind.VirtualDestination.Writes,
+		ConfigKind: intentkind.VirtualDestination.ConfigKind,
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) {
 			objs, err := virtualdestination.Translate(in, reg)
 			if err != nil {

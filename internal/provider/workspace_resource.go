@@ -24,7 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // mesh_workspace is the roster of a Terraform state: the traffic policies
@@ -72,7 +72,7 @@ type workspaceModel struct {
 
 // orphanKind is the kind of intent whose contributions the roster checks:
 // traffic policies are the only intents that compose.
-const orphanKind = "traffic-policy"
+var orphanKind = intentkind.TrafficPolicy.Owner
 
 // Private-state keys of the roster: its members (the instance IDs of the
 // traffic policies its state held, to their names), the token of a claim
@@ -182,8 +182,7 @@ func (r *workspaceResource) liveClusters() []string {
 // clusters. Clusters that cannot be read are errors of their own.
 func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveContribution, engine.Errors) {
 	owner := engine.Owner{Kind: orphanKind, Composition: trafficPolicyComposer(r.data)}
-	kinds := []k8sGVK{gvk(translate.NetworkingV1, "VirtualService"), gvk(translate.NetworkingV1, "DestinationRule")}
-	return r.data.Engine.ContributionsIn(ctx, owner, r.liveClusters(), kinds)
+	return r.data.Engine.ContributionsIn(ctx, owner, r.liveClusters(), intentkind.TrafficPolicy.Writes)
 }
 
 // orphans picks the orphans among found (orphansAmong). Only when there

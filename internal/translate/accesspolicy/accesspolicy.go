@@ -16,17 +16,17 @@ import (
 	security "istio.io/client-go/pkg/apis/security/v1"
 )
 
-// AccessPolicyIntent is mesh_access_policy: which workloads, in which
+// Intent is mesh_access_policy: which workloads, in which
 // clusters, may call a destination, and with which requests. It translates
 // into ALLOW AuthorizationPolicies enforced where the destination's
 // workloads run (Istio authorizes on the server side). The destination is
-// passed apart, as an AccessDestination the provider has resolved.
+// passed apart, as a Destination the provider has resolved.
 //
 // A policy only ever allows: it emits no object in a cluster where none of
 // its sources may call, and never a rule without principals. Denying what no
 // policy allows is mesh_cluster.default_deny's job.
 type Intent struct {
-	// Name derives the object names (AccessPolicyNamePrefix + Name).
+	// Name derives the object names (NamePrefix + Name).
 	Name    string   `json:"name"`
 	Sources []Source `json:"sources"`
 	// Rules restrict the requests the sources may make; a request must
@@ -34,7 +34,7 @@ type Intent struct {
 	Rules []Rule `json:"rules,omitempty"`
 }
 
-// AccessSource is one entry of sources: a Kubernetes service account in a
+// Source is one entry of sources: a Kubernetes service account in a
 // namespace, in the clusters its placement selects (every registered
 // cluster when the placement is empty). Its principal in a destination
 // cluster is <trust domain of the source cluster>/ns/<namespace>/sa/<service
@@ -52,7 +52,7 @@ type Source struct {
 	DestinationClusters translate.Placement `json:"destinationClusters"`
 }
 
-// AccessRule is one entry of rules. A request matches when its method is
+// Rule is one entry of rules. A request matches when its method is
 // one of Methods, its path matches one of Paths and its port is one of
 // Ports; an empty field matches any value, and a rule with no field set
 // matches every request.
@@ -67,7 +67,7 @@ type Rule struct {
 	Ports []int `json:"ports,omitempty"`
 }
 
-// AccessDestination is the destination attribute of mesh_access_policy.
+// Destination is the destination attribute of mesh_access_policy.
 // Exactly one of VirtualDestination and Service is set.
 type Destination struct {
 	// VirtualDestination is the hostname of a mesh_virtual_destination; the
@@ -88,7 +88,7 @@ type Destination struct {
 	WorkloadLabels map[string]string `json:"workloadLabels,omitempty"`
 }
 
-// AccessBackend is one backend of a virtual destination, as the provider
+// Backend is one backend of a virtual destination, as the provider
 // passes it: the service, its namespace and the cluster it runs in.
 type Backend struct {
 	Cluster   string `json:"cluster"`
@@ -96,7 +96,7 @@ type Backend struct {
 	Service   string `json:"service"`
 }
 
-// AccessPolicyNamePrefix starts the name of every AuthorizationPolicy a
+// NamePrefix starts the name of every AuthorizationPolicy a
 // mesh_access_policy owns.
 const NamePrefix = "ap-"
 
@@ -116,7 +116,7 @@ type source struct {
 	to       map[string]bool // destination clusters it may call
 }
 
-// TranslateAccessPolicy returns the AuthorizationPolicies of one access
+// Translate returns the AuthorizationPolicies of one access
 // policy: in each cluster the destination covers, one ALLOW policy per
 // destination backend, selecting the backend's workloads in its namespace
 // and allowing the principals of the sources that may call that cluster.

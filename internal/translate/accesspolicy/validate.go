@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// ValidateAccessPolicy checks what an access policy can be checked for
+// Validate checks what an access policy can be checked for
 // without the cluster registry: names, the destination's shape, sources and
 // rules. It returns every problem, each with the Terraform attribute path
 // that caused it; the provider can call it from ValidateConfig, before the
-// registry is configured. TranslateAccessPolicy calls it too, and adds the
+// registry is configured. Translate calls it too, and adds the
 // checks that need the registry (unknown clusters, trust domains). Values
 // not known yet (Unknown placeholders) are not checked.
 func Validate(in Intent, dest Destination) translate.Errors {

@@ -17,7 +17,7 @@ import (
 	security "istio.io/client-go/pkg/apis/security/v1"
 )
 
-// ClusterIntent is mesh_cluster: one cluster joining the mesh. Its objects
+// Intent is mesh_cluster: one cluster joining the mesh. Its objects
 // go to that cluster only, in its Istio root namespace.
 type Intent struct {
 	// Name is the cluster's key in the provider's registry.
@@ -65,7 +65,7 @@ var DefaultEastWestSelector = map[string]string{"istio": defaultEastWestLabel}
 // MTLSModes are the PeerAuthentication modes mesh_cluster accepts.
 var MTLSModes = []string{"STRICT", "PERMISSIVE", "DISABLE"}
 
-// TranslateCluster returns the bootstrap objects of one cluster.
+// Translate returns the bootstrap objects of one cluster.
 func Translate(in Intent, reg *translate.Registry) ([]translate.Object, error) {
 	c := reg.Cluster(in.Name)
 	if c == nil {

@@ -13,16 +13,16 @@ import (
 	"strings"
 )
 
-// TrafficPolicyIntent is mesh_traffic_policy: how requests from some sources
+// Intent is mesh_traffic_policy: how requests from some sources
 // to one destination behave. Istio applies routing at the client, so it
 // translates into a VirtualService (routing, resilience, fault injection,
 // headers, CORS) and DestinationRule settings (connection pool, outlier
 // detection, load balancing, TLS) in the source clusters only. The
-// destination is passed apart, as a TrafficPolicyDestination the provider
+// destination is passed apart, as a Destination the provider
 // has resolved.
 //
 // Several policies may target one destination; how they combine is
-// ComposeTrafficPolicies's business (see docs/design/traffic-policy.md).
+// Compose's business (see docs/design/traffic-policy.md).
 type Intent struct {
 	// Name identifies the policy: it names its route in the VirtualService
 	// and every conflict error.
@@ -51,7 +51,7 @@ type Intent struct {
 	TLSMode string `json:"tlsMode,omitempty"`
 }
 
-// TrafficPolicySources is the sources attribute: which callers the policy
+// Sources is the sources attribute: which callers the policy
 // applies to. The placement (clusters, cluster_selector) picks the source
 // clusters, the only clusters that receive objects. Namespaces and
 // WorkloadLabels become match conditions (sourceNamespace, sourceLabels),
@@ -62,7 +62,7 @@ type Sources struct {
 	WorkloadLabels map[string]string `json:"workloadLabels,omitempty"`
 }
 
-// TrafficPolicyMatch is one entry of match. At most one of the URI fields
+// Match is one entry of match. At most one of the URI fields
 // is set; header values match exactly.
 type Match struct {
 	URIPrefix string            `json:"uriPrefix,omitempty"`
@@ -72,7 +72,7 @@ type Match struct {
 	Headers   map[string]string `json:"headers,omitempty"`
 }
 
-// TrafficPolicyRetries is the retries attribute. Attempts 0 turns Istio's
+// Retries is the retries attribute. Attempts 0 turns Istio's
 // default retries off.
 type Retries struct {
 	Attempts      int      `json:"attempts"`
@@ -80,26 +80,26 @@ type Retries struct {
 	RetryOn       []string `json:"retryOn,omitempty"`
 }
 
-// TrafficPolicyFault is the fault attribute: client-side fault injection.
+// Fault is the fault attribute: client-side fault injection.
 type Fault struct {
 	Delay *Delay `json:"delay,omitempty"`
 	Abort *Abort `json:"abort,omitempty"`
 }
 
-// TrafficPolicyDelay delays Percent percent of the requests by FixedDelay.
+// Delay delays Percent percent of the requests by FixedDelay.
 type Delay struct {
 	Percent    float64 `json:"percent"`
 	FixedDelay string  `json:"fixedDelay"`
 }
 
-// TrafficPolicyAbort answers Percent percent of the requests with
+// Abort answers Percent percent of the requests with
 // HTTPStatus without forwarding them.
 type Abort struct {
 	Percent    float64 `json:"percent"`
 	HTTPStatus int     `json:"httpStatus"`
 }
 
-// TrafficPolicyShift is one entry of traffic_shift: a share of the requests
+// Shift is one entry of traffic_shift: a share of the requests
 // (Weight percent; the weights sum to 100) and where it goes. Exactly one of
 // Cluster, Local and Subset is set:
 //   - Cluster: the backends in that cluster (a backend cluster of the
@@ -116,7 +116,7 @@ type Shift struct {
 	Weight  int               `json:"weight"`
 }
 
-// TrafficPolicyMirror is the mirror attribute: a copy of Percent percent of
+// Mirror is the mirror attribute: a copy of Percent percent of
 // the requests (all when nil) goes to the target, fire and forget. Exactly
 // one of Cluster and Subset is set, as in traffic_shift.
 type Mirror struct {
@@ -126,13 +126,13 @@ type Mirror struct {
 	Percent *float64          `json:"percent,omitempty"`
 }
 
-// TrafficPolicyHeaders is the headers attribute.
+// Headers is the headers attribute.
 type Headers struct {
 	Request  *HeaderOps `json:"request,omitempty"`
 	Response *HeaderOps `json:"response,omitempty"`
 }
 
-// TrafficPolicyHeaderOps sets (overwrites), adds (appends) and removes
+// HeaderOps sets (overwrites), adds (appends) and removes
 // headers.
 type HeaderOps struct {
 	Set    map[string]string `json:"set,omitempty"`
@@ -140,7 +140,7 @@ type HeaderOps struct {
 	Remove []string          `json:"remove,omitempty"`
 }
 
-// TrafficPolicyCORS is the cors attribute. An origin "*" allows any origin;
+// CORS is the cors attribute. An origin "*" allows any origin;
 // others match exactly.
 type CORS struct {
 	AllowOrigins     []string `json:"allowOrigins"`
@@ -151,14 +151,14 @@ type CORS struct {
 	AllowCredentials *bool    `json:"allowCredentials,omitempty"`
 }
 
-// TrafficPolicyConnectionPool is the connection_pool attribute. Zero values
+// ConnectionPool is the connection_pool attribute. Zero values
 // keep Istio's defaults.
 type ConnectionPool struct {
 	TCP  *TCPPool  `json:"tcp,omitempty"`
 	HTTP *HTTPPool `json:"http,omitempty"`
 }
 
-// TrafficPolicyTCPPool holds the TCP settings of connection_pool.
+// TCPPool holds the TCP settings of connection_pool.
 type TCPPool struct {
 	MaxConnections        int        `json:"maxConnections,omitempty"`
 	ConnectTimeout        string     `json:"connectTimeout,omitempty"`
@@ -167,7 +167,7 @@ type TCPPool struct {
 	Keepalive             *Keepalive `json:"keepalive,omitempty"`
 }
 
-// TrafficPolicyKeepalive turns SO_KEEPALIVE on for upstream connections:
+// Keepalive turns SO_KEEPALIVE on for upstream connections:
 // idle Time before the first probe, Interval between probes, and Probes
 // unanswered before the connection is dead. Zero values keep the OS's.
 type Keepalive struct {
@@ -176,7 +176,7 @@ type Keepalive struct {
 	Probes   int    `json:"probes,omitempty"`
 }
 
-// TrafficPolicyHTTPPool holds the HTTP settings of connection_pool.
+// HTTPPool holds the HTTP settings of connection_pool.
 type HTTPPool struct {
 	HTTP1MaxPendingRequests  int    `json:"http1MaxPendingRequests,omitempty"`
 	HTTP2MaxRequests         int    `json:"http2MaxRequests,omitempty"`
@@ -185,7 +185,7 @@ type HTTPPool struct {
 	IdleTimeout              string `json:"idleTimeout,omitempty"`
 }
 
-// TrafficPolicyOutlierDetection is the outlier_detection attribute.
+// OutlierDetection is the outlier_detection attribute.
 type OutlierDetection struct {
 	Consecutive5xxErrors     *int   `json:"consecutive5xxErrors,omitempty"`
 	ConsecutiveGatewayErrors *int   `json:"consecutiveGatewayErrors,omitempty"`
@@ -195,7 +195,7 @@ type OutlierDetection struct {
 	MinHealthPercent         int    `json:"minHealthPercent,omitempty"`
 }
 
-// TrafficPolicyDestination is the destination attribute, as the provider
+// Destination is the destination attribute, as the provider
 // resolves it. Exactly one of VirtualDestination and Service is set.
 type Destination struct {
 	// VirtualDestination is the hostname of a mesh_virtual_destination.
@@ -204,7 +204,7 @@ type Destination struct {
 	// and namespace (translate.DefaultIstioNS when empty) of that
 	// mesh_virtual_destination. The VirtualService goes to that namespace,
 	// and destination settings (connection_pool, load_balancer) are written
-	// into its DestinationRule VirtualDestinationObjectName(name) there, as
+	// into its DestinationRule virtualdestination.ObjectName(name) there, as
 	// fields of their own: Istio would ignore the traffic policy of a
 	// second DestinationRule for the host.
 	VirtualDestinationName      string `json:"virtualDestinationName,omitempty"`
@@ -230,7 +230,7 @@ type Destination struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// TrafficPolicyDestinationOf resolves a traffic policy's destination from
+// DestinationOf resolves a traffic policy's destination from
 // the mesh_virtual_destination it names, with the virtual destination's own
 // planning: its name and namespace, its backend clusters and, when its
 // placements resolve, which backends each client cluster reaches
@@ -257,14 +257,14 @@ func DestinationOf(vd virtualdestination.Intent, reg *translate.Registry) Destin
 	return d
 }
 
-// NamedTrafficPolicy is one policy with its destination, as
-// ComposeTrafficPolicies takes them.
+// Named is one policy with its destination, as
+// Compose takes them.
 type Named struct {
 	Policy      Intent      `json:"policy"`
 	Destination Destination `json:"destination"`
 }
 
-// TrafficPolicyNamePrefix starts the name of the VirtualService (and, for a
+// NamePrefix starts the name of the VirtualService (and, for a
 // service, the DestinationRule) of a destination's traffic policies:
 // tp-<host>. Objects are named after the destination, not the policy,
 // because Istio honours one VirtualService per host for sidecars: two
@@ -382,10 +382,10 @@ type part struct {
 	dest    []setting
 }
 
-// TranslateTrafficPolicy returns the objects of one traffic policy: in each
+// Translate returns the objects of one traffic policy: in each
 // source cluster, the destination's VirtualService with this policy's route
 // (when it sets route settings) and its DestinationRule settings (when it
-// sets any). It is ComposeTrafficPolicies of this policy alone.
+// sets any). It is Compose of this policy alone.
 //
 // Errors are Errors with attribute paths. A placement that depends on
 // labels not known yet yields ErrUnknownPlacement.
@@ -397,7 +397,7 @@ func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translat
 	return build(parts)
 }
 
-// ComposeTrafficPolicies translates several policies together: policies on
+// Compose translates several policies together: policies on
 // the same destination in the same cluster share one VirtualService and
 // one DestinationRule. Where they select disjoint requests their routes sit
 // side by side; where they overlap the overlap gets a route of its own with
@@ -449,12 +449,14 @@ func compose(policies []Named, reg *translate.Registry, sameTargets bool) ([]tra
 	return build(parts)
 }
 
-// CheckTrafficPolicyConflicts reports whether a and b cannot both hold: it
-// returns the conflicts ComposeTrafficPolicies would find between them (each
+// CheckConflicts reports whether a and b cannot both hold: it
+// returns the conflicts Compose would find between them (each
 // naming both policies), or nil. Problems of either policy alone are not
 // its business and are ignored; ErrUnknownPlacement means the answer is
-// known only at apply. The provider calls it for every pair of policies in
-// one configuration, to fail at plan rather than at apply.
+// known only at apply. The provider does not call it: conflicts surface
+// where the policies meet, from Compose, at plan against the contributions
+// the clusters hold (the provider's checkComposition) and at apply. Its
+// tests show that Compose's conflicts are those of pairs.
 func CheckConflicts(a, b Named, reg *translate.Registry) error {
 	for _, p := range []Named{a, b} {
 		if _, err := plan(p.Policy, p.Destination, reg); err != nil {

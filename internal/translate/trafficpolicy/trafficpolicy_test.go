@@ -313,7 +313,7 @@ func TestTrafficPolicyRouteFeatures(t *testing.T) {
 	}
 	vd := Destination{VirtualDestination: "user.global", BackendClusters: []string{"east", "onprem"}, VirtualDestinationName: "user"}
 	// host routes to the hostname, or to one cluster's own host (where
-	// that cluster comes first, VirtualDestinationClusterHost).
+	// that cluster comes first, virtualdestination.ClusterHost).
 	host := func(cluster string, weight int32) *networkingapi.HTTPRouteDestination {
 		h := "user.global"
 		if cluster != "" {

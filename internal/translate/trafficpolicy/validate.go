@@ -18,12 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// ValidateTrafficPolicy checks what a traffic policy can be checked for
+// Validate checks what a traffic policy can be checked for
 // without the cluster registry: names, the destination's shape, sources,
 // match rules, durations, percentages, status codes, weights, header names
 // and enum values. It returns every problem, each with the Terraform
 // attribute path that caused it, and skips values not known yet (Unknown
-// placeholders). TranslateTrafficPolicy calls it and adds the checks that
+// placeholders). Translate calls it and adds the checks that
 // need the registry (clusters exist, back the destination).
 func Validate(in Intent, dest Destination) translate.Errors {
 	var errs translate.Errors

@@ -224,7 +224,7 @@ func cors(s scope) []setting {
 
 // targetDestination is where a shift or mirror target routes to in the
 // scope's source cluster. One cluster of a virtual destination is its own
-// host (VirtualDestinationClusterHost), whose failover starts in that
+// host (virtualdestination.ClusterHost), whose failover starts in that
 // cluster: Istio does not apply failoverPriority to the subsets of a DNS
 // ServiceEntry, so a subset could not fail over. One cluster of a service
 // is a subset of it, as is a version.

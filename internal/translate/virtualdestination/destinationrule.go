@@ -126,7 +126,7 @@ func applyPriorityFailover(p *plan, tp *networkingapi.TrafficPolicy, v *view) {
 }
 
 // clusterHostDestinationRule is how the client reaches one backend
-// cluster first (VirtualDestinationClusterHost): the same mTLS and outlier
+// cluster first (ClusterHost): the same mTLS and outlier
 // detection as the hostname, and a failoverPriority that puts that cluster
 // first and the other backends after it, in the destination's order
 // (subsetOrders). A traffic policy that shifts or mirrors a share of the

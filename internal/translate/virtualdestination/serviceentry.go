@@ -79,7 +79,7 @@ func subjectAltNames(v *view) []string {
 }
 
 // clusterHostsServiceEntry declares, next to the hostname, one host per
-// visible backend cluster (VirtualDestinationClusterHost) with the same
+// visible backend cluster (ClusterHost) with the same
 // endpoints; each host's DestinationRule puts its cluster first. It has no
 // VIP (the hosts are destinations of the hostname's routes, never called
 // directly) and only the HTTP ports: traffic shifts and mirrors are HTTP
@@ -242,7 +242,7 @@ func hostnameServiceEntry(p *plan, namespace, name string) *networking.ServiceEn
 }
 
 // backendClusterHostsServiceEntry does the same for every backend
-// cluster's own host (VirtualDestinationClusterHost), HTTP ports only (see
+// cluster's own host (ClusterHost), HTTP ports only (see
 // clusterHostsServiceEntry). Every cluster's host, not only this
 // cluster's: a request for another cluster's host fails over here with that
 // host in its SNI, and a gateway without a filter chain for an SNI resets

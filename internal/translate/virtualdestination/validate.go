@@ -8,10 +8,10 @@ import (
 	"strings"
 )
 
-// ValidateVirtualDestination checks what can be checked without the cluster
+// Validate checks what can be checked without the cluster
 // registry: names, hostname, ports, protocols, priorities, weights,
 // durations, namespaces. It returns every problem, each with the Terraform
-// attribute path. TranslateVirtualDestination runs it first, then the checks
+// attribute path. Translate runs it first, then the checks
 // that need the registry (cluster names, east-west gateways, regions).
 func Validate(in Intent) translate.Errors {
 	var errs translate.Errors

@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// VirtualDestinationIntent is mesh_virtual_destination: one global hostname
+// Intent is mesh_virtual_destination: one global hostname
 // whose backends run in several clusters. Client clusters get a ServiceEntry
 // and a DestinationRule for the hostname; backend clusters that remote
 // clients reach get what their east-west gateway needs to route the hostname
@@ -42,11 +42,11 @@ type Intent struct {
 	Failover *Failover `json:"failover,omitempty"`
 	Clients  Clients   `json:"clients,omitempty"`
 	// VIP is the hostname's virtual IP in every client cluster; empty
-	// means VirtualDestinationVIP(Hostname).
+	// means VIP(Hostname).
 	VIP string `json:"vip,omitempty"`
 }
 
-// VirtualDestinationPort is one port of the hostname.
+// Port is one port of the hostname.
 type Port struct {
 	// Number is the port clients call on the hostname.
 	Number int64 `json:"number"`
@@ -57,7 +57,7 @@ type Port struct {
 	TargetPort *int64 `json:"targetPort,omitempty"`
 }
 
-// VirtualDestinationBackend is one Kubernetes Service that serves the
+// Backend is one Kubernetes Service that serves the
 // hostname. A cluster appears at most once among the backends.
 type Backend struct {
 	Cluster   string `json:"cluster"`
@@ -81,16 +81,16 @@ type Backend struct {
 	ServiceAccount string `json:"serviceAccount,omitempty"`
 }
 
-// VirtualDestinationFailover chooses how clients order the backends.
+// Failover chooses how clients order the backends.
 type Failover struct {
 	// Mode is FailoverModePriority (default) or FailoverModeLocality.
 	Mode string `json:"mode,omitempty"`
 	// OutlierDetection ejects failing backends; unset fields take
-	// DefaultVirtualDestinationOutlierDetection.
+	// DefaultOutlierDetection.
 	OutlierDetection *OutlierDetection `json:"outlierDetection,omitempty"`
 }
 
-// VirtualDestinationOutlierDetection is the subset of Istio's
+// OutlierDetection is the subset of Istio's
 // OutlierDetection that failover needs.
 type OutlierDetection struct {
 	Consecutive5xxErrors *int64 `json:"consecutive5xxErrors,omitempty"`
@@ -99,7 +99,7 @@ type OutlierDetection struct {
 	MaxEjectionPercent   *int64 `json:"maxEjectionPercent,omitempty"`
 }
 
-// VirtualDestinationClients selects the client clusters (omitted: every
+// Clients selects the client clusters (omitted: every
 // registered cluster) and the namespaces that may see the hostname (empty:
 // all).
 type Clients struct {
@@ -137,7 +137,7 @@ const (
 
 // Naming and addressing.
 const (
-	// VirtualDestinationPrefix starts the name of every owned object.
+	// ObjectPrefix starts the name of every owned object.
 	ObjectPrefix = "vd-"
 	// virtualDestinationBackendSuffix ends the name of backend-side objects.
 	virtualDestinationBackendSuffix = "-backend"
@@ -145,7 +145,7 @@ const (
 	ClusterServiceDomain = "svc.cluster.local"
 )
 
-// DefaultVirtualDestinationOutlierDetection fills every field the intent
+// DefaultOutlierDetection fills every field the intent
 // leaves unset. MaxEjectionPercent is 100 because each endpoint stands for a
 // whole backend: Envoy's default of 10% would let only one backend be
 // ejected, and failover would stop at the second tier.
@@ -156,7 +156,7 @@ var DefaultOutlierDetection = OutlierDetection{
 	MaxEjectionPercent:   ptr[int64](100),
 }
 
-// TranslateVirtualDestination returns the objects of one virtual destination
+// Translate returns the objects of one virtual destination
 // in every client and backend cluster. Errors are collected: a user sees
 // every problem of the intent at once. A placement that depends on labels
 // not known yet returns ErrUnknownPlacement.
@@ -630,11 +630,11 @@ func effectiveOutlier(f *Failover) outlier {
 	}
 }
 
-// VirtualDestinationObjectName is the name of the client-side ServiceEntry
+// ObjectName is the name of the client-side ServiceEntry
 // and DestinationRule of the intent named name, in its namespace.
 func ObjectName(name string) string { return ObjectPrefix + name }
 
-// VirtualDestinationClusterHost is the host that reaches one backend
+// ClusterHost is the host that reaches one backend
 // cluster of a virtual destination first, and the others after it:
 // <SubsetName(cluster)>.cluster.<hostname>, e.g. east.cluster.user.global.
 // Traffic policies shift and mirror to it. It is a host of its own, not a
@@ -648,7 +648,7 @@ func ClusterHost(hostname, cluster string) string {
 	return SubsetName(cluster) + ".cluster." + hostname
 }
 
-// VirtualDestinationClusterObjectName names the client-side objects of the
+// ClusterObjectName names the client-side objects of the
 // per-cluster hosts: the ServiceEntry vd-<name>.clusters and the
 // DestinationRule vd-<name>.<subset> of each. The dot keeps them apart
 // from another virtual destination's objects (names are DNS labels).
@@ -656,7 +656,7 @@ func ClusterObjectName(name, part string) string {
 	return ObjectPrefix + name + "." + part
 }
 
-// VirtualDestinationBackendObjectName is the name of the backend-side
+// BackendObjectName is the name of the backend-side
 // ServiceEntry and DestinationRule, in the backend's namespace.
 func BackendObjectName(name string) string {
 	return ObjectPrefix + name + virtualDestinationBackendSuffix
@@ -707,7 +707,7 @@ func SubsetName(cluster string) string {
 	return base + suffix
 }
 
-// VirtualDestinationVIP is the stable virtual IP of a hostname: an address
+// VIP is the stable virtual IP of a hostname: an address
 // of the reserved 240.0.0.0/4 block, never routed, taken from the SHA-256 of
 // the hostname, with a first octet in 241..254 (Istio allocates ServiceEntry
 // addresses itself from 240.240.0.0/16, and 255.255.255.255 is broadcast)

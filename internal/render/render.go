@@ -1,4 +1,7 @@
-package provider
+// Package render writes the objects a plan planned as YAML, for review:
+// per intent and cluster into the directory MESH_RENDER_DIR names (make
+// render), and as the documents of the mesh_rendered_objects data source.
+package render
 
 import (
 	"fmt"
@@ -12,21 +15,21 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
-// RenderDirEnv names a directory into which every plan writes, per intent,
+// DirEnv names a directory into which every plan writes, per intent,
 // the objects it planned, as YAML: `MESH_RENDER_DIR=out terraform plan
 // -refresh=false` shows a reviewer the content behind each digest of the
 // objects attribute, without contacting a cluster (make render).
-const RenderDirEnv = "MESH_RENDER_DIR"
+const DirEnv = "MESH_RENDER_DIR"
 
-// renderPlanned writes the planned objects of one intent to
+// Planned writes the planned objects of one intent to
 // <dir>/<cluster>/<owner kind>.<owner name>.yaml, one file per cluster, the
 // objects in the inventory's order.
-func renderPlanned(owner engine.Owner, desired []engine.Desired) error {
-	dir := os.Getenv(RenderDirEnv)
+func Planned(owner engine.Owner, desired []engine.Desired) error {
+	dir := os.Getenv(DirEnv)
 	if dir == "" {
 		return nil
 	}
-	docs, err := renderDocs(owner, desired)
+	docs, err := Docs(owner, desired)
 	if err != nil {
 		return err
 	}
@@ -50,10 +53,10 @@ func renderPlanned(owner engine.Owner, desired []engine.Desired) error {
 	return nil
 }
 
-// renderDocs renders each planned object of an intent as a YAML document
+// Docs renders each planned object of an intent as a YAML document
 // headed by a comment with its key and owner; a composed object is this
 // intent's part alone.
-func renderDocs(owner engine.Owner, desired []engine.Desired) ([]string, error) {
+func Docs(owner engine.Owner, desired []engine.Desired) ([]string, error) {
 	out := make([]string, 0, len(desired))
 	for _, d := range desired {
 		doc := fmt.Sprintf("# %s, owned by %s\n", d.Entry.StateKey(), owner)

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A renamed function whose doc comment and design document still use the
+// old name are both reported; the current names and cited ones are not.
+func TestStaleNamesAreReported(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("pkg/a.go", "package pkg\n\n// applyCluster writes one cluster.\nfunc upsertCluster() {}\n\n// upsertOnce writes once.\nfunc upsertOnce() {}\n")
+	write("docs/design.md", "`applyCluster` and `upsertOnce` and `buildSubsetCluster` and `KUBE_TOKEN` and `meshConfig.trustDomain`\n")
+	got, err := check(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(got, "\n")
+	if len(got) != 2 || !strings.Contains(all, "begins with applyCluster") || !strings.Contains(all, "`applyCluster`: no such name") {
+		t.Errorf("got %d problems, want the doc comment and the design document naming applyCluster:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
