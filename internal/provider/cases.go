@@ -3,11 +3,13 @@ package provider
 import (
 	"os"
 	"path/filepath"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // CasesDirEnv names a directory into which every plan writes, per intent,
@@ -40,12 +42,42 @@ func writeCase(spec intentSpec, reg *translate.Registry) error {
 		}
 		out.Routing = st
 	}
-	raw, err := yaml.Marshal(out)
+	if err := writeCaseFile(dir, spec.Owner.Kind, spec.Owner.Name, out); err != nil {
+		return err
+	}
+	if spec.ComposedCase == nil {
+		return nil
+	}
+	// Each policy planned on a destination rewrites the composed case
+	// with every policy planned so far, under one lock, so that the last
+	// write holds them all.
+	composedCases.Lock()
+	defer composedCases.Unlock()
+	name, intent := spec.ComposedCase()
+	if intent == nil {
+		return nil
+	}
+	out.Intent, out.Routing = intent, nil
+	return writeCaseFile(dir, spec.Owner.Kind, name, out)
+}
+
+var composedCases sync.Mutex
+
+func writeCaseFile(dir, kind, name string, c any) error {
+	raw, err := yaml.Marshal(c)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, spec.Owner.Kind), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, kind), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, spec.Owner.Kind, spec.Owner.Name+".yaml"), raw, 0o644)
+	return os.WriteFile(filepath.Join(dir, kind, name+".yaml"), raw, 0o644)
+}
+
+// destinationKey names a traffic policy's destination in a file name.
+func destinationKey(d trafficpolicy.Destination) string {
+	if d.VirtualDestination != "" {
+		return d.VirtualDestination
+	}
+	return d.Service + "." + d.Namespace
 }

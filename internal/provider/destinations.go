@@ -145,6 +145,18 @@ func (t *trafficPolicyIndex) rememberAndList(p trafficpolicy.Named) []trafficpol
 		t.byName = map[string]trafficpolicy.Named{}
 	}
 	t.byName[p.Policy.Name] = p
+	return t.onLocked(p)
+}
+
+// on lists the policies remembered on p's destination (p included once
+// remembered), sorted by name.
+func (t *trafficPolicyIndex) on(p trafficpolicy.Named) []trafficpolicy.Named {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.onLocked(p)
+}
+
+func (t *trafficPolicyIndex) onLocked(p trafficpolicy.Named) []trafficpolicy.Named {
 	var out []trafficpolicy.Named
 	for _, o := range t.byName {
 		if o.Destination.VirtualDestination == p.Destination.VirtualDestination &&

@@ -70,6 +70,9 @@ type intentSpec struct {
 	// intent of internal/translate/<intent>/testdata/<case>.yaml), which
 	// a plan writes under MESH_CASES_DIR (cases.go).
 	Case func() any
+	// ComposedCase, when the intent composes with others planned in this
+	// run, names and gives the case of all of them composed (cases.go).
+	ComposedCase func() (string, any)
 }
 
 func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {

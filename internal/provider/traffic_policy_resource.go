@@ -156,6 +156,17 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		return tr.Statement(), err
 	}
 	spec.Case = func() any { return map[string]any{"policy": in, "destination": dest} }
+	if data != nil {
+		// The objects applied are those of every policy on the
+		// destination composed: Istio judges that case too.
+		spec.ComposedCase = func() (string, any) {
+			all := data.TrafficPolicies.on(self)
+			if len(all) < 2 {
+				return "", nil
+			}
+			return "composed-" + destinationKey(dest), map[string]any{"compose": all}
+		}
+	}
 	return spec, diags
 }
 

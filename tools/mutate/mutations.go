@@ -546,6 +546,16 @@ var mutations = []mutation{
 		Suites: []suite{simulation("TestTrafficPolicyTraffic/connection-pool-keepalive")},
 	},
 	{
+		ID: "istio/cors-any-origin-exact", Why: "cors.allow_origins \"*\" is written as the exact origin \"*\", which no browser sends",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "MatchType: &networkingapi.StringMatch_Regex{Regex: \".*\"}", To: "MatchType: &networkingapi.StringMatch_Exact{Exact: \"*\"}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic/cors-any-origin")},
+	},
+	{
+		ID: "istio/default-lb-replaced", Why: "a policy that sets no load_balancer writes RANDOM over Istio's default",
+		File: "internal/translate/trafficpolicy/destination_rule.go", From: "\tif s.in.LoadBalancer == \"\" {\n\t\treturn nil\n\t}", To: "\tif s.in.LoadBalancer == \"\" {\n\t\ts.in.LoadBalancer = \"RANDOM\"\n\t}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
 		ID: "istio/principal-wrong-trust-domain", Why: "a source's principal is written with the default trust domain, not its cluster's",
 		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tp := principal(trustDomain(reg.Cluster(c)), s.in.Namespace", To: "\t\t\tp := principal(translate.DefaultTrustDomain+c[:0], s.in.Namespace",
 		Suites: []suite{simulation("TestAccessPolicyRBAC")},

@@ -155,3 +155,15 @@ func (p tpConnections) checkConnections(t *testing.T, row string, cl *clusterv3.
 	}
 	return strings.Join(parts, ", "), ok
 }
+
+// loadBalancerOf is the load-balancing policy the policies on one
+// destination ask for: the one a policy sets, else Istio's default
+// (LEAST_REQUEST: defaultLBAlgorithm in pilot/pkg/networking/core).
+func loadBalancerOf(pds []pd) string {
+	for _, x := range pds {
+		if x.p.LoadBalancer != "" {
+			return x.p.LoadBalancer
+		}
+	}
+	return "LEAST_REQUEST"
+}

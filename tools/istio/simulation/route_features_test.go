@@ -171,16 +171,26 @@ func (p tpFeatures) checkFeatures(t *testing.T, row string, r *route.Route) {
 	case (p.CORS == nil) != (c == nil):
 		t.Errorf("%s: Istio's CORS policy %v; the policy's %v", row, c, p.CORS)
 	case c != nil:
-		var origins []string
+		// An origin matches exactly; "*" in the intent is any origin,
+		// which only a regex matching everything gives (an exact "*"
+		// matches no browser's Origin header).
+		var origins, want []string
 		for _, m := range c.GetAllowOriginStringMatch() {
-			o := m.GetExact()
-			if m.GetSafeRegex().GetRegex() == ".*" {
-				o = "*" // the translator's any origin
+			if r := m.GetSafeRegex(); r != nil {
+				origins = append(origins, "regex "+r.GetRegex())
+				continue
 			}
-			origins = append(origins, o)
+			origins = append(origins, "exact "+m.GetExact())
 		}
-		if !slices.Equal(origins, p.CORS.AllowOrigins) {
-			t.Errorf("%s: Istio allows origins %v; the policy allows %v", row, origins, p.CORS.AllowOrigins)
+		for _, o := range p.CORS.AllowOrigins {
+			if o == "*" {
+				want = append(want, "regex .*")
+				continue
+			}
+			want = append(want, "exact "+o)
+		}
+		if !slices.Equal(origins, want) {
+			t.Errorf("%s: Istio allows origins %v; the policy allows %v", row, origins, want)
 		}
 		for _, x := range []struct {
 			what, got string

@@ -258,16 +258,21 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				envoyClusters[cl.Name] = true
 			}
 			applied := false
+			var cl *clusterv3.Cluster
+			for _, x := range s.Clusters(proxy) {
+				if x.Name == fmt.Sprintf("outbound|8080||%s", host) {
+					cl = x
+				}
+			}
+			if want := loadBalancerOf(pds); isStated && cl != nil && cl.GetLbPolicy().String() != want {
+				// A policy that sets no load_balancer leaves Istio's
+				// default, unless another policy on the destination sets one.
+				t.Errorf("%s (%s) -> %s: Envoy balances with %s; the policies on the destination ask for %s", c, ns, host, cl.GetLbPolicy(), want)
+			}
 			if isStated && x.p.setsConnections() {
 				// The policy acts through the DestinationRule: the
 				// sidecar's Envoy cluster for the host carries its pool
 				// and load balancing.
-				var cl *clusterv3.Cluster
-				for _, x := range s.Clusters(proxy) {
-					if x.Name == fmt.Sprintf("outbound|8080||%s", host) {
-						cl = x
-					}
-				}
 				row := fmt.Sprintf("%s (%s) -> %s connections", c, ns, host)
 				described, ok := x.p.checkConnections(t, row+" of policy "+x.p.Name, cl)
 				fmt.Fprintf(&b, "%-70s | %s\n", row, described)
