@@ -144,13 +144,19 @@ func importName(ctx context.Context, req resource.ImportStateRequest, attr strin
 
 // pickInstance narrows the instances an import found to the one the
 // identity names, when it names one; summary and detail say why not when
-// that instance is not among them.
+// that instance is not among them. Objects without an instance ID stay
+// beside it, so that chooseImport refuses them as an import by name does:
+// the selector of the instance named would not tell them apart either.
 func pickInstance(kind, name, instance string, found map[string]foundInstance) (map[string]foundInstance, string, string) {
 	if instance == "" || len(found) == 0 {
 		return found, "", ""
 	}
 	if f, ok := found[instance]; ok {
-		return map[string]foundInstance{instance: f}, "", ""
+		picked := map[string]foundInstance{instance: f}
+		if none, ok := found[noInstanceID]; ok {
+			picked[noInstanceID] = none
+		}
+		return picked, "", ""
 	}
 	var ids []string
 	for id := range found {

@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
@@ -320,4 +322,158 @@ func TestImportByIdentityPicksTheInstance(t *testing.T) {
 	if diags, _, _ := vdImportWith(t, one, "", map[string]string{identityName: "adopt:user"}); !strings.Contains(diagText(diags), "Invalid import id") {
 		t.Fatalf("an identity naming adopt:user: %s", diagText(diags))
 	}
+}
+
+// Objects without an instance ID beside the instance an identity names
+// are refused as an import by name refuses them (the named instance's
+// selector would not tell them apart).
+func TestImportByIdentityRefusesObjectsWithoutID(t *testing.T) {
+	ns := virtualdestination.DefaultRecordsNamespace
+	f := newFakeClusterSet(t, "east", "west")
+	f.putRecord(t, "east", ns, "", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	f.putRecord(t, "west", ns, "bbbb2222", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	if d, _, _ := vdImportWith(t, f, "user", nil); !strings.Contains(diagText(d), "Objects without an instance ID") {
+		t.Fatalf("import by name: %s", diagText(d))
+	}
+	d, instance, identity := vdImportWith(t, f, "", map[string]string{identityName: "user", identityID: "bbbb2222"})
+	if !strings.Contains(diagText(d), "Objects without an instance ID") {
+		t.Fatalf("import by identity {name = user, id = bbbb2222}: instance %q, identity %v, diagnostics %q", instance, identity, diagText(d))
+	}
+}
+
+// A mesh_workspace state written by a build before the roster had a token
+// (id = the Terraform workspace's name, token null), refreshed and
+// applied by a Terraform that knows identities (1.12+): the read gives
+// the old id as identity, and the plan keeps it but replaces the roster
+// (the id forces it), so the minted id comes with a create, where an
+// identity may be new. An update asked to mint fails before it writes a
+// claim; the replacement claims the minted id only.
+func TestAccIdentity_workspaceOfOldBuild(t *testing.T) {
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
+	w := newRelTF(t)
+	relCleanup(t, w, nil, engine.Owner{Kind: "cluster", Name: "west"}, engine.Owner{Kind: "virtual-destination", Name: "idn"}, engine.Owner{Kind: "access-policy", Name: "idn"})
+	w.write(providerConfig(t, "") + identityConfig)
+	w.apply()
+	p := newProtoProvider(t)
+	ctx := context.Background()
+	typ := "mesh_workspace"
+	rt := p.resourceType(typ)
+	tf := stateAttrs(w, "mesh_workspace.this")
+	old := map[string]any{}
+	for k, v := range tf {
+		old[k] = v
+	}
+	old["id"], old["token"] = "default", nil
+	read := p.read(typ, p.dynamic(rt, old), nil, nil)
+	requireNoErrors(t, "read", read.Diagnostics)
+	if got := p.identityOf(typ, read.NewIdentity); !reflect.DeepEqual(got, map[string]any{identityID: "default"}) {
+		t.Fatalf("identity after the first read: %v", got)
+	}
+	cfg := p.dynamic(rt, map[string]any{"traffic_policies": tf["traffic_policies"]})
+	plan, err := p.s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
+		TypeName: typ, PriorState: read.NewState, ProposedNewState: read.NewState, Config: cfg,
+		PriorPrivate: read.Private, PriorIdentity: read.NewIdentity,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireNoErrors(t, "plan", plan.Diagnostics)
+	if len(plan.RequiresReplace) != 1 || !plan.RequiresReplace[0].Equal(tftypes.NewAttributePath().WithAttributeName("id")) {
+		t.Fatalf("the plan of an old build's roster does not replace it by its id: requires replace %v", plan.RequiresReplace)
+	}
+	if got := p.identityOf(typ, plan.PlannedIdentity); !reflect.DeepEqual(got, map[string]any{identityID: "default"}) {
+		t.Fatalf("planned identity %v, want the one read", got)
+	}
+	before := workspaceClaims(t)
+
+	// An update that would mint (what the apply did before the
+	// replacement) refuses before it writes anything.
+	update, err := p.s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
+		TypeName: typ, PriorState: read.NewState, PlannedState: plan.PlannedState, Config: cfg,
+		PlannedPrivate: plan.PlannedPrivate, PlannedIdentity: plan.PlannedIdentity,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := protoErrors(update.Diagnostics); !strings.Contains(msg, "Workspace identity not planned") {
+		t.Fatalf("an update minting the identity: %q", msg)
+	}
+	if after := workspaceClaims(t); !reflect.DeepEqual(after, before) {
+		t.Fatalf("the refused update wrote claims: before %v, after %v", before, after)
+	}
+
+	// The replacement, as Terraform runs it: destroy, plan the create
+	// without the prior state, create.
+	destroy, err := p.s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
+		TypeName: typ, PriorState: read.NewState, PlannedState: p.dynamic(rt, nil), Config: p.dynamic(rt, nil),
+		PlannedPrivate: read.Private, PlannedIdentity: read.NewIdentity,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireNoErrors(t, "destroy", destroy.Diagnostics)
+	null := p.dynamic(rt, nil)
+	plan, err = p.s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{
+		TypeName: typ, PriorState: null, ProposedNewState: plan.PlannedState, Config: cfg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireNoErrors(t, "plan of the create", plan.Diagnostics)
+	create, err := p.s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
+		TypeName: typ, PriorState: null, PlannedState: plan.PlannedState, Config: cfg,
+		PlannedPrivate: plan.PlannedPrivate, PlannedIdentity: plan.PlannedIdentity,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireNoErrors(t, "create", create.Diagnostics)
+	id, _ := p.decode(rt, create.NewState)["id"].(string)
+	if !strings.HasPrefix(id, "default-") || !reflect.DeepEqual(p.identityOf(typ, create.NewIdentity), map[string]any{identityID: id}) {
+		t.Fatalf("created roster %q, identity %v", id, p.identityOf(typ, create.NewIdentity))
+	}
+	if got := claimsOf(t, id); len(got) != len(testClusters) {
+		t.Fatalf("claims of the minted identity %s: %v", id, got)
+	}
+	if got := claimsOf(t, "default"); len(got) > 0 {
+		t.Fatalf("the old id was claimed: %v", got)
+	}
+	// The state Terraform would keep: the created roster, whose claim
+	// the cleanup of this directory's state would not release.
+	t.Cleanup(func() {
+		del, err := p.s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
+			TypeName: typ, PriorState: create.NewState, PlannedState: p.dynamic(rt, nil), Config: p.dynamic(rt, nil),
+			PlannedPrivate: create.Private, PlannedIdentity: create.NewIdentity,
+		})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		requireNoErrors(t, "release of the created roster", del.Diagnostics)
+	})
+}
+
+// workspaceClaims are the names of the workspace claims in every test
+// cluster, as "<cluster>/<name>", sorted.
+func workspaceClaims(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, c := range testClusters {
+		l, err := dyn(t, c).Resource(gvrConfigMap).Namespace("mesh-intent-records").List(context.Background(), metav1.ListOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		if l == nil {
+			continue
+		}
+		for _, o := range l.Items {
+			if strings.HasPrefix(o.GetName(), "mesh-workspace-") {
+				out = append(out, c+"/"+o.GetName())
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

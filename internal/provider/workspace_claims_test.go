@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
@@ -127,5 +128,52 @@ func TestContributionsRecordOnlyAChosenWorkspace(t *testing.T) {
 		if got != tc.want {
 			t.Fatalf("workspace set explicitly %v: the contribution records %q, want %q (%s)", tc.explicit, got, tc.want, raw)
 		}
+	}
+}
+
+// A roster of a build before tokens (id = the Terraform workspace's
+// name, no token) is replaced, so that its minted identity comes with a
+// create: an update may not change the resource identity, and Terraform
+// would find the change only after the claim was written. A roster with
+// a token, or an imported one, keeps its id in place; an update asked to
+// mint an identity refuses before it writes.
+func TestRosterOfAnOldBuildIsReplaced(t *testing.T) {
+	data := recordsData(newFakeClusterSet(t, probeRegistry().Names()...))
+	data.Workspace = "default"
+	r := &workspaceResource{data: data}
+	for _, c := range []struct {
+		name     string
+		prior    workspaceModel
+		imported bool
+		replace  bool
+	}{
+		{"old build", workspaceModel{ID: types.StringValue("default"), Token: types.StringNull()}, false, true},
+		{"with a token", workspaceModel{ID: types.StringValue("default-0a1b2c3d"), Token: types.StringValue("tok")}, false, false},
+		{"imported", workspaceModel{ID: types.StringValue("default-0a1b2c3d"), Token: types.StringNull()}, true, false},
+		{"new", workspaceModel{ID: types.StringNull(), Token: types.StringNull()}, false, false},
+	} {
+		var resp resource.ModifyPlanResponse
+		id, _ := r.plannedIdentity(c.prior, c.imported, &resp)
+		replaced := len(resp.RequiresReplace) == 1 && resp.RequiresReplace[0].Equal(path.Root("id"))
+		if replaced != c.replace || (len(resp.RequiresReplace) > 0 && !replaced) {
+			t.Errorf("%s: requires replace %v, want the id's: %v", c.name, resp.RequiresReplace, c.replace)
+		}
+		if c.replace && !id.IsUnknown() {
+			t.Errorf("%s: planned id %s, want one minted at the create", c.name, id)
+		}
+	}
+
+	ctx := context.Background()
+	var sr resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sr)
+	v, err := configValue(sr.Schema.Type().TerraformType(ctx), rosterConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(sr.Schema.Type().TerraformType(ctx), nil)}
+	var d diag.Diagnostics
+	r.apply(ctx, tfsdk.Plan{Schema: sr.Schema, Raw: v}, nil, &state, nil, false, &d)
+	if !strings.Contains(diagText(d), "Workspace identity not planned") || !state.Raw.IsNull() {
+		t.Fatalf("an update with no identity planned: state %v, diagnostics %s", state.Raw, diagText(d))
 	}
 }

@@ -380,7 +380,8 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 // plannedIdentity is the identity and token the roster will have: the
 // configured workspace (another one replaces the roster), or the one it
 // has (imported: without a token yet); minted at apply for a new roster,
-// or for one an earlier build made (no token) from the default workspace.
+// or for one an earlier build made (no token) from the default workspace,
+// which is replaced.
 func (r *workspaceResource) plannedIdentity(prior workspaceModel, imported bool, resp *resource.ModifyPlanResponse) (types.String, types.String) {
 	priorID, priorToken := prior.ID.ValueString(), prior.Token.ValueString()
 	// Terraform plans a replacement twice, the second time without the
@@ -405,6 +406,16 @@ func (r *workspaceResource) plannedIdentity(prior workspaceModel, imported bool,
 		return types.StringValue(priorID), types.StringValue(priorToken)
 	case priorID != "" && imported:
 		return types.StringValue(priorID), types.StringUnknown() // the imported identity, claimed anew
+	case priorID != "":
+		// A roster of a build before tokens (id = the Terraform
+		// workspace's name, never claimed): it gets a minted identity,
+		// as any new roster, by a replacement the plan shows. Its
+		// resource identity is the old id, which an update may not
+		// change (Terraform fails the apply after it wrote), and keeping
+		// the old id would make every such state of one Terraform
+		// workspace claim the same identity. The destroy releases
+		// nothing (it has no claim); the create claims the new id.
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("id"))
 	}
 	return types.StringUnknown(), types.StringUnknown()
 }
@@ -487,24 +498,31 @@ func warnOrphans(diags *diag.Diagnostics, orphans []orphan) {
 
 func (r *workspaceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	r.apply(ctx, req.Plan, nil, &resp.State, resp.Private, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, nil, &resp.State, resp.Private, true, &resp.Diagnostics)
 }
 
 func (r *workspaceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	r.apply(ctx, req.Plan, req.Private, &resp.State, resp.Private, &resp.Diagnostics)
+	r.apply(ctx, req.Plan, req.Private, &resp.State, resp.Private, false, &resp.Diagnostics)
 }
 
 // apply mints what is unknown, releases the orphans it finds (by the rule
 // the plan used), records them as released, and writes the claim in every
-// registered cluster.
-func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPrivate privateGetter, state *tfsdk.State, private privateSetter, diags *diag.Diagnostics) {
+// registered cluster. Only a create mints the identity: an update keeps
+// the resource identity, which Terraform checks after the apply, when the
+// claim would already be written.
+func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPrivate privateGetter, state *tfsdk.State, private privateSetter, create bool, diags *diag.Diagnostics) {
 	var m workspaceModel
 	diags.Append(plan.Get(ctx, &m)...)
 	if diags.HasError() || !r.ready(diags) {
 		return
 	}
 	if m.ID.IsUnknown() || m.ID.ValueString() == "" {
+		if !create {
+			diags.AddAttributeError(path.Root("id"), "Workspace identity not planned",
+				"The update of the roster has no identity planned, and minting one would change its resource identity, which an update may not. Nothing is written. This is a bug in the provider: plan again.")
+			return
+		}
 		m.ID = types.StringValue(mintIdentity(r.data.Workspace))
 	}
 	if m.Token.IsUnknown() || m.Token.ValueString() == "" {

@@ -700,6 +700,25 @@ var mutations = []mutation{
 		File: "internal/provider/list_resources.go", From: "if d.Severity() == diag.SeverityError {", To: "if false {",
 		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
 	},
+	// Review of issue 28: an old build's roster gets its minted identity
+	// by a replacement, never in an update (Terraform refuses the
+	// changed identity after the claim is written), and an import by
+	// identity refuses objects without an instance ID as one by name does.
+	{
+		ID: "provider/workspace-old-build-updated", Why: "a roster of a build before tokens is planned as an update, whose apply mints a new identity (Unexpected Identity Change, after writing its claim)",
+		File: "internal/provider/workspace_resource.go", From: "\tcase priorID != \"\":\n", To: "\tcase false:\n",
+		Package: "./internal/provider", Run: "TestRosterOfAnOldBuildIsReplaced",
+	},
+	{
+		ID: "provider/workspace-update-mints", Why: "an update with no identity planned mints one and writes its claim before Terraform refuses the identity change",
+		File: "internal/provider/workspace_resource.go", From: "if !create {", To: "if false {",
+		Package: "./internal/provider", Run: "TestRosterOfAnOldBuildIsReplaced",
+	},
+	{
+		ID: "provider/identity-skips-no-instance-check", Why: "an import by identity naming an instance imports it beside objects without an instance ID, which an import by name refuses",
+		File: "internal/provider/identity.go", From: "picked[noInstanceID] = none", To: "_ = none",
+		Package: "./internal/provider", Run: "TestImportByIdentityRefusesObjectsWithoutID",
+	},
 	// OpenTofu in the test suite (issue 28): the subset under OpenTofu
 	// must notice when terraform-plugin-testing does not serve the
 	// provider where OpenTofu looks for it.
