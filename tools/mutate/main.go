@@ -6,6 +6,7 @@
 //	go run ./tools/mutate            every mutation
 //	go run ./tools/mutate -only id   the mutations whose ID contains id
 //	go run ./tools/mutate -quick     leave out the slow ones (make test)
+//	go run ./tools/mutate -parallel 1   one at a time (default: one per CPU)
 //
 // A slow mutation takes a minute or more where the others take seconds:
 // its tests start the local mesh (TF_ACC) or relink Istio's simulation.
@@ -28,15 +29,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
 func main() {
 	only := flag.String("only", "", "run only the mutations whose ID contains this")
 	quick := flag.Bool("quick", false, "leave out the slow mutations (acceptance tests, Istio's simulation) but one canary")
+	parallel := flag.Int("parallel", runtime.NumCPU(), "how many mutations run at once (acceptance ones run alone)")
 	flag.Parse()
 	root, err := repoRoot()
 	if err != nil {
@@ -47,9 +51,9 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	var bad, left int
+	var left int
 	canary := ""
-	fmt.Printf("%-34s %-9s %6s  %s\n", "mutation", "result", "sec", "failing tests")
+	var todo []int
 	for i, m := range mutations {
 		if *only != "" && !strings.Contains(m.ID, *only) {
 			continue
@@ -61,19 +65,62 @@ func main() {
 			}
 			canary = m.ID
 		}
-		start := time.Now()
-		result, detail := run(root, filepath.Join(tmp, fmt.Sprint(i)), m)
-		if result != "CAUGHT" {
-			bad++
-		}
-		fmt.Printf("%-34s %-9s %6.1f  %s\n", m.ID, result, time.Since(start).Seconds(), detail)
+		todo = append(todo, i)
 	}
+	fmt.Printf("%-34s %-9s %6s  %s\n", "mutation", "result", "sec", "failing tests")
+	bad := runAll(root, tmp, todo, max(*parallel, 1))
 	if left > 0 {
 		fmt.Printf("%d slow mutations left out (-quick); the canary %s ran. make mutate runs them all.\n", left, canary)
 	}
 	if bad > 0 {
 		fail(fmt.Errorf("%d mutation(s) not caught; see the table", bad))
 	}
+}
+
+// runAll runs the mutations todo (indexes into mutations), parallel at a
+// time, and prints their rows in the table's order as they complete; it
+// returns how many were not caught. Each mutation has its own overlay
+// and the go command's build cache is safe to share; a mutation whose
+// tests start the local mesh runs alone.
+func runAll(root, tmp string, todo []int, parallel int) int {
+	type row struct {
+		line   string
+		caught bool
+	}
+	rows := make([]chan row, len(todo))
+	for k := range rows {
+		rows[k] = make(chan row, 1)
+	}
+	var alone sync.RWMutex
+	slots := make(chan struct{}, parallel)
+	go func() {
+		for k, i := range todo {
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots }()
+				m := mutations[i]
+				if m.acceptance() {
+					alone.Lock()
+					defer alone.Unlock()
+				} else {
+					alone.RLock()
+					defer alone.RUnlock()
+				}
+				start := time.Now()
+				result, detail := run(root, filepath.Join(tmp, fmt.Sprint(i)), m)
+				rows[k] <- row{fmt.Sprintf("%-34s %-9s %6.1f  %s\n", m.ID, result, time.Since(start).Seconds(), detail), result == "CAUGHT"}
+			}()
+		}
+	}()
+	bad := 0
+	for _, c := range rows {
+		r := <-c
+		fmt.Print(r.line)
+		if !r.caught {
+			bad++
+		}
+	}
+	return bad
 }
 
 // acceptance reports whether m's tests start the local mesh.
