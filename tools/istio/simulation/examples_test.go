@@ -67,8 +67,9 @@ func TestExamplesAgree(t *testing.T) {
 				case "cluster":
 					forEachCaseIn(t, kind, folder, false, func(_ *goldenCase, in clusterCase) bool { return in.DefaultDeny }, simulateDefaultDeny)
 				case "virtual-destination":
-					checkPlannedStatements(t, kind, folder, func(t *testing.T, g *goldenCase) routing.Statement { return g.vdRouting(t).Statement() })
-					simulateVirtualDestinationsWith(t, folder, false, ours)
+					simulateVirtualDestinationsWith(t, folder, false, ours, func(t *testing.T, g *goldenCase) {
+						checkPlanned(t, g, g.vdRouting(t).Statement())
+					})
 				case "traffic-policy":
 					forEachCaseIn(t, kind, folder, false, nil, func(t *testing.T, g *goldenCase, tc tpCase) string {
 						if len(tc.Compose) == 0 {
@@ -77,24 +78,13 @@ func TestExamplesAgree(t *testing.T) {
 						return simulateTrafficPolicy(t, g, tc)
 					})
 				case "access-policy":
-					checkPlannedStatements(t, kind, folder, func(t *testing.T, g *goldenCase) routing.Statement { return g.apRouting(t).Statement() })
-					forEachCaseIn(t, kind, folder, false, nil, simulateAccessPolicy)
+					forEachCaseIn(t, kind, folder, false, nil, func(t *testing.T, g *goldenCase, ap apCase) string {
+						checkPlanned(t, g, g.apRouting(t).Statement())
+						return simulateAccessPolicy(t, g, ap)
+					})
 				}
 			})
 		}
-	}
-}
-
-// checkPlannedStatements compares, for every case of folder, the routing
-// statement the plan showed with the one stated computes from the intent.
-func checkPlannedStatements(t *testing.T, kind, folder string, stated func(*testing.T, *goldenCase) routing.Statement) {
-	t.Helper()
-	cases, err := loadCasesIn(t, kind, folder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range cases {
-		checkPlanned(t, g, stated(t, g))
 	}
 }
 

@@ -39,12 +39,13 @@ func TestVirtualDestinationTraffic(t *testing.T) {
 // simulateVirtualDestinations runs simulateVirtualDestination on every
 // case of folder, comparing the tables when withTables is set.
 func simulateVirtualDestinations(t *testing.T, folder string, withTables bool) {
-	simulateVirtualDestinationsWith(t, folder, withTables, providerGateway(t))
+	simulateVirtualDestinationsWith(t, folder, withTables, providerGateway(t), nil)
 }
 
 // simulateVirtualDestinationsWith is simulateVirtualDestinations with the
-// provider's east-west Gateway already read.
-func simulateVirtualDestinationsWith(t *testing.T, folder string, withTables bool, ours string) {
+// provider's east-west Gateway already read, and each (when set) run
+// first in every case's subtest.
+func simulateVirtualDestinationsWith(t *testing.T, folder string, withTables bool, ours string, each func(*testing.T, *goldenCase)) {
 	cases, err := loadCasesIn(t, "virtual-destination", folder)
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,9 @@ func simulateVirtualDestinationsWith(t *testing.T, folder string, withTables boo
 			continue // the golden holds a plan error: nothing reaches Istio
 		}
 		t.Run(g.name, func(t *testing.T) {
+			if each != nil {
+				each(t, g)
+			}
 			table := simulateVirtualDestination(t, g, ours)
 			if withTables {
 				compareTable(t, folder+"/"+g.name+".traffic.txt", table)
