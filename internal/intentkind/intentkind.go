@@ -1,9 +1,9 @@
 // Package intentkind describes each kind of intent once: the owner kind its
 // objects are labelled with, the Terraform resource that declares it, the
 // Kubernetes kinds it writes and where it keeps its configuration for
-// import. The engine, the provider (lifecycle, import, render) and
-// cmd/mesh-objects read these facts from here; docs/design.md ("Intent
-// kinds") lists where each one lives.
+// import. The engine, the provider (lifecycle, import), internal/discovery,
+// internal/runstate and cmd/mesh-objects read these facts from here;
+// docs/design.md ("Intent kinds") lists where each one lives.
 //
 // The lifecycle hooks of a kind (what it does when its configuration is
 // partly known, the names hand-written objects would have) are functions
@@ -12,7 +12,9 @@
 package intentkind
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -99,6 +101,15 @@ func ByOwner(owner string) (Kind, bool) {
 		}
 	}
 	return Kind{}, false
+}
+
+// ResourceOf names the intent of owner kind owner called name as its
+// resource, for messages: mesh_<kind> "<name>".
+func ResourceOf(owner, name string) string {
+	if k, ok := ByOwner(owner); ok {
+		return fmt.Sprintf("%s %q", k.Resource, name)
+	}
+	return fmt.Sprintf("mesh_%s %q", strings.ReplaceAll(owner, "-", "_"), name)
 }
 
 // WritesKind reports whether the kind writes objects of the Kubernetes

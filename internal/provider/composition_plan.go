@@ -70,7 +70,7 @@ func checkComposition(data *providerData, owner engine.Owner, entries []engine.E
 					where, kindWords(owner.Kind), c.Name, annotation, c.Untrusted))
 			continue
 		case c.Name == owner.Name:
-			if c.ID != "" && (c.ID == owner.ID || data.Roster.holds(c.Name, c.ID)) {
+			if c.ID != "" && (c.ID == owner.ID || data.Roster.Holds(c.Name, c.ID)) {
 				// This instance, or this resource's previous instance, which
 				// this run replaces (its destroy releases it first).
 				continue
@@ -92,9 +92,9 @@ func checkComposition(data *providerData, owner engine.Owner, entries []engine.E
 		case c.Untrusted != "":
 			diags.AddWarning("Contribution not trusted",
 				fmt.Sprintf("Annotation %s on %s is not used: %s. It is never composed into the object; the next apply that writes the object removes it, and its policy's own next apply writes it again.", annotation, where, c.Untrusted))
-		case data.Roster.holds(c.Name, c.ID):
+		case data.Roster.Holds(c.Name, c.ID):
 			// This state's other policies are planned in this run, and
-			// checked against each other there (trafficPolicyIndex); what
+			// checked against each other there (runstate.TrafficPolicyIndex); what
 			// the clusters hold of them may be about to change.
 		default:
 			key := c.Entry.StateKey()

@@ -14,6 +14,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
@@ -160,8 +161,8 @@ func TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold(t *testing.T) {
 	if got := errorsOf(checkComposition(data, owner, entries, sharedContributions(ctx, data, owner, entries))); !strings.Contains(got, "Name taken by another instance") || !strings.Contains(got, "id-mine") {
 		t.Fatalf("another instance's contribution of the name (same workspace): errors %q, want Name taken naming id-mine", got)
 	}
-	data.Roster = &workspaceRoster{}
-	data.Roster.hold("mine", "id-mine")
+	data.Roster = &runstate.WorkspaceRoster{}
+	data.Roster.Hold("mine", "id-mine")
 	if got := errorsOf(checkComposition(data, owner, entries, sharedContributions(ctx, data, owner, entries))); got != "" {
 		t.Fatalf("the previous instance this run holds is refused: %s", got)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // Honest drift checks (issue 27): a plan that could not read a cluster
@@ -124,12 +125,12 @@ func recheckUnreadable(owner engine.Owner, planned, prior types.Map, unreadable 
 	for _, c := range clusters {
 		keys := marked[c]
 		sort.Strings(keys)
-		diags.AddWarning(fmt.Sprintf("Cluster %s could not be read: %s of %s re-checked at apply", c, countObjects(len(keys)), resourceOf(owner)),
+		diags.AddWarning(fmt.Sprintf("Cluster %s could not be read: %s of %s re-checked at apply", c, countObjects(len(keys)), intentkind.ResourceOf(owner.Kind, owner.Name)),
 			fmt.Sprintf("When the state was last refreshed or applied, cluster %s could not be read: %s "+
 				"So this plan cannot tell whether the objects of %s there still match the configuration, and shows them as known after apply: %s. "+
 				"The apply writes them again; while cluster %s does not answer it fails for that cluster, keeps its entries in state, and applies the other clusters. "+
 				"Once %s answers, the next plan is empty if nothing changed there.",
-				c, sentence(unreadable[c]), resourceOf(owner), strings.Join(keys, ", "), c, c))
+				c, sentence(unreadable[c]), intentkind.ResourceOf(owner.Kind, owner.Name), strings.Join(keys, ", "), c, c))
 	}
 	out, d := types.MapValue(types.StringType, elems)
 	diags.Append(d...)
@@ -173,12 +174,12 @@ func checkRemovedClusters(data *providerData, owner engine.Owner, prior types.Ma
 	for _, c := range clusters {
 		keys := gone[c]
 		sort.Strings(keys)
-		addAttrError(&diags, path.Root("objects"), fmt.Sprintf("Cluster %s still holds objects of %s", c, resourceOf(owner)),
+		addAttrError(&diags, path.Root("objects"), fmt.Sprintf("Cluster %s still holds objects of %s", c, intentkind.ResourceOf(owner.Kind, owner.Name)),
 			fmt.Sprintf("Cluster %s is no longer in the provider's clusters, but the state of %s lists %s there (objects[%q]%s), "+
 				"which an apply could neither update nor delete. "+
 				"If cluster %s is gone for good, add %q to the provider's retired_clusters: its objects are then dropped from state, with a warning, without contacting it. "+
 				"Otherwise keep %s in clusters until no intent places objects there (or this one is destroyed), apply, and remove it then.",
-				c, resourceOf(owner), countObjects(len(keys)), keys[0], andMore(len(keys)-1), c, c, c))
+				c, intentkind.ResourceOf(owner.Kind, owner.Name), countObjects(len(keys)), keys[0], andMore(len(keys)-1), c, c, c))
 	}
 	return diags
 }

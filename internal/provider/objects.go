@@ -101,7 +101,7 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 		return types.MapUnknown(types.StringType), d
 	}
 	entries := engine.Entries(desired)
-	if err := data.Planned.claim(spec.Owner, entries); err != nil {
+	if err := data.Planned.Claim(spec.Owner, entries); err != nil {
 		var d diag.Diagnostics
 		addAttrError(&d, path.Root("name"), "Two intents write the same object", err.Error())
 		return types.MapUnknown(types.StringType), d

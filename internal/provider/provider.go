@@ -24,6 +24,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
@@ -62,12 +63,12 @@ type providerData struct {
 	Clients         *kubeclient.Set
 	Engine          *engine.Engine
 	// Destinations indexes the virtual destinations seen in this run.
-	Destinations *destinationIndex
+	Destinations *runstate.DestinationIndex
 	// TrafficPolicies indexes the traffic policies planned in this run.
-	TrafficPolicies *trafficPolicyIndex
+	TrafficPolicies *runstate.TrafficPolicyIndex
 	// Roster is what this run's mesh_workspace lists
 	// (workspace_resource.go).
-	Roster *workspaceRoster
+	Roster *runstate.WorkspaceRoster
 	// Retired are clusters gone for good: objects listed there are
 	// forgotten, never contacted (see forgetRetired).
 	Retired map[string]bool
@@ -77,7 +78,7 @@ type providerData struct {
 	// RecordsNamespace is the namespace of virtual destination records.
 	RecordsNamespace string
 	// Planned tells which intent planned each object in this run.
-	Planned *plannedObjects
+	Planned *runstate.PlannedObjects
 	// Workspace is the workspace name composed contributions carry
 	// (workspace.go); WorkspaceExplicit is set when the configuration gives
 	// it, which makes it the roster's identity.
@@ -299,10 +300,10 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 		Registry:          reg,
 		RegistryUnknown:   unknown,
 		Clients:           clients,
-		Destinations:      &destinationIndex{},
-		Planned:           &plannedObjects{},
-		TrafficPolicies:   &trafficPolicyIndex{},
-		Roster:            &workspaceRoster{},
+		Destinations:      &runstate.DestinationIndex{},
+		Planned:           &runstate.PlannedObjects{},
+		TrafficPolicies:   &runstate.TrafficPolicyIndex{},
+		Roster:            &runstate.WorkspaceRoster{},
 		RecordsNamespace:  m.RecordsNS.ValueString(),
 		Workspace:         workspaceOf(m.Workspace),
 		WorkspaceExplicit: m.Workspace.ValueString() != "",

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
@@ -75,10 +76,10 @@ func (f fakeClusterSet) putRecord(t *testing.T, cluster, ns, id string, in virtu
 func recordsData(f fakeClusterSet) *providerData {
 	return &providerData{
 		Registry:        probeRegistry(),
-		Destinations:    &destinationIndex{},
-		Planned:         &plannedObjects{},
-		TrafficPolicies: &trafficPolicyIndex{},
-		Roster:          &workspaceRoster{},
+		Destinations:    &runstate.DestinationIndex{},
+		Planned:         &runstate.PlannedObjects{},
+		TrafficPolicies: &runstate.TrafficPolicyIndex{},
+		Roster:          &runstate.WorkspaceRoster{},
 		Engine:          &engine.Engine{Clients: f},
 	}
 }

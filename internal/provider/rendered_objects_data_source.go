@@ -20,6 +20,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/render"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -162,9 +163,9 @@ func renderConfiguration(ctx context.Context, data *providerData, typ, configura
 	// The rendering must not count as planned in this run: it gets its
 	// own indexes (a copy of the virtual destinations known so far).
 	scratch := *data
-	scratch.Destinations = data.Destinations.clone()
-	scratch.TrafficPolicies = &trafficPolicyIndex{}
-	scratch.Planned = &plannedObjects{}
+	scratch.Destinations = data.Destinations.Clone()
+	scratch.TrafficPolicies = &runstate.TrafficPolicyIndex{}
+	scratch.Planned = &runstate.PlannedObjects{}
 	spec, d := r.spec(ctx, &scratch, state)
 	diags.Append(d...)
 	if diags.HasError() {

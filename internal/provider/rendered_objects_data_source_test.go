@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -55,7 +56,7 @@ output "keys" {
 // A configuration that does not fit the resource's schema is an error on
 // the configuration attribute; so is one the translator refuses.
 func TestRenderConfigurationErrors(t *testing.T) {
-	data := &providerData{Registry: translate.NewRegistry(translate.Cluster{Name: "east"}), Destinations: &destinationIndex{}}
+	data := &providerData{Registry: translate.NewRegistry(translate.Cluster{Name: "east"}), Destinations: &runstate.DestinationIndex{}}
 	cases := map[string]struct{ typ, config, want string }{
 		"unknown attribute": {"mesh_virtual_destination", `{"name":"user","hostnam":"user.global"}`, "hostnam"},
 		"not JSON":          {"mesh_virtual_destination", `name = "user"`, "Configuration does not fit"},
@@ -81,7 +82,7 @@ func TestRenderConfigurationErrors(t *testing.T) {
 	if diags.HasError() || len(objects) == 0 || !strings.Contains(stream, "user.global") {
 		t.Fatalf("a valid configuration: %v objects, diagnostics %v", len(objects), diags)
 	}
-	if _, _, ok := data.Destinations.lookup("user.global"); ok {
+	if _, _, ok := data.Destinations.Lookup("user.global"); ok {
 		t.Fatal("the rendering counted as a planned virtual destination")
 	}
 }

@@ -116,9 +116,9 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 	spec.Owner = engine.Owner{Kind: intentkind.TrafficPolicy.Owner, Name: name, ID: ownerIDOf(m.ID), Composition: trafficPolicyComposer(orEmpty(data))}
 	in := m.intent()
 	if data != nil {
-		data.Roster.hold(name, spec.Owner.ID)
+		data.Roster.Hold(name, spec.Owner.ID)
 	}
-	if ph == planPhase && data != nil && data.Roster.plan(name) {
+	if ph == planPhase && data != nil && data.Roster.Plan(name) {
 		diags.AddAttributeError(path.Root("name"), "Traffic policy not listed",
 			fmt.Sprintf("This state's mesh_workspace does not list traffic policy %q, so the apply would release its contributions as orphans. Add it to the roster's traffic_policies.", name))
 		return spec, diags
@@ -140,7 +140,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		}
 		// Policies planned earlier in this run that target the same
 		// destination must compose with this one: fail at plan if not.
-		others := data.TrafficPolicies.rememberAndList(self)
+		others := data.TrafficPolicies.RememberAndList(self)
 		if len(others) > 1 {
 			if _, err := trafficpolicy.Compose(others, reg); err != nil {
 				return nil, err
@@ -160,7 +160,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		// The objects applied are those of every policy on the
 		// destination composed: Istio judges that case too.
 		spec.ComposedCase = func() (string, any) {
-			all := data.TrafficPolicies.on(self)
+			all := data.TrafficPolicies.On(self)
 			if len(all) < 2 {
 				return "", nil
 			}
@@ -210,7 +210,7 @@ func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *eng
 	}
 	c.Contribution = part
 	name := self.Policy.Name
-	c.Own = func(id string) bool { return data.Roster.holds(name, id) }
+	c.Own = func(id string) bool { return data.Roster.Holds(name, id) }
 	return c
 }
 

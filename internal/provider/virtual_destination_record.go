@@ -45,7 +45,7 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 	if data == nil {
 		return virtualdestination.Intent{}, false, nil, nil
 	}
-	if in, pending, ok := data.Destinations.lookup(hostname); ok {
+	if in, pending, ok := data.Destinations.Lookup(hostname); ok {
 		if pending {
 			return in, false, nil, errPendingDestination
 		}
@@ -233,7 +233,7 @@ func upperFirst(s string) string {
 // instance (planID, or priorID: the instance a replacement replaces) are
 // its own, or leftovers it replaces. Terraform plans a replacement twice,
 // the second time as a create without prior state, so the prior IDs seen
-// are remembered per hostname for the run (destinationIndex.notePrior). Clusters that cannot be searched are
+// are remembered per hostname for the run (runstate.DestinationIndex.NotePrior). Clusters that cannot be searched are
 // a warning: the check is made again when the apply plans once more.
 func checkHostnameRecords(ctx context.Context, data *providerData, at path.Path, name, hostname, planID, priorID string) diag.Diagnostics {
 	var diags diag.Diagnostics
@@ -253,12 +253,12 @@ func checkHostnameRecords(ctx context.Context, data *providerData, at path.Path,
 				"The check is made again when the apply plans this resource; make sure the clusters answer.", hostname, strings.Join(unsearched, "; ")))
 	}
 	if priorID != "" && data.Destinations != nil {
-		data.Destinations.notePrior(hostname, priorID)
+		data.Destinations.NotePrior(hostname, priorID)
 	}
 	trusted, _ := splitRecords(records)
 	var own, others []engine.Record
 	for _, r := range trusted {
-		if r.OwnerID == planID && planID != "" || r.OwnerID == priorID && priorID != "" || data.Destinations != nil && data.Destinations.priorOf(hostname, r.OwnerID) {
+		if r.OwnerID == planID && planID != "" || r.OwnerID == priorID && priorID != "" || data.Destinations != nil && data.Destinations.PriorOf(hostname, r.OwnerID) {
 			own = append(own, r)
 		} else {
 			others = append(others, r)

@@ -49,7 +49,7 @@ func rememberPendingDestination(ctx context.Context, data *providerData, config 
 	if data == nil || diags.HasError() || host.IsUnknown() || host.IsNull() {
 		return diags
 	}
-	if err := data.Destinations.rememberPending(name.ValueString(), host.ValueString()); err != nil {
+	if err := data.Destinations.RememberPending(name.ValueString(), host.ValueString()); err != nil {
 		addAttrError(&diags, path.Root("hostname"), "Duplicate hostname", err.Error())
 	}
 	return diags
@@ -281,7 +281,7 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, ph
 	// destination the plan may rename or re-host (replaced), and an apply
 	// deletes the old one while it creates the new one.
 	if data != nil && ph == planPhase {
-		if at, summary, err := data.Destinations.remember(in); err != nil {
+		if at, summary, err := data.Destinations.Remember(in); err != nil {
 			addAttrError(&diags, path.Root(at), summary, err.Error())
 		}
 	}
@@ -290,7 +290,7 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, ph
 		// whose replacement Terraform plans as a create without the prior
 		// state: its records are this resource's own leftovers, never
 		// another virtual destination's (checkHostnameRecords).
-		data.Destinations.notePrior(m.Hostname, ownerIDOf(m.ID))
+		data.Destinations.NotePrior(m.Hostname, ownerIDOf(m.ID))
 	}
 	return intentSpec{
 		Owner:      engine.Owner{Kind: intentkind.VirtualDestination.Owner, Name: m.Name, ID: ownerIDOf(m.ID)},

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -339,7 +338,7 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 		return
 	}
-	unlisted, second := r.data.Roster.list(listed)
+	unlisted, second := r.data.Roster.List(listed)
 	if second {
 		resp.Diagnostics.AddError("Two rosters in one state",
 			"Another mesh_workspace with another list is planned with the same provider configuration. A state has one roster listing all of its traffic policies: merge their lists.")
@@ -363,7 +362,7 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
 	found, errs := r.contributions(ctx)
-	orphans, claimErrs := r.orphans(ctx, found, r.data.Roster.membersWithHeld(members), r.data.Roster.withHeld(listed), m.Token.ValueString())
+	orphans, claimErrs := r.orphans(ctx, found, r.data.Roster.MembersWithHeld(members), r.data.Roster.WithHeld(listed), m.Token.ValueString())
 	for _, e := range append(errs, claimErrs...) {
 		resp.Diagnostics.AddWarning("Orphans not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Orphans in that cluster are released by a later apply that can read it.")
 	}
@@ -387,7 +386,7 @@ func (r *workspaceResource) plannedIdentity(prior workspaceModel, imported bool,
 	// Terraform plans a replacement twice, the second time without the
 	// prior state: the token it had is remembered for that second pass
 	// and for the apply, which take over its claim.
-	r.data.Roster.rememberToken(priorID, priorToken)
+	r.data.Roster.RememberToken(priorID, priorToken)
 	if r.data.WorkspaceExplicit {
 		if priorID != "" && priorID != r.data.Workspace {
 			// Another identity: another state's roster, as far as the
@@ -426,7 +425,7 @@ func (r *workspaceResource) plannedIdentity(prior workspaceModel, imported bool,
 func (r *workspaceResource) replacing(ctx context.Context, p privateGetter, identity string) (string, diag.Diagnostics) {
 	replaces, diags := privateString(ctx, p, replacesKey)
 	if replaces == "" {
-		replaces = r.data.Roster.priorToken(identity)
+		replaces = r.data.Roster.PriorToken(identity)
 	}
 	return replaces, diags
 }
@@ -537,15 +536,15 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPri
 	}
 	members, d := membersOf(ctx, priorPrivate)
 	diags.Append(d...)
-	members = r.data.Roster.membersWithHeld(members)
+	members = r.data.Roster.MembersWithHeld(members)
 	listed, _, d := listedNames(ctx, m.TrafficPolicies)
 	diags.Append(d...)
 	found, errs := r.contributions(ctx)
-	orphans, claimErrs := r.orphans(ctx, found, members, r.data.Roster.withHeld(listed), token)
+	orphans, claimErrs := r.orphans(ctx, found, members, r.data.Roster.WithHeld(listed), token)
 	diags.Append(engineDiagnostics(append(errs, claimErrs...).Err(), diag.SeverityError)...)
 	released := r.release(ctx, orphans, diags)
 	m.Orphans = orphansMap(orphans)
-	members = prunedMembers(members, found, released, r.data.Roster.heldIDs(), len(errs) == 0)
+	members = prunedMembers(members, found, released, r.data.Roster.HeldIDs(), len(errs) == 0)
 	diags.Append(setPrivate(ctx, private, membersKey, members)...)
 
 	// Claims written in another namespace (records_namespace changed)
@@ -625,7 +624,7 @@ func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
-	resp.Diagnostics.Append(setPrivate(ctx, resp.Private, membersKey, r.data.Roster.membersWithHeld(members))...)
+	resp.Diagnostics.Append(setPrivate(ctx, resp.Private, membersKey, r.data.Roster.MembersWithHeld(members))...)
 	if id, token := m.ID.ValueString(), m.Token.ValueString(); id != "" && token != "" {
 		var prior []string
 		if !m.ClaimedIn.IsNull() && !m.ClaimedIn.IsUnknown() {
@@ -743,163 +742,4 @@ func stringSet(values []string) types.Set {
 		elems = append(elems, types.StringValue(v))
 	}
 	return types.SetValueMust(types.StringType, elems)
-}
-
-// workspaceRoster is what this run's mesh_workspace lists, checked against
-// the traffic policies planned in the same run in whichever order
-// Terraform plans them: a policy the state holds but the roster does not
-// list is a plan error, never an orphan the apply releases. It also keeps
-// the policy instances the run saw, which become the roster's members.
-type workspaceRoster struct {
-	mu      sync.Mutex
-	listed  map[string]bool // nil until a roster is planned
-	planned map[string]bool
-	// held are the traffic policies this run read, planned or applied (the
-	// state holds them; one being destroyed releases its own
-	// contribution), with their instance IDs where known.
-	held map[string]map[string]bool
-	// tokens are the tokens of the rosters planned with a prior state in
-	// this run, by identity: a replacement's second plan, which Terraform
-	// makes without the prior state, and its apply take over that claim.
-	tokens map[string]string
-}
-
-// rememberToken records the token a roster planned in this run had.
-func (w *workspaceRoster) rememberToken(identity, token string) {
-	if w == nil || identity == "" || token == "" {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.tokens == nil {
-		w.tokens = map[string]string{}
-	}
-	w.tokens[identity] = token
-}
-
-// priorToken is the token remembered for identity, "" if none.
-func (w *workspaceRoster) priorToken(identity string) string {
-	if w == nil {
-		return ""
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.tokens[identity]
-}
-
-// hold records a traffic policy of the state seen in this run, and its
-// instance ID when known.
-func (w *workspaceRoster) hold(name, id string) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.held == nil {
-		w.held = map[string]map[string]bool{}
-	}
-	if w.held[name] == nil {
-		w.held[name] = map[string]bool{}
-	}
-	if id != "" {
-		w.held[name][id] = true
-	}
-}
-
-// holds reports whether the instance id of the policy name is held in this
-// run: a contribution of it is this state's.
-func (w *workspaceRoster) holds(name, id string) bool {
-	if w == nil || id == "" {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.held[name][id]
-}
-
-// heldIDs are the instance IDs held in this run.
-func (w *workspaceRoster) heldIDs() map[string]bool {
-	out := map[string]bool{}
-	if w == nil {
-		return out
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, ids := range w.held {
-		maps.Copy(out, ids)
-	}
-	return out
-}
-
-// membersWithHeld returns members (instance ID to name) and the instances
-// held so far, in a new map.
-func (w *workspaceRoster) membersWithHeld(members map[string]string) map[string]string {
-	out := maps.Clone(members)
-	if out == nil {
-		out = map[string]string{}
-	}
-	if w == nil {
-		return out
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for name, ids := range w.held {
-		for id := range ids {
-			out[id] = name
-		}
-	}
-	return out
-}
-
-// withHeld returns listed and the policies held so far, in a new set.
-func (w *workspaceRoster) withHeld(listed map[string]bool) map[string]bool {
-	out := maps.Clone(listed)
-	if out == nil {
-		out = map[string]bool{}
-	}
-	if w == nil {
-		return out
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for name := range w.held {
-		out[name] = true
-	}
-	return out
-}
-
-// list records the roster's names and returns the policies planned so far
-// that it does not list; second is set when a roster with another list was
-// planned in this run already. (Terraform plans a replaced resource twice,
-// so the same list again is the same roster.)
-func (w *workspaceRoster) list(listed map[string]bool) (unlisted []string, second bool) {
-	if w == nil {
-		return nil, false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	second = w.listed != nil && !maps.Equal(w.listed, listed)
-	w.listed = listed
-	for name := range w.planned {
-		if !listed[name] {
-			unlisted = append(unlisted, name)
-		}
-	}
-	sort.Strings(unlisted)
-	return unlisted, second
-}
-
-// plan records a planned traffic policy and reports whether a roster
-// planned earlier leaves it out.
-func (w *workspaceRoster) plan(name string) (unlisted bool) {
-	if w == nil {
-		return false
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.planned == nil {
-		w.planned = map[string]bool{}
-	}
-	w.planned[name] = true
-	return w.listed != nil && !w.listed[name]
 }

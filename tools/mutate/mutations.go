@@ -306,7 +306,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/same-name-planned-clean", Why: "a contribution of the policy's name from an instance this state does not hold (or without one) plans clean",
-		File: "internal/provider/composition_plan.go", From: "if c.ID != \"\" && (c.ID == owner.ID || data.Roster.holds(c.Name, c.ID)) {", To: "if true {",
+		File: "internal/provider/composition_plan.go", From: "if c.ID != \"\" && (c.ID == owner.ID || data.Roster.Holds(c.Name, c.ID)) {", To: "if true {",
 		Package: "./internal/provider", Run: "TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold",
 	},
 	{
@@ -321,7 +321,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/replaced-roster-collides", Why: "a roster's replacement (planned without prior state) takes its own claim for another state's",
-		File: "internal/provider/workspace_resource.go", From: "\tr.data.Roster.rememberToken(priorID, priorToken)\n", To: "",
+		File: "internal/provider/workspace_resource.go", From: "\tr.data.Roster.RememberToken(priorID, priorToken)\n", To: "",
 		Package: "./internal/provider", Run: "TestRosterReplacementKeepsItsClaim",
 	},
 	{
@@ -331,8 +331,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/unlisted-policy-planned", Why: "a traffic policy the roster leaves out plans clean, and the apply releases it",
-		File: "internal/provider/workspace_resource.go", From: "return w.listed != nil && !w.listed[name]", To: "return false",
-		Package: "./internal/provider", Run: "TestWorkspaceRosterCatchesUnlistedPolicies",
+		File: "internal/runstate/roster.go", From: "return w.listed != nil && !w.listed[name]", To: "return false",
+		Package: "./internal/runstate", Run: "TestWorkspaceRosterCatchesUnlistedPolicies",
 	},
 	// Every attribute reaches the translator (provider unit tests).
 	{
@@ -370,7 +370,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "records/own-prior-instance-conflicts", Why: "a rename or re-create is refused because of its own former records",
-		File: "internal/provider/virtual_destination_record.go", From: "\t\tdata.Destinations.notePrior(hostname, priorID)\n", To: "",
+		File: "internal/provider/virtual_destination_record.go", From: "\t\tdata.Destinations.NotePrior(hostname, priorID)\n", To: "",
 		Package: "./internal/provider", Run: "TestPlanRefusesAHostnameServedByAnotherInstance",
 	},
 	{
@@ -567,13 +567,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/vip-uniqueness-unchecked", Why: "two virtual destinations may plan one VIP: sidecars give both one TCP listener",
-		File: "internal/provider/destinations.go", From: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name {", To: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name && false {",
-		Package: "./internal/provider", Run: "TestDestinationIndexRefuses",
+		File: "internal/runstate/destinations.go", From: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name {", To: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name && false {",
+		Package: "./internal/runstate", Run: "TestDestinationIndexRefuses",
 	},
 	{
 		ID: "provider/hostname-uniqueness-unchecked", Why: "two virtual destinations may plan one hostname: Istio keeps one of them",
-		File: "internal/provider/destinations.go", From: "if old, ok := d.byHost[hostname]; ok && old.name != e.name {", To: "if old, ok := d.byHost[hostname]; ok && old.name != e.name && false {",
-		Package: "./internal/provider", Run: "TestDestinationIndexRefuses",
+		File: "internal/runstate/destinations.go", From: "if old, ok := d.byHost[hostname]; ok && old.name != e.name {", To: "if old, ok := d.byHost[hostname]; ok && old.name != e.name && false {",
+		Package: "./internal/runstate", Run: "TestDestinationIndexRefuses",
 	},
 	{
 		ID: "engine/prune-foreign-owned", Why: "an object another owner holds now is pruned because it is in the inventory",

@@ -1,28 +1,27 @@
-package provider
+package runstate
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
-// plannedObjects remembers, for one provider process, which intent planned
+// PlannedObjects remembers, for one provider process, which intent planned
 // each object, so that two intents that would write the same object in one
 // cluster (a virtual destination "user" and one named "user-backend" in
 // the backend namespace both want ServiceEntry vd-user-backend there) fail
 // at plan, naming both, rather than at apply. Composed objects are shared
 // by design and are not recorded.
-type plannedObjects struct {
+type PlannedObjects struct {
 	mu     sync.Mutex
 	owners map[string]engine.Owner
 }
 
-// claim records owner's objects and returns an error naming the first
+// Claim records owner's objects and returns an error naming the first
 // object another intent planned.
-func (p *plannedObjects) claim(owner engine.Owner, entries []engine.Entry) error {
+func (p *PlannedObjects) Claim(owner engine.Owner, entries []engine.Entry) error {
 	if p == nil || owner.Composition != nil {
 		return nil
 	}
@@ -35,19 +34,11 @@ func (p *plannedObjects) claim(owner engine.Owner, entries []engine.Entry) error
 		k := e.StateKey()
 		if other, ok := p.owners[k]; ok && (other.Kind != owner.Kind || other.Name != owner.Name) {
 			//lint:ignore ST1005 a diagnostic of sentences, shown to the user as written
-			return fmt.Errorf("%s and %s would both write %s: an object has one owner. Rename one of them.", resourceOf(other), resourceOf(owner), e)
+			return fmt.Errorf("%s and %s would both write %s: an object has one owner. Rename one of them.", intentkind.ResourceOf(other.Kind, other.Name), intentkind.ResourceOf(owner.Kind, owner.Name), e)
 		}
 	}
 	for _, e := range entries {
 		p.owners[e.StateKey()] = owner
 	}
 	return nil
-}
-
-// resourceOf names an intent as its resource: mesh_<kind> "<name>".
-func resourceOf(o engine.Owner) string {
-	if k, ok := intentkind.ByOwner(o.Kind); ok {
-		return fmt.Sprintf("%s %q", k.Resource, o.Name)
-	}
-	return fmt.Sprintf("mesh_%s %q", strings.ReplaceAll(o.Kind, "-", "_"), o.Name)
 }

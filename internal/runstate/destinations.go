@@ -1,4 +1,4 @@
-package provider
+package runstate
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
-// destinationIndex holds the virtual destinations this provider process has
+// DestinationIndex holds the virtual destinations this provider process has
 // planned, by hostname, so traffic and access policies that name a hostname
 // find its backends without contacting a cluster. Terraform plans a policy
 // after the virtual destination it references
 // (mesh_virtual_destination.x.hostname), so the entry is there in time.
-type destinationIndex struct {
+type DestinationIndex struct {
 	mu     sync.Mutex
 	byHost map[string]destinationEntry
 	// byVIP names the virtual destination holding each VIP.
@@ -24,13 +24,13 @@ type destinationIndex struct {
 	// holds for virtual destinations planned with that hostname: a
 	// replacement is planned twice, first with its prior state, then as
 	// a create without it, and the records of the instance it replaces
-	// are its own leftovers (checkHostnameRecords).
+	// are its own leftovers (the provider's checkHostnameRecords).
 	replacing map[string]map[string]bool
 }
 
-// notePrior records that a virtual destination planned with hostname
+// NotePrior records that a virtual destination planned with hostname
 // replaces or updates the instance id of this state.
-func (d *destinationIndex) notePrior(hostname, id string) {
+func (d *DestinationIndex) NotePrior(hostname, id string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.replacing == nil {
@@ -42,9 +42,9 @@ func (d *destinationIndex) notePrior(hostname, id string) {
 	d.replacing[hostname][id] = true
 }
 
-// priorOf reports whether id is an instance of this state that a virtual
+// PriorOf reports whether id is an instance of this state that a virtual
 // destination planned with hostname replaces or updates.
-func (d *destinationIndex) priorOf(hostname, id string) bool {
+func (d *DestinationIndex) PriorOf(hostname, id string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.replacing[hostname][id]
@@ -58,12 +58,12 @@ type destinationEntry struct {
 	name    string
 }
 
-// remember records a planned virtual destination. Two virtual destinations
+// Remember records a planned virtual destination. Two virtual destinations
 // with one hostname are an error: Istio would keep one of them, silently.
 // So are two with one VIP: sidecars would give both one listener, and TCP
 // traffic for one would reach the other. It returns the attribute at fault
 // and a summary with the error.
-func (d *destinationIndex) remember(in virtualdestination.Intent) (string, string, error) {
+func (d *DestinationIndex) Remember(in virtualdestination.Intent) (string, string, error) {
 	if err := d.put(in.Hostname, destinationEntry{intent: in, name: in.Name}); err != nil {
 		return "hostname", "Duplicate hostname", err
 	}
@@ -87,12 +87,12 @@ func (d *destinationIndex) remember(in virtualdestination.Intent) (string, strin
 	return "", "", nil
 }
 
-// clone is a copy of the index, for a rendering that must not count as
+// Clone is a copy of the index, for a rendering that must not count as
 // planned (mesh_rendered_objects).
-func (d *destinationIndex) clone() *destinationIndex {
+func (d *DestinationIndex) Clone() *DestinationIndex {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	c := &destinationIndex{byHost: map[string]destinationEntry{}, byVIP: map[string]string{}}
+	c := &DestinationIndex{byHost: map[string]destinationEntry{}, byVIP: map[string]string{}}
 	for k, v := range d.byHost {
 		c.byHost[k] = v
 	}
@@ -102,13 +102,13 @@ func (d *destinationIndex) clone() *destinationIndex {
 	return c
 }
 
-// rememberPending records that the virtual destination name serves
+// RememberPending records that the virtual destination name serves
 // hostname, with a configuration known only after apply.
-func (d *destinationIndex) rememberPending(name, hostname string) error {
+func (d *DestinationIndex) RememberPending(name, hostname string) error {
 	return d.put(hostname, destinationEntry{pending: true, name: name})
 }
 
-func (d *destinationIndex) put(hostname string, e destinationEntry) error {
+func (d *DestinationIndex) put(hostname string, e destinationEntry) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.byHost == nil {
@@ -121,24 +121,24 @@ func (d *destinationIndex) put(hostname string, e destinationEntry) error {
 	return nil
 }
 
-// lookup returns the virtual destination planned for hostname.
-func (d *destinationIndex) lookup(hostname string) (in virtualdestination.Intent, pending, ok bool) {
+// Lookup returns the virtual destination planned for hostname.
+func (d *DestinationIndex) Lookup(hostname string) (in virtualdestination.Intent, pending, ok bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, ok := d.byHost[hostname]
 	return e.intent, e.pending, ok
 }
 
-// trafficPolicyIndex holds the traffic policies planned in this run, so a
+// TrafficPolicyIndex holds the traffic policies planned in this run, so a
 // policy can be checked against the others on the same destination.
-type trafficPolicyIndex struct {
+type TrafficPolicyIndex struct {
 	mu     sync.Mutex
 	byName map[string]trafficpolicy.Named
 }
 
-// rememberAndList records p and returns every policy on p's destination,
+// RememberAndList records p and returns every policy on p's destination,
 // p included, sorted by name.
-func (t *trafficPolicyIndex) rememberAndList(p trafficpolicy.Named) []trafficpolicy.Named {
+func (t *TrafficPolicyIndex) RememberAndList(p trafficpolicy.Named) []trafficpolicy.Named {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byName == nil {
@@ -148,15 +148,15 @@ func (t *trafficPolicyIndex) rememberAndList(p trafficpolicy.Named) []trafficpol
 	return t.onLocked(p)
 }
 
-// on lists the policies remembered on p's destination (p included once
+// On lists the policies remembered on p's destination (p included once
 // remembered), sorted by name.
-func (t *trafficPolicyIndex) on(p trafficpolicy.Named) []trafficpolicy.Named {
+func (t *TrafficPolicyIndex) On(p trafficpolicy.Named) []trafficpolicy.Named {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.onLocked(p)
 }
 
-func (t *trafficPolicyIndex) onLocked(p trafficpolicy.Named) []trafficpolicy.Named {
+func (t *TrafficPolicyIndex) onLocked(p trafficpolicy.Named) []trafficpolicy.Named {
 	var out []trafficpolicy.Named
 	for _, o := range t.byName {
 		if o.Destination.VirtualDestination == p.Destination.VirtualDestination &&
