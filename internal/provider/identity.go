@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -140,33 +139,4 @@ func importName(ctx context.Context, req resource.ImportStateRequest, attr strin
 			fmt.Sprintf("Importing by identity needs the %s attribute of the identity.", attr))
 	}
 	return n.ValueString(), id.ValueString(), true, diags
-}
-
-// pickInstance narrows the instances an import found to the one the
-// identity names, when it names one; summary and detail say why not when
-// that instance is not among them. Objects without an instance ID stay
-// beside it, so that chooseImport refuses them as an import by name does:
-// the selector of the instance named would not tell them apart either.
-func pickInstance(kind, name, instance string, found map[string]foundInstance) (map[string]foundInstance, string, string) {
-	if instance == "" || len(found) == 0 {
-		return found, "", ""
-	}
-	if f, ok := found[instance]; ok {
-		picked := map[string]foundInstance{instance: f}
-		if none, ok := found[noInstanceID]; ok {
-			picked[noInstanceID] = none
-		}
-		return picked, "", ""
-	}
-	var ids []string
-	for id := range found {
-		if id == noInstanceID {
-			id = "(none)"
-		}
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return nil, "No such instance to import",
-		fmt.Sprintf("The identity names instance %q of %s %q, but the registered clusters hold its objects for instance(s) %s only. "+
-			"Give one of those as the identity's id, or leave the id out to import the one instance there is.", instance, kind, name, strings.Join(ids, ", "))
 }

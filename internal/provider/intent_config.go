@@ -1,35 +1,18 @@
 package provider
 
 import (
-	"encoding/json"
-	"fmt"
-	"math/big"
-
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
 // Every intent keeps its Terraform configuration in the clusters, beside
 // the objects it produced, so that `terraform import` can rebuild the
-// resource from the clusters alone (a lost state, another team's state):
-//
-//   - a virtual destination on its record ConfigMaps,
-//   - an access policy on its AuthorizationPolicies,
-//   - a traffic policy in its contribution to the composed objects.
-//
-// It is the configuration as written (values not set are left out), as
-// JSON, written at apply. No digest covers it, so plans need not compute
-// it and a configuration written differently shows no change.
-
-// ConfigAnnotation holds an intent's configuration on its objects; a
-// traffic policy keeps it in its contribution (trafficpolicy.WithConfig).
-// Neither is part of a digest (engine/digest.go, Composer.Canonical):
-// written differently, a configuration translates to the same objects.
-const ConfigAnnotation = engine.AnnotationConfig
+// resource from the clusters alone: the package discovery says where and
+// how (discovery.ConfigAnnotation, discovery.ConfigJSON); withConfig
+// writes it at apply.
 
 // adoptAttribute is the adopt_existing attribute of every intent resource.
 func adoptAttribute() schema.BoolAttribute {
@@ -40,81 +23,6 @@ func adoptAttribute() schema.BoolAttribute {
 			"Import with the id `adopt:<name>` sets it.",
 		Optional: true,
 	}
-}
-
-// configJSON renders a configuration value as JSON, leaving out null
-// attributes. Every value must be known.
-func configJSON(v tftypes.Value) (string, error) {
-	x, err := tfToAny(v)
-	if err != nil {
-		return "", err
-	}
-	raw, err := json.Marshal(x)
-	return string(raw), err
-}
-
-func tfToAny(v tftypes.Value) (any, error) {
-	if !v.IsKnown() {
-		return nil, fmt.Errorf("value not known")
-	}
-	if v.IsNull() {
-		return nil, nil
-	}
-	t := v.Type()
-	switch {
-	case t.Is(tftypes.String):
-		var s string
-		return s, v.As(&s)
-	case t.Is(tftypes.Bool):
-		var b bool
-		return b, v.As(&b)
-	case t.Is(tftypes.Number):
-		f := new(big.Float)
-		if err := v.As(&f); err != nil {
-			return nil, err
-		}
-		return json.Number(f.Text('g', -1)), nil
-	case t.Is(tftypes.List{}), t.Is(tftypes.Set{}), t.Is(tftypes.Tuple{}):
-		var elems []tftypes.Value
-		if err := v.As(&elems); err != nil {
-			return nil, err
-		}
-		out := make([]any, 0, len(elems))
-		for _, e := range elems {
-			x, err := tfToAny(e)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, x)
-		}
-		return out, nil
-	case t.Is(tftypes.Map{}), t.Is(tftypes.Object{}):
-		var fields map[string]tftypes.Value
-		if err := v.As(&fields); err != nil {
-			return nil, err
-		}
-		out := make(map[string]any, len(fields))
-		for k, e := range fields {
-			x, err := tfToAny(e)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			if x == nil && t.Is(tftypes.Object{}) {
-				continue
-			}
-			out[k] = x
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("unsupported type %s", t)
-}
-
-// configValue rebuilds a value of type t from configJSON's output:
-// attributes left out are null, and one that t does not have is an error
-// naming it.
-func configValue(t tftypes.Type, raw string) (tftypes.Value, error) {
-	//lint:ignore SA1019 the one decoder of Terraform's JSON value encoding that checks a value against its type; its output is what configJSON wrote, and intent_config_test pins the round trip
-	return tftypes.ValueFromJSON([]byte(raw), t)
 }
 
 // withConfig makes the spec keep the configuration cfg in the clusters
@@ -142,7 +50,7 @@ func (s *intentSpec) withConfig(cfg string) error {
 			if a == nil {
 				a = map[string]string{}
 			}
-			a[ConfigAnnotation] = cfg
+			a[discovery.ConfigAnnotation] = cfg
 			o.Resource.SetAnnotations(a)
 		}
 		return objs, err

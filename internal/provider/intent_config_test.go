@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 )
 
 // The configuration an intent keeps in the clusters comes back as the same
 // value: every leaf of every intent resource set at once, and the least
-// configuration (nulls left out), survive configJSON and configValue.
+// configuration (nulls left out), survive discovery.ConfigJSON and
+// discovery.ConfigValue.
 func TestKeptConfigurationRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	for typeName, sr := range resourceSchemas(t) {
@@ -34,41 +35,20 @@ func TestKeptConfigurationRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw, err := configJSON(v)
+			raw, err := discovery.ConfigJSON(v)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", typeName, name, err)
 			}
 			if strings.Contains(raw, "null") {
 				t.Errorf("%s, %s: null values are kept: %s", typeName, name, raw)
 			}
-			back, err := configValue(typ, raw)
+			back, err := discovery.ConfigValue(typ, raw)
 			if err != nil {
 				t.Fatalf("%s, %s: %v\n%s", typeName, name, err, raw)
 			}
 			if !back.Equal(v) {
 				t.Errorf("%s, %s: the configuration does not come back:\nkept: %s\nwant: %s\ngot:  %s", typeName, name, raw, v, back)
 			}
-		}
-	}
-}
-
-// A kept configuration that does not fit the schema is refused with the
-// attribute that does not fit, never half-read.
-func TestKeptConfigurationRefusesWhatDoesNotFit(t *testing.T) {
-	typ := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
-		"name":  tftypes.String,
-		"ports": tftypes.List{ElementType: tftypes.Object{AttributeTypes: map[string]tftypes.Type{"number": tftypes.Number}}},
-	}}
-	for raw, want := range map[string]string{
-		`{"name":"a","color":"red"}`:      `AttributeName("color"): unsupported attribute`,
-		`{"name":{"a":1}}`:                `AttributeName("name"): unsupported type`,
-		`{"ports":[{"number":"eighty"}]}`: `AttributeName("ports").ElementKeyInt(0).AttributeName("number")`,
-		`{"ports":{"number":80}}`:         `AttributeName("ports"): invalid JSON`,
-		`not json`:                        "invalid character",
-	} {
-		_, err := configValue(typ, raw)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: got %v, want an error containing %q", raw, err, want)
 		}
 	}
 }

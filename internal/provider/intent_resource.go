@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
@@ -75,7 +76,7 @@ func (l *intentLifecycle[M, P]) specOf(ctx context.Context, m *M, ph phase, conf
 	if config == nil || diags.HasError() {
 		return spec, diags
 	}
-	cfg, err := configJSON(config.Raw)
+	cfg, err := discovery.ConfigJSON(config.Raw)
 	if err == nil {
 		err = spec.withConfig(cfg)
 	}

@@ -17,15 +17,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 )
 
 // List resources (Terraform 1.14 and later: `list` blocks, terraform
 // query): the intents of one kind the registered clusters hold. Every
 // intent this provider applied keeps its configuration in the clusters
-// (intent_config.go, the contributions of traffic policies), which is how
+// (discovery.ConfigAnnotation, the contributions of traffic policies), which is how
 // import rebuilds a resource by name; a list finds the names, then imports
 // and reads each exactly as `terraform import` would (ImportState, then
 // Read), so that the resource object it returns with include_resource is
@@ -141,7 +140,7 @@ func (l *intentList) List(ctx context.Context, req list.ListRequest, stream *lis
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
-	found, unreachable := discoverIntents(ctx, l.data, t)
+	found, unreachable := discovery.ListIntents(ctx, l.data.Engine, l.data.Registry.Names(), t.kind)
 	if len(unreachable) > 0 {
 		sort.Strings(unreachable)
 		diags.AddError("Listing could not search every cluster",
@@ -229,47 +228,6 @@ func notListed(kind, name string, diags diag.Diagnostics) diag.Diagnostics {
 		}
 	}
 	return out
-}
-
-// discoverIntents finds the names of the intents of t's kind that have
-// objects in the registered clusters, with the clusters holding them.
-func discoverIntents(ctx context.Context, data *providerData, t importTarget) (found map[string]map[string]bool, unreachable []string) {
-	found = map[string]map[string]bool{}
-	add := func(name, cluster string) {
-		if found[name] == nil {
-			found[name] = map[string]bool{}
-		}
-		found[name][cluster] = true
-	}
-	selector := engine.Owner{Kind: t.kind.Owner}.KindSelector()
-	prefix := engine.Owner{Kind: t.kind.Owner}.ContributionKey() // "<kind>.mesh-intent.io/"
-	if t.kind.Composed {
-		selector = engine.LabelManagedBy + "=" + engine.ManagedByValue
-	}
-	for _, cluster := range data.Registry.Names() {
-		for _, k := range t.kind.Writes {
-			items, _, err := data.Engine.Search(ctx, cluster, k, metav1.ListOptions{LabelSelector: selector})
-			if err != nil {
-				unreachable = append(unreachable, fmt.Sprintf("%s: %v", cluster, err))
-				break
-			}
-			for _, item := range items {
-				labels := item.GetLabels()
-				if !t.kind.Composed {
-					if name := labels[engine.LabelOwnerName]; name != "" {
-						add(name, cluster)
-					}
-					continue
-				}
-				for key := range labels {
-					if name, ok := strings.CutPrefix(key, prefix); ok && name != "" {
-						add(name, cluster)
-					}
-				}
-			}
-		}
-	}
-	return found, unreachable
 }
 
 // vdHostnames is a virtual destination's hostname.

@@ -18,6 +18,7 @@ import (
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
@@ -66,7 +67,7 @@ func (f fakeClusterSet) putRecord(t *testing.T, cluster, ns, id string, in virtu
 	obj.SetName(virtualdestination.ObjectName(in.Name))
 	obj.SetLabels(labels)
 	if config != "" {
-		obj.SetAnnotations(map[string]string{ConfigAnnotation: config})
+		obj.SetAnnotations(map[string]string{discovery.ConfigAnnotation: config})
 	}
 	if err := f[cluster].Tracker().Create(gvrConfigMap, obj, ns); err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func vdPlan(t *testing.T, data *providerData, config, priorID string, priorObjec
 	var sr resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &sr)
 	typ := sr.Schema.Type().TerraformType(ctx)
-	v, err := configValue(typ, config)
+	v, err := discovery.ConfigValue(typ, config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/render"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
@@ -153,7 +154,7 @@ func renderConfiguration(ctx context.Context, data *providerData, typ, configura
 	}
 	var sr resource.SchemaResponse
 	r.resource().Schema(ctx, resource.SchemaRequest{}, &sr)
-	v, err := configValue(sr.Schema.Type().TerraformType(ctx), configuration)
+	v, err := discovery.ConfigValue(sr.Schema.Type().TerraformType(ctx), configuration)
 	if err != nil {
 		addAttrError(&diags, at, "Configuration does not fit "+typ, fmt.Sprintf("%v. Give the attributes of a %s block as JSON (jsonencode).", err, typ))
 		return nil, "", diags

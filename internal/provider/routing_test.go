@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 )
 
 // planRoutingOf runs a virtual destination's ModifyPlan on a configuration
@@ -22,7 +24,7 @@ func planRoutingOf(t *testing.T, data *providerData, config string) types.Map {
 	var sr resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &sr)
 	typ := sr.Schema.Type().TerraformType(ctx)
-	v, err := configValue(typ, config)
+	v, err := discovery.ConfigValue(typ, config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
@@ -47,7 +48,7 @@ func upgradeObjects(ctx context.Context, req resource.UpgradeStateRequest, resp 
 		resp.Diagnostics.AddError("Upgrading the state", err.Error())
 		return
 	}
-	v, err := configValue(resp.State.Schema.Type().TerraformType(ctx), string(raw))
+	v, err := discovery.ConfigValue(resp.State.Schema.Type().TerraformType(ctx), string(raw))
 	if err != nil {
 		resp.Diagnostics.AddError("Upgrading the state", fmt.Sprintf("The prior state does not fit this version's schema: %v.", err))
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
@@ -114,7 +115,7 @@ func TestStateUpgradeFromVersion0(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before, err := configValue(sr.Schema.Type().TerraformType(ctx), string(rest))
+			before, err := discovery.ConfigValue(sr.Schema.Type().TerraformType(ctx), string(rest))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
@@ -26,7 +27,7 @@ func wsPlan(t *testing.T, data *providerData, config string, prior map[string]st
 	var sr resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &sr)
 	typ := sr.Schema.Type().TerraformType(ctx)
-	v, err := configValue(typ, config)
+	v, err := discovery.ConfigValue(typ, config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestRosterOfAnOldBuildIsReplaced(t *testing.T) {
 	ctx := context.Background()
 	var sr resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &sr)
-	v, err := configValue(sr.Schema.Type().TerraformType(ctx), rosterConfig)
+	v, err := discovery.ConfigValue(sr.Schema.Type().TerraformType(ctx), rosterConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -385,12 +385,12 @@ var mutations = []mutation{
 	},
 	{
 		ID: "import/wildcard-owner", Why: "import takes objects without an instance ID, making the resource the owner of every instance's objects of its name",
-		File: "internal/provider/intent_import.go", From: "\tif f, ok := found[noInstanceID]; ok {", To: "\tif f, ok := found[\"never\"]; ok {",
+		File: "internal/discovery/import.go", From: "\tif f, ok := found[NoInstanceID]; ok {", To: "\tif f, ok := found[\"never\"]; ok {",
 		Package: "./internal/provider", Run: "TestImportRefuses",
 	},
 	{
 		ID: "import/first-config-wins", Why: "import takes one of several kept configurations of an instance",
-		File: "internal/provider/intent_import.go", From: "\tswitch len(f.configs) {", To: "\tswitch min(len(f.configs), 1) {",
+		File: "internal/discovery/import.go", From: "\tswitch len(f.Configs) {", To: "\tswitch min(len(f.Configs), 1) {",
 		Package: "./internal/provider", Run: "TestImportRefuses",
 	},
 	// Installable (issue 27): one version in the GNUmakefile, the changelog
@@ -687,7 +687,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/identity-instance-ignored", Why: "an import by identity ignores the instance ID it names",
-		File: "internal/provider/identity.go", From: "if instance == \"\" || len(found) == 0 {", To: "if true {",
+		File: "internal/discovery/import.go", From: "if instance == \"\" || len(found) == 0 {", To: "if true {",
 		Package: "./internal/provider", Run: "TestImportByIdentityPicksTheInstance",
 	},
 	{
@@ -716,7 +716,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/identity-skips-no-instance-check", Why: "an import by identity naming an instance imports it beside objects without an instance ID, which an import by name refuses",
-		File: "internal/provider/identity.go", From: "picked[noInstanceID] = none", To: "_ = none",
+		File: "internal/discovery/import.go", From: "picked[NoInstanceID] = none", To: "_ = none",
 		Package: "./internal/provider", Run: "TestImportByIdentityRefusesObjectsWithoutID",
 	},
 	// OpenTofu in the test suite (issue 28): the subset under OpenTofu
