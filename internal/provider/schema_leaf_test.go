@@ -79,7 +79,7 @@ var leafNotIntent = map[string]string{
 	"mesh_virtual_destination.adopt_existing":             "not intent: engine.Owner.Adopt (specOf in intent_resource.go), shown by TestAccImport_adoptsPlainObjects",
 	"mesh_virtual_destination.objects":                    "computed: the inventory",
 	"mesh_virtual_destination.routing":                    "computed: the routing statement, from the intent",
-	"mesh_virtual_destination.vip":                        "a plan-time value checked across virtual destinations (destinations.go), written into the ServiceEntry by spec",
+	"mesh_virtual_destination.vip":                        "a plan-time value checked across virtual destinations (runstate.DestinationIndex), written into the ServiceEntry by spec",
 	"mesh_traffic_policy.id":                              "computed: the instance ID",
 	"mesh_traffic_policy.adopt_existing":                  "not intent: engine.Owner.Adopt (specOf in intent_resource.go), shown by TestAccImport_adoptsPlainObjects",
 	"mesh_traffic_policy.objects":                         "computed: the inventory",
