@@ -629,7 +629,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/routing-not-planned", Why: "the plan does not carry the routing statement",
-		File: "internal/provider/intent_resource.go", From: "\t*P(&m).routingValue() = routing\n", To: "\t_ = routing\n",
+		File: "internal/provider/intent_resource.go", From: "\t\t*r = routing\n", To: "\t\t_ = routing\n",
 		Package: "./internal/provider", Run: "TestPlanStatesRouting",
 	},
 	// Docs that run (issue 27): what the schema says, and the messages.
