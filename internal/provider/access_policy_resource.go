@@ -29,10 +29,10 @@ var (
 
 // NewAccessPolicyResource is mesh_access_policy: who may call a destination.
 func NewAccessPolicyResource() resource.Resource {
-	return &accessPolicyResource{intentLifecycle[accessPolicyModel, *accessPolicyModel]{importer: importTarget{
+	return &accessPolicyResource{newIntentLifecycle[accessPolicyModel](importTarget{
 		kind:      intentkind.AccessPolicy,
 		plainName: func(name string) string { return accesspolicy.NamePrefix + name },
-	}}}
+	})}
 }
 
 type accessPolicyResource struct {
@@ -90,10 +90,6 @@ func backendsAttribute() schema.ListNestedAttribute {
 			"service":   schema.StringAttribute{Computed: true, MarkdownDescription: "Backend service."},
 		}},
 	}
-}
-
-func (r *accessPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_access_policy"
 }
 
 func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

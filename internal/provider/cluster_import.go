@@ -3,9 +3,10 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,31 +20,35 @@ import (
 
 type k8sGVK = k8sschema.GroupVersionKind
 
-// importDefaults fills the attributes an import by name leaves empty with
-// their defaults, before the cluster's objects tell the rest.
-func (m *clusterResourceModel) importDefaults() {
-	m.IstioNamespace = types.StringValue(translate.DefaultIstioNS)
-	m.DefaultDeny = types.BoolValue(false)
-	m.DefaultDenyExempt = defaultDenyExemptValue()
-	m.ExposeEastWest = types.BoolValue(false)
-	hosts := make([]attr.Value, len(translate.DefaultEastWestHosts))
-	for i, h := range translate.DefaultEastWestHosts {
-		hosts[i] = types.StringValue(h)
+// importedCluster is the state an import of the cluster name makes: the
+// attributes an import by name leaves empty at their defaults, before the
+// cluster's objects tell the rest, and the name standing in for the
+// instance ID, which the Read after it finds on the objects too
+// (inferFromCluster).
+func importedCluster(name string) *clusterResourceModel {
+	exempt := make([]map[string]string, len(cluster.DefaultDenyExempt))
+	for i, sel := range cluster.DefaultDenyExempt {
+		exempt[i] = maps.Clone(sel)
 	}
-	m.EastWestHosts = types.ListValueMust(types.StringType, hosts)
-	sel := map[string]attr.Value{}
-	for k, v := range cluster.DefaultEastWestSelector {
-		sel[k] = types.StringValue(v)
+	return &clusterResourceModel{
+		ID:                 types.StringValue(name),
+		Name:               name,
+		IstioNamespace:     translate.DefaultIstioNS,
+		DefaultDenyExempt:  exempt,
+		EastWestHosts:      slices.Clone(translate.DefaultEastWestHosts),
+		EastWestSelector:   maps.Clone(cluster.DefaultEastWestSelector),
+		KubernetesVersion:  types.StringNull(),
+		IstioCRDsInstalled: types.BoolNull(),
+		Objects:            types.MapNull(types.StringType),
 	}
-	m.EastWestSelector = types.MapValueMust(types.StringType, sel)
 }
 
 // inferFromCluster sets the intent attributes from the objects an imported
 // mesh_cluster owns, so the first plan after import is empty when the
 // configuration matches the cluster.
-func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResourceModel) diag.Diagnostics {
+func (m *clusterResourceModel) inferFromCluster(ctx context.Context, data *providerData) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if _, err := r.data.Engine.Probe(m.Name.ValueString()); err != nil {
+	if _, err := data.Engine.Probe(m.Name); err != nil {
 		diags.AddWarning("Import could not read the cluster", err.Error())
 		return diags
 	}
@@ -52,19 +57,19 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 			m.ID = types.StringValue(newOwnerID()) // nothing found to adopt
 		}
 	}()
-	var exempt []map[string]string
+	exempt := []map[string]string{} // none found is an empty list, not null
 	defer func() {
-		if m.DefaultDeny.ValueBool() {
+		if m.DefaultDeny {
 			// The selectors in the order of their objects' names; the
 			// configuration's order is not recorded anywhere.
-			m.DefaultDenyExempt = selectorsValue(exempt)
+			m.DefaultDenyExempt = exempt
 		}
 	}()
 	for _, e := range entriesOf(m.Objects) {
 		if !intentkind.Cluster.WritesKind(e.Kind) {
 			continue
 		}
-		live, err := r.data.Engine.Get(ctx, e)
+		live, err := data.Engine.Get(ctx, e)
 		if err != nil {
 			diags.AddWarning("Import could not read "+e.String(), err.Error())
 			continue
@@ -76,7 +81,7 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 		if id := live.GetLabels()[engine.LabelOwnerID]; id != "" && m.ID.IsNull() {
 			m.ID = types.StringValue(id)
 		}
-		m.IstioNamespace = types.StringValue(e.Namespace)
+		m.IstioNamespace = e.Namespace
 		if e.Kind == "AuthorizationPolicy" {
 			if strings.HasPrefix(e.Name, cluster.DefaultDenyExemptPrefix) {
 				if sel, ok, _ := unstructured.NestedStringMap(live.Object, "spec", "selector", "matchLabels"); ok {
@@ -84,33 +89,25 @@ func (r *clusterResource) inferFromCluster(ctx context.Context, m *clusterResour
 				}
 				continue
 			}
-			m.DefaultDeny = types.BoolValue(true)
+			m.DefaultDeny = true
 			continue
 		}
 		switch e.Kind {
 		case "Gateway":
-			m.ExposeEastWest = types.BoolValue(true)
+			m.ExposeEastWest = true
 			if sel, ok, _ := unstructured.NestedStringMap(live.Object, "spec", "selector"); ok {
-				v := map[string]attr.Value{}
-				for k, s := range sel {
-					v[k] = types.StringValue(s)
-				}
-				m.EastWestSelector = types.MapValueMust(types.StringType, v)
+				m.EastWestSelector = sel
 			}
 			if servers, ok, _ := unstructured.NestedSlice(live.Object, "spec", "servers"); ok && len(servers) > 0 {
 				if s, ok := servers[0].(map[string]any); ok {
 					if hs, ok, _ := unstructured.NestedStringSlice(s, "hosts"); ok {
-						v := make([]attr.Value, len(hs))
-						for i, h := range hs {
-							v[i] = types.StringValue(h)
-						}
-						m.EastWestHosts = types.ListValueMust(types.StringType, v)
+						m.EastWestHosts = append([]string{}, hs...) // an empty list, not null
 					}
 				}
 			}
 		case "PeerAuthentication":
 			if mode, ok, _ := unstructured.NestedString(live.Object, "spec", "mtls", "mode"); ok {
-				m.MTLSMode = types.StringValue(mode)
+				m.MTLSMode = &mode
 			} else {
 				diags.AddWarning("Import", fmt.Sprintf("%s has no mtls.mode, so the imported mtls_mode is left unset.", e))
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -32,29 +32,33 @@ var (
 )
 
 // NewClusterResource is mesh_cluster: a registered cluster joins the mesh.
-func NewClusterResource() resource.Resource { return &clusterResource{} }
+// It has the intents' lifecycle, with a probe of its cluster after each
+// engine operation (clusterSynced), and an import of its own, by name
+// (ImportState), whose Read infers the attributes from the objects found.
+func NewClusterResource() resource.Resource {
+	l := newIntentLifecycle[clusterResourceModel](importTarget{kind: intentkind.Cluster})
+	l.importedRead = func(m *clusterResourceModel) { m.ID = types.StringNull() } // found on the objects (inferFromCluster)
+	l.afterSync = clusterSynced
+	return &clusterResource{l}
+}
 
 type clusterResource struct {
-	data *providerData
+	intentLifecycle[clusterResourceModel, *clusterResourceModel]
 }
 
 type clusterResourceModel struct {
-	ID                 types.String `tfsdk:"id"`
-	Name               types.String `tfsdk:"name"`
-	IstioNamespace     types.String `tfsdk:"istio_namespace"`
-	MTLSMode           types.String `tfsdk:"mtls_mode"`
-	DefaultDeny        types.Bool   `tfsdk:"default_deny"`
-	DefaultDenyExempt  types.List   `tfsdk:"default_deny_exempt"`
-	ExposeEastWest     types.Bool   `tfsdk:"expose_east_west"`
-	EastWestHosts      types.List   `tfsdk:"east_west_hosts"`
-	EastWestSelector   types.Map    `tfsdk:"east_west_selector"`
-	KubernetesVersion  types.String `tfsdk:"kubernetes_version"`
-	IstioCRDsInstalled types.Bool   `tfsdk:"istio_crds_installed"`
-	Objects            types.Map    `tfsdk:"objects"`
-}
-
-func (r *clusterResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_cluster"
+	ID                 types.String        `tfsdk:"id"`
+	Name               string              `tfsdk:"name"`
+	IstioNamespace     string              `tfsdk:"istio_namespace"`
+	MTLSMode           *string             `tfsdk:"mtls_mode"`
+	DefaultDeny        bool                `tfsdk:"default_deny"`
+	DefaultDenyExempt  []map[string]string `tfsdk:"default_deny_exempt"`
+	ExposeEastWest     bool                `tfsdk:"expose_east_west"`
+	EastWestHosts      []string            `tfsdk:"east_west_hosts"`
+	EastWestSelector   map[string]string   `tfsdk:"east_west_selector"`
+	KubernetesVersion  types.String        `tfsdk:"kubernetes_version"`
+	IstioCRDsInstalled types.Bool          `tfsdk:"istio_crds_installed"`
+	Objects            types.Map           `tfsdk:"objects"`
 }
 
 func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -158,153 +162,46 @@ func selectorsValue(sels []map[string]string) types.List {
 	return types.ListValueMust(types.MapType{ElemType: types.StringType}, elems)
 }
 
-func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
-	if data, ok := req.ProviderData.(*providerData); ok {
-		r.data = data
-	}
-}
-
-// spec is what the engine needs of mesh_cluster: owner, kinds, translation.
-func (m *clusterResourceModel) spec() intentSpec {
+// spec is what the engine needs of mesh_cluster: owner, kinds,
+// translation. Nothing in it depends on other intents, so the phase does
+// not matter.
+func (m *clusterResourceModel) spec(context.Context, *providerData, phase) (intentSpec, diag.Diagnostics) {
 	in := m.intent()
 	return intentSpec{
 		Owner:     engine.Owner{Kind: intentkind.Cluster.Owner, Name: in.Name, ID: ownerIDOf(m.ID)},
 		Kinds:     intentkind.Cluster.Writes,
 		Translate: func(reg *translate.Registry) ([]translate.Object, error) { return cluster.Translate(in, reg) },
 		Case:      func() any { return in },
-	}
+	}, nil
 }
+
+func (m *clusterResourceModel) inventory() types.Map     { return m.Objects }
+func (m *clusterResourceModel) setInventory(l types.Map) { m.Objects = l }
+
+func (m *clusterResourceModel) ownerID() *types.String { return &m.ID }
+
+// adoptExisting and routingValue: mesh_cluster has neither attribute.
+func (m *clusterResourceModel) adoptExisting() bool      { return false }
+func (m *clusterResourceModel) routingValue() *types.Map { return nil }
 
 // intent is where mesh_cluster's attributes become translator fields.
 func (m *clusterResourceModel) intent() cluster.Intent {
-	hosts, _ := stringList(m.EastWestHosts)
-	selector, _ := stringMap(m.EastWestSelector)
-	exempt := []map[string]string{}
-	for _, v := range m.DefaultDenyExempt.Elements() {
-		if sel, ok := v.(types.Map); ok {
-			labels, _ := stringMap(sel)
-			exempt = append(exempt, labels)
-		}
-	}
+	// Never nil, which the translator reads as the default: a null list
+	// (a configuration rendered without its defaults) exempts nothing.
+	exempt := append([]map[string]string{}, m.DefaultDenyExempt...)
 	in := cluster.Intent{
-		Name:              m.Name.ValueString(),
-		IstioNamespace:    m.IstioNamespace.ValueString(),
-		MTLSMode:          m.MTLSMode.ValueString(),
-		DefaultDeny:       m.DefaultDeny.ValueBool(),
+		Name:              m.Name,
+		IstioNamespace:    m.IstioNamespace,
+		DefaultDeny:       m.DefaultDeny,
 		DefaultDenyExempt: exempt,
-		ExposeEastWest:    m.ExposeEastWest.ValueBool(),
-		EastWestHosts:     hosts,
-		EastWestSelector:  selector,
+		ExposeEastWest:    m.ExposeEastWest,
+		EastWestHosts:     m.EastWestHosts,
+		EastWestSelector:  m.EastWestSelector,
+	}
+	if m.MTLSMode != nil {
+		in.MTLSMode = *m.MTLSMode
 	}
 	return in
-}
-
-// ModifyPlan plans the objects as every intent does (intentLifecycle's
-// ModifyPlan): a state with objects in a cluster no longer registered
-// fails, destroys included, and objects in a cluster the refresh could
-// not read are planned as re-checked.
-func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	var prior clusterResourceModel
-	prior.Objects = types.MapNull(types.StringType)
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-		resp.Diagnostics.Append(checkRemovedClusters(r.data, prior.spec().Owner, prior.Objects)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-	}
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
-	var plan clusterResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !plan.knowable() {
-		return
-	}
-	spec := plan.spec()
-	objects, diags := planObjects(ctx, r.data, spec)
-	resp.Diagnostics.Append(diags...)
-	objects, diags = recheckUnreadable(spec.Owner, objects, prior.Objects, unreadableOf(ctx, req.Private))
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), objects)...)
-}
-
-// knowable reports whether the configuration is known well enough to
-// translate; otherwise objects stay unknown in the plan.
-func (m *clusterResourceModel) knowable() bool {
-	return !anyUnknown(m.Name, m.IstioNamespace, m.MTLSMode, m.DefaultDeny, m.DefaultDenyExempt, m.ExposeEastWest, m.EastWestHosts, m.EastWestSelector)
-}
-
-func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	var m clusterResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	m.ID = types.StringValue(newOwnerID())
-	objects, failed, diags := applyObjects(ctx, r.data, m.spec(), nil)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(recordUnreadable(ctx, resp.Private, failed)...)
-	m.Objects = objects
-	r.probe(&m)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	var m clusterResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	importing := m.Objects.IsNull()
-	if importing {
-		m.ID = types.StringNull() // found on the objects below
-		m.importDefaults()
-	}
-	objects, failed, diags := readObjects(ctx, r.data, m.spec(), entriesOf(m.Objects), importing)
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(recordUnreadable(ctx, resp.Private, failed)...)
-	m.Objects = objects
-	if importing {
-		resp.Diagnostics.Append(r.inferFromCluster(ctx, &m)...)
-	}
-	r.refreshProbe(&m)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	var m, prior clusterResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	objects, failed, diags := applyObjects(ctx, r.data, m.spec(), entriesOf(prior.Objects))
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(recordUnreadable(ctx, resp.Private, failed)...)
-	m.Objects = objects
-	r.probe(&m)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m clusterResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	left, diags := deleteObjects(ctx, r.data, m.spec(), entriesOf(m.Objects))
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
-		m.Objects = left
-		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	}
 }
 
 func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
@@ -328,15 +225,30 @@ func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportSt
 				"The import id is the cluster's key in the provider's clusters map; retry when it answers.", req.ID, err))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, importedCluster(req.ID))...)
+}
+
+// clusterSynced completes the model after each engine operation: what the
+// cluster reports (probe, or refreshProbe on Read) and, at the Read after
+// an import, the attributes the objects found say (inferFromCluster).
+func clusterSynced(ctx context.Context, data *providerData, m *clusterResourceModel, step syncStep) diag.Diagnostics {
+	if step == syncApply {
+		m.probe(data)
+		return nil
+	}
+	var diags diag.Diagnostics
+	if step == syncImport {
+		diags = m.inferFromCluster(ctx, data)
+	}
+	m.refreshProbe(data)
+	return diags
 }
 
 // probe records the cluster's version and whether it serves Istio's APIs.
 // An unreachable cluster keeps what was known. A value the plan already
 // fixed (kubernetes_version keeps its state value on update) is left as
 // planned: apply must produce what plan promised.
-func (r *clusterResource) probe(m *clusterResourceModel) {
+func (m *clusterResourceModel) probe(data *providerData) {
 	versionOpen := m.KubernetesVersion.IsUnknown() || m.KubernetesVersion.IsNull()
 	if m.KubernetesVersion.IsUnknown() {
 		m.KubernetesVersion = types.StringValue("")
@@ -344,7 +256,7 @@ func (r *clusterResource) probe(m *clusterResourceModel) {
 	if m.IstioCRDsInstalled.IsUnknown() || m.IstioCRDsInstalled.IsNull() {
 		m.IstioCRDsInstalled = types.BoolValue(false)
 	}
-	info, err := r.data.Engine.Probe(m.Name.ValueString())
+	info, err := data.Engine.Probe(m.Name)
 	if err != nil {
 		return
 	}
@@ -355,10 +267,10 @@ func (r *clusterResource) probe(m *clusterResourceModel) {
 }
 
 // refreshProbe is probe for Read, where every value may change.
-func (r *clusterResource) refreshProbe(m *clusterResourceModel) {
+func (m *clusterResourceModel) refreshProbe(data *providerData) {
 	prior := m.KubernetesVersion
 	m.KubernetesVersion = types.StringUnknown()
-	r.probe(m)
+	m.probe(data)
 	if m.KubernetesVersion.ValueString() == "" && !prior.IsNull() {
 		m.KubernetesVersion = prior // unreachable: keep what was known
 	}

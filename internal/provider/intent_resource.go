@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -15,11 +15,104 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
+
+// resourceBase is the framework-facing skeleton of every resource of this
+// provider, embedded by intentLifecycle (the three intents and
+// mesh_cluster) and by mesh_workspace: the type name, its kind's Resource
+// (Metadata); the provider's data (Configure) and the check that it is
+// configured (ready); and the frame of each write (create, read, update),
+// which decodes the model from the plan or the state and, once the write
+// has set the state, the resource identity from it (identityFromState).
+type resourceBase[M any] struct {
+	kind intentkind.Kind
+	data *providerData
+}
+
+// providerTypeName is the provider's type name (meshProvider.Metadata),
+// the prefix of every resource type.
+const providerTypeName = "mesh"
+
+// Metadata names the resource after its kind: the kind's Resource, with
+// the provider's type name the framework passes in place of its prefix.
+func (b *resourceBase[M]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + strings.TrimPrefix(b.kind.Resource, providerTypeName)
+}
+
+func (b *resourceBase[M]) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
+	if data, ok := req.ProviderData.(*providerData); ok {
+		b.data = data
+	}
+}
+
+// ready reports whether the provider is configured with clusters to talk
+// to, adding an error naming the resource when it is not.
+func (b *resourceBase[M]) ready(diags *diag.Diagnostics) bool {
+	if b.data == nil || b.data.Engine == nil {
+		diags.AddError("Provider not configured", "The mesh provider has no clusters to read: configure it before using "+b.kind.Resource+".")
+		return false
+	}
+	return true
+}
+
+// fromPlan decodes the model from a plan; ok is false when it does not
+// decode, and diags says why.
+func (b *resourceBase[M]) fromPlan(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) (m M, ok bool) {
+	diags.Append(plan.Get(ctx, &m)...)
+	return m, !diags.HasError()
+}
+
+// fromState decodes the model from a state; ok is false when it does not
+// decode, and diags says why, except for a state imported with adopt: and
+// not applied since (adoptPending; intents only), which owns nothing yet
+// and so asks nothing of the operation.
+func (b *resourceBase[M]) fromState(ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) (m M, ok bool) {
+	if d := state.Get(ctx, &m); d.HasError() {
+		if !adoptPending(ctx, state) {
+			diags.Append(d...)
+		}
+		return m, false
+	}
+	return m, true
+}
+
+// create, read and update frame the framework's Create, Read and Update:
+// write gets the model decoded from the plan (from the state for Read) and
+// sets the response's state; the resource identity is then set from that
+// state. write is not called when the model does not decode.
+func (b *resourceBase[M]) create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, write func(m *M)) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	if m, ok := b.fromPlan(ctx, req.Plan, &resp.Diagnostics); ok {
+		write(&m)
+	}
+}
+
+func (b *resourceBase[M]) read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, write func(m *M)) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	if m, ok := b.fromState(ctx, req.State, &resp.Diagnostics); ok {
+		write(&m)
+	}
+}
+
+func (b *resourceBase[M]) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, write func(m *M)) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	if m, ok := b.fromPlan(ctx, req.Plan, &resp.Diagnostics); ok {
+		write(&m)
+	}
+}
 
 // intentModel is what the shared lifecycle needs from a resource model:
 // how it becomes translator intent, and where its inventory lives. It is
 // implemented by a pointer to the model struct.
+//
+// A model decodes the attributes a configuration sets as plain Go values
+// (a pointer where an optional attribute has no default; a slice or a map
+// is nil when null), since the lifecycle decodes a model only from a fully
+// known configuration (ModifyPlan) or from a plan or state that holds no
+// unknown configured value. Computed attributes (id, objects, routing,
+// adopt_existing, values resolved from other intents or read from the
+// cluster) are framework values, which may be unknown or null.
 type intentModel[M any] interface {
 	*M
 	// spec turns the model into intent; it may set computed attributes
@@ -27,13 +120,15 @@ type intentModel[M any] interface {
 	// The phase says which step of the run asks (planPhase, statePhase),
 	// and so where facts about other intents come from.
 	spec(ctx context.Context, data *providerData, ph phase) (intentSpec, diag.Diagnostics)
-	// adoptExisting is the adopt_existing attribute.
+	// adoptExisting is the adopt_existing attribute; false for a kind
+	// without one (mesh_cluster).
 	adoptExisting() bool
 	inventory() types.Map
 	setInventory(types.Map)
 	// ownerID is the instance ID (the id attribute), set at create.
 	ownerID() *types.String
-	// routingValue is the routing attribute (routing.go).
+	// routingValue is the routing attribute (routing.go); nil for a kind
+	// without one (mesh_cluster), whose routing the lifecycle skips.
 	routingValue() *types.Map
 }
 
@@ -55,17 +150,50 @@ const (
 	statePhase
 )
 
-// intentLifecycle implements Configure, ModifyPlan, Create, Read, Update and
-// Delete for every intent resource: each reads the model, calls the
-// translator and the engine through objects.go, and sets state.
+// intentLifecycle implements ModifyPlan, Create, Read, Update and Delete
+// for every resource that writes translated objects (the intents and
+// mesh_cluster), on the skeleton of resourceBase: each reads the model,
+// calls the translator and the engine through objects.go, and sets state.
 type intentLifecycle[M any, P intentModel[M]] struct {
-	data *providerData
+	resourceBase[M]
 	// partlyKnown, when set, is told about a configuration that is not
 	// fully known at plan, so that intents depending on this one can plan
 	// their own values as known after apply.
 	partlyKnown func(ctx context.Context, data *providerData, config tfsdk.Config) diag.Diagnostics
 	// importer says where import finds the resource's objects.
 	importer importTarget
+	// importedRead, when set, prepares the model of a state an import made
+	// (no inventory yet) for the Read that follows: mesh_cluster's import
+	// knows the name only, and leaves the instance ID to the objects found.
+	importedRead func(m *M)
+	// afterSync, when set, completes the model after each engine
+	// operation, before state records it (sync); step says which
+	// operation it was. mesh_cluster records what its cluster reports
+	// and, at the Read after an import, what the objects found say.
+	afterSync func(ctx context.Context, data *providerData, m *M, step syncStep) diag.Diagnostics
+}
+
+// newIntentLifecycle is the lifecycle of the kind t.kind, imported as t
+// says; the optional hooks are set on the value it returns.
+func newIntentLifecycle[M any, P intentModel[M]](t importTarget) intentLifecycle[M, P] {
+	return intentLifecycle[M, P]{resourceBase: resourceBase[M]{kind: t.kind}, importer: t}
+}
+
+// syncStep is the operation a sync records: an apply (Create, Update), a
+// refresh (Read), or the Read right after an import, which has no
+// inventory yet.
+type syncStep int
+
+const (
+	syncApply syncStep = iota
+	syncRefresh
+	syncImport
+)
+
+// routed reports whether the kind has a routing attribute.
+func (l *intentLifecycle[M, P]) routed() bool {
+	var m M
+	return P(&m).routingValue() != nil
 }
 
 // specOf resolves the model into intent; with the configuration (at
@@ -86,12 +214,6 @@ func (l *intentLifecycle[M, P]) specOf(ctx context.Context, m *M, ph phase, conf
 	return spec, diags
 }
 
-func (l *intentLifecycle[M, P]) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
-	if data, ok := req.ProviderData.(*providerData); ok {
-		l.data = data
-	}
-}
-
 // ModifyPlan translates the planned intent into the objects attribute. It
 // writes to no cluster (a traffic policy reads the objects it shares,
 // checkComposition). Configuration values known only after apply leave
@@ -110,7 +232,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		// The owner names the intent in messages; resolving the whole
 		// spec could read the clusters.
-		owner := engine.Owner{Kind: l.importer.kind.Owner, Name: name.ValueString()}
+		owner := engine.Owner{Kind: l.kind.Owner, Name: name.ValueString()}
 		resp.Diagnostics.Append(checkRemovedClusters(l.data, owner, prior)...)
 		if resp.Diagnostics.HasError() {
 			return
@@ -124,12 +246,13 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 			resp.Diagnostics.Append(l.partlyKnown(ctx, l.data, req.Config)...)
 		}
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("objects"), types.MapUnknown(types.StringType))...)
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("routing"), types.MapUnknown(types.StringType))...)
+		if l.routed() {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("routing"), types.MapUnknown(types.StringType))...)
+		}
 		return
 	}
-	var m M
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
+	m, ok := l.fromPlan(ctx, req.Plan, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	proposed := m
@@ -145,9 +268,11 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	objects, diags = recheckUnreadable(spec.Owner, objects, prior, unreadableOf(ctx, req.Private))
 	resp.Diagnostics.Append(diags...)
 	P(&m).setInventory(objects)
-	routing, diags := planRouting(l.data, spec, !resp.Diagnostics.HasError() && !objects.IsUnknown())
-	resp.Diagnostics.Append(diags...)
-	*P(&m).routingValue() = routing
+	if r := P(&m).routingValue(); r != nil {
+		routing, diags := planRouting(l.data, spec, !resp.Diagnostics.HasError() && !objects.IsUnknown())
+		resp.Diagnostics.Append(diags...)
+		*r = routing
+	}
 	if sameValues(proposed, m) {
 		// The proposed plan already holds these computed values (an
 		// unchanged resource, the usual case): writing them back would
@@ -182,56 +307,57 @@ func sameValues[M any](a, b M) bool {
 }
 
 func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	var m M
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	*P(&m).ownerID() = types.StringValue(newOwnerID())
-	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
-		return applyObjects(ctx, l.data, spec, nil)
-	}, &resp.State, resp.Private, false)...)
+	l.create(ctx, req, resp, func(m *M) {
+		*P(m).ownerID() = types.StringValue(newOwnerID())
+		resp.Diagnostics.Append(l.sync(ctx, m, &req.Config, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
+			return applyObjects(ctx, l.data, spec, nil)
+		}, &resp.State, resp.Private, syncApply)...)
+	})
 }
 
+// Read refreshes the inventory from the clusters. A state without an
+// inventory was just imported: its objects are searched for in every
+// registered cluster. (A state imported with adopt:, before the apply that
+// adopts, does not decode and is left as it is: fromState.)
 func (l *intentLifecycle[M, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	var m M
-	if d := req.State.Get(ctx, &m); d.HasError() {
-		if !adoptPending(ctx, req.State) { // else imported with adopt:, before the apply that adopts
-			resp.Diagnostics.Append(d...)
+	l.read(ctx, req, resp, func(m *M) {
+		prior := P(m).inventory()
+		step := syncRefresh
+		if prior.IsNull() {
+			step = syncImport
+			if l.importedRead != nil {
+				l.importedRead(m)
+			}
 		}
-		return
-	}
-	prior := P(&m).inventory()
-	resp.Diagnostics.Append(l.sync(ctx, &m, nil, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
-		return readObjects(ctx, l.data, spec, entriesOf(prior), prior.IsNull())
-	}, &resp.State, resp.Private, true)...)
+		resp.Diagnostics.Append(l.sync(ctx, m, nil, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
+			return readObjects(ctx, l.data, spec, entriesOf(prior), step == syncImport)
+		}, &resp.State, resp.Private, step)...)
+	})
 }
 
 func (l *intentLifecycle[M, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	var m M
-	var prior types.Map
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("objects"), &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(l.sync(ctx, &m, &req.Config, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
-		return applyObjects(ctx, l.data, spec, entriesOf(prior))
-	}, &resp.State, resp.Private, false)...)
+	l.update(ctx, req, resp, func(m *M) {
+		var prior types.Map
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("objects"), &prior)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		resp.Diagnostics.Append(l.sync(ctx, m, &req.Config, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
+			return applyObjects(ctx, l.data, spec, entriesOf(prior))
+		}, &resp.State, resp.Private, syncApply)...)
+	})
 }
 
 // sync resolves the model into intent, runs one engine operation and
 // records the inventory it returns in state, also when it failed, and the
 // clusters it could not read or write in private state (unreadableKey).
 //
-// refreshing is set by Read, whose response state starts out as a copy of
-// the state m was read from: when nothing changed, as in most refreshes,
-// it is left as it is rather than converted from the model again. (Update
-// starts from the prior state, not the plan, so it always writes.)
-func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.Map, map[string]string, diag.Diagnostics), state *tfsdk.State, private privateSetter, refreshing bool) diag.Diagnostics {
+// A Read (syncRefresh, syncImport) starts from a response state that is a
+// copy of the state m was read from: when nothing changed, as in most
+// refreshes, it is left as it is rather than converted from the model
+// again. (Update starts from the prior state, not the plan, so it always
+// writes.)
+func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Config, op func(intentSpec) (types.Map, map[string]string, diag.Diagnostics), state *tfsdk.State, private privateSetter, step syncStep) diag.Diagnostics {
 	before := *m
 	spec, diags := l.specOf(ctx, m, statePhase, config)
 	if diags.HasError() {
@@ -241,8 +367,13 @@ func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Co
 	diags.Append(d...)
 	diags.Append(recordUnreadable(ctx, private, failed)...)
 	P(m).setInventory(objects)
-	diags.Append(fillRouting(l.data, spec, P(m))...)
-	if refreshing && sameValues(before, *m) {
+	if P(m).routingValue() != nil {
+		diags.Append(fillRouting(l.data, spec, P(m))...)
+	}
+	if l.afterSync != nil {
+		diags.Append(l.afterSync(ctx, l.data, m, step)...)
+	}
+	if step != syncApply && sameValues(before, *m) {
 		return diags
 	}
 	diags.Append(state.Set(ctx, m)...)
@@ -250,11 +381,8 @@ func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Co
 }
 
 func (l *intentLifecycle[M, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m M
-	if d := req.State.Get(ctx, &m); d.HasError() {
-		if !adoptPending(ctx, req.State) { // else imported with adopt: and never applied: nothing is ours yet
-			resp.Diagnostics.Append(d...)
-		}
+	m, ok := l.fromState(ctx, req.State, &resp.Diagnostics) // not ok either when imported with adopt: and never applied: nothing is ours yet
+	if !ok {
 		return
 	}
 	// Deleting needs only the owner and the inventory, never a

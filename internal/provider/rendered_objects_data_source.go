@@ -51,14 +51,7 @@ var renderers = map[string]struct {
 	resource func() resource.Resource
 	spec     func(ctx context.Context, data *providerData, state tfsdk.State) (intentSpec, diag.Diagnostics)
 }{
-	"mesh_cluster": {NewClusterResource, func(ctx context.Context, _ *providerData, state tfsdk.State) (intentSpec, diag.Diagnostics) {
-		var m clusterResourceModel
-		diags := state.Get(ctx, &m)
-		if diags.HasError() {
-			return intentSpec{}, diags
-		}
-		return m.spec(), diags
-	}},
+	"mesh_cluster":             {NewClusterResource, intentSpecOf[clusterResourceModel]},
 	"mesh_virtual_destination": {NewVirtualDestinationResource, intentSpecOf[virtualDestinationModel]},
 	"mesh_traffic_policy":      {NewTrafficPolicyResource, intentSpecOf[trafficPolicyModel]},
 	"mesh_access_policy":       {NewAccessPolicyResource, intentSpecOf[accessPolicyModel]},

@@ -63,7 +63,7 @@ var leafDecoders = map[string]func(ctx context.Context, plan tfsdk.Plan) (any, e
 // attributes (list elements as index 0), and those the framework fills
 // with a default in every plan.
 var leafBase = map[string]map[string]any{
-	"mesh_cluster":             {"name": "east"},
+	"mesh_cluster":             {"name": "east", "istio_namespace": "istio-system", "default_deny": false, "expose_east_west": false},
 	"mesh_virtual_destination": {"name": "user", "hostname": "user.global", "namespace": "istio-system", "ports.0.number": 8080, "ports.0.protocol": "HTTP", "backends.0.cluster": "east", "backends.0.namespace": "users", "backends.0.service": "user"},
 	"mesh_traffic_policy":      {"name": "p", "destination.service": "user", "destination.namespace": "users"},
 	"mesh_access_policy":       {"name": "p", "destination.service": "user", "destination.namespace": "users", "sources.0.namespace": "accounts", "sources.0.service_account": "account"},

@@ -94,7 +94,3 @@ var (
 func (l *intentLifecycle[M, P]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	return stateUpgraders()
 }
-
-func (r *clusterResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return stateUpgraders()
-}

@@ -30,17 +30,13 @@ var (
 // NewTrafficPolicyResource is mesh_traffic_policy: how traffic from some
 // sources to a destination behaves.
 func NewTrafficPolicyResource() resource.Resource {
-	return &trafficPolicyResource{intentLifecycle[trafficPolicyModel, *trafficPolicyModel]{importer: importTarget{
+	return &trafficPolicyResource{newIntentLifecycle[trafficPolicyModel](importTarget{
 		kind: intentkind.TrafficPolicy,
-	}}}
+	})}
 }
 
 type trafficPolicyResource struct {
 	intentLifecycle[trafficPolicyModel, *trafficPolicyModel]
-}
-
-func (r *trafficPolicyResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_traffic_policy"
 }
 
 func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

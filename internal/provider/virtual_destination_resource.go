@@ -30,13 +30,12 @@ var (
 // NewVirtualDestinationResource is mesh_virtual_destination: one global
 // hostname with backends in several clusters.
 func NewVirtualDestinationResource() resource.Resource {
-	return &virtualDestinationResource{intentLifecycle[virtualDestinationModel, *virtualDestinationModel]{
-		partlyKnown: rememberPendingDestination,
-		importer: importTarget{
-			kind:      intentkind.VirtualDestination,
-			plainName: virtualdestination.ObjectName,
-		},
-	}}
+	l := newIntentLifecycle[virtualDestinationModel](importTarget{
+		kind:      intentkind.VirtualDestination,
+		plainName: virtualdestination.ObjectName,
+	})
+	l.partlyKnown = rememberPendingDestination
+	return &virtualDestinationResource{l}
 }
 
 // rememberPendingDestination marks a virtual destination whose hostname is
@@ -106,10 +105,6 @@ type vdClientsModel struct {
 	Clusters        []string          `tfsdk:"clusters"`
 	ClusterSelector map[string]string `tfsdk:"cluster_selector"`
 	Namespaces      []string          `tfsdk:"namespaces"`
-}
-
-func (r *virtualDestinationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_virtual_destination"
 }
 
 func outlierDetectionAttribute(desc string) schema.SingleNestedAttribute {

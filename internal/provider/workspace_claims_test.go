@@ -23,7 +23,8 @@ import (
 func wsPlan(t *testing.T, data *providerData, config string, prior map[string]string) diag.Diagnostics {
 	t.Helper()
 	ctx := context.Background()
-	r := &workspaceResource{data: data}
+	r := NewWorkspaceResource().(*workspaceResource)
+	r.data = data
 	var sr resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &sr)
 	typ := sr.Schema.Type().TerraformType(ctx)
@@ -141,7 +142,8 @@ func TestContributionsRecordOnlyAChosenWorkspace(t *testing.T) {
 func TestRosterOfAnOldBuildIsReplaced(t *testing.T) {
 	data := recordsData(newFakeClusterSet(t, probeRegistry().Names()...))
 	data.Workspace = "default"
-	r := &workspaceResource{data: data}
+	r := NewWorkspaceResource().(*workspaceResource)
+	r.data = data
 	for _, c := range []struct {
 		name     string
 		prior    workspaceModel
@@ -173,7 +175,8 @@ func TestRosterOfAnOldBuildIsReplaced(t *testing.T) {
 	}
 	state := tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(sr.Schema.Type().TerraformType(ctx), nil)}
 	var d diag.Diagnostics
-	r.apply(ctx, tfsdk.Plan{Schema: sr.Schema, Raw: v}, nil, &state, nil, false, &d)
+	m, _ := r.fromPlan(ctx, tfsdk.Plan{Schema: sr.Schema, Raw: v}, &d)
+	r.apply(ctx, &m, nil, &state, nil, false, &d)
 	if !strings.Contains(diagText(d), "Workspace identity not planned") || !state.Raw.IsNull() {
 		t.Fatalf("an update with no identity planned: state %v, diagnostics %s", state.Raw, diagText(d))
 	}

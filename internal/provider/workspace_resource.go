@@ -55,10 +55,14 @@ var (
 )
 
 // NewWorkspaceResource is mesh_workspace.
-func NewWorkspaceResource() resource.Resource { return &workspaceResource{} }
+func NewWorkspaceResource() resource.Resource {
+	return &workspaceResource{resourceBase[workspaceModel]{kind: intentkind.Workspace}}
+}
 
+// workspaceResource writes claims, not translated objects, so it has the
+// skeleton every resource shares (resourceBase) and steps of its own.
 type workspaceResource struct {
-	data *providerData
+	resourceBase[workspaceModel]
 }
 
 type workspaceModel struct {
@@ -82,10 +86,6 @@ const (
 	replacesKey       = "replaces"
 	claimNamespaceKey = "claim_namespace"
 )
-
-func (r *workspaceResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_workspace"
-}
 
 func (r *workspaceResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
@@ -131,12 +131,6 @@ func (r *workspaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				Computed:    true,
 			},
 		},
-	}
-}
-
-func (r *workspaceResource) Configure(_ context.Context, req resource.ConfigureRequest, _ *resource.ConfigureResponse) {
-	if data, ok := req.ProviderData.(*providerData); ok {
-		r.data = data
 	}
 }
 
@@ -295,14 +289,6 @@ func privateString(ctx context.Context, p privateGetter, key string) (string, di
 	return v, diags
 }
 
-func (r *workspaceResource) ready(diags *diag.Diagnostics) bool {
-	if r.data == nil || r.data.Engine == nil {
-		diags.AddError("Provider not configured", "The mesh provider has no clusters to read: configure it before using mesh_workspace.")
-		return false
-	}
-	return true
-}
-
 // mintIdentity is the identity of a roster whose provider leaves workspace
 // unset: the Terraform workspace's name (readable in messages) and a random
 // part (unique to this state).
@@ -314,10 +300,10 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if req.Plan.Raw.IsNull() || r.data == nil {
 		return // destroy: the roster releases its claim only
 	}
-	var m, prior workspaceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	m, _ := r.fromPlan(ctx, req.Plan, &resp.Diagnostics)
+	var prior workspaceModel
 	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+		prior, _ = r.fromState(ctx, req.State, &resp.Diagnostics)
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -496,13 +482,15 @@ func warnOrphans(diags *diag.Diagnostics, orphans []orphan) {
 }
 
 func (r *workspaceResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	r.apply(ctx, req.Plan, nil, &resp.State, resp.Private, true, &resp.Diagnostics)
+	r.create(ctx, req, resp, func(m *workspaceModel) {
+		r.apply(ctx, m, nil, &resp.State, resp.Private, true, &resp.Diagnostics)
+	})
 }
 
 func (r *workspaceResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	r.apply(ctx, req.Plan, req.Private, &resp.State, resp.Private, false, &resp.Diagnostics)
+	r.update(ctx, req, resp, func(m *workspaceModel) {
+		r.apply(ctx, m, req.Private, &resp.State, resp.Private, false, &resp.Diagnostics)
+	})
 }
 
 // apply mints what is unknown, releases the orphans it finds (by the rule
@@ -510,10 +498,8 @@ func (r *workspaceResource) Update(ctx context.Context, req resource.UpdateReque
 // registered cluster. Only a create mints the identity: an update keeps
 // the resource identity, which Terraform checks after the apply, when the
 // claim would already be written.
-func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPrivate privateGetter, state *tfsdk.State, private privateSetter, create bool, diags *diag.Diagnostics) {
-	var m workspaceModel
-	diags.Append(plan.Get(ctx, &m)...)
-	if diags.HasError() || !r.ready(diags) {
+func (r *workspaceResource) apply(ctx context.Context, m *workspaceModel, priorPrivate privateGetter, state *tfsdk.State, private privateSetter, create bool, diags *diag.Diagnostics) {
+	if !r.ready(diags) {
 		return
 	}
 	if m.ID.IsUnknown() || m.ID.ValueString() == "" {
@@ -575,7 +561,7 @@ func (r *workspaceResource) apply(ctx context.Context, plan tfsdk.Plan, priorPri
 		diags.Append(setPrivate(ctx, private, replacesKey, "")...)
 	}
 	m.ClaimedIn = stringSet(claimed)
-	diags.Append(state.Set(ctx, &m)...)
+	diags.Append(state.Set(ctx, m)...)
 }
 
 // prunedMembers keeps the members still of use: instances this run held,
@@ -616,13 +602,15 @@ func (r *workspaceResource) release(ctx context.Context, orphans []orphan, diags
 // Read empties orphans, adds the policy instances this run held to the
 // members, and finds the clusters that hold this state's claim.
 func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	var m workspaceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
+	r.read(ctx, req, resp, func(m *workspaceModel) { r.refresh(ctx, m, req.Private, resp) })
+}
+
+// refresh is Read, on the model of the state and its private state.
+func (r *workspaceResource) refresh(ctx context.Context, m *workspaceModel, private privateGetter, resp *resource.ReadResponse) {
+	if !r.ready(&resp.Diagnostics) {
 		return
 	}
-	members, d := membersOf(ctx, req.Private)
+	members, d := membersOf(ctx, private)
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(setPrivate(ctx, resp.Private, membersKey, r.data.Roster.MembersWithHeld(members))...)
 	if id, token := m.ID.ValueString(), m.Token.ValueString(); id != "" && token != "" {
@@ -652,15 +640,14 @@ func (r *workspaceResource) Read(ctx context.Context, req resource.ReadRequest, 
 		m.ClaimedIn = stringSet(claimed)
 	}
 	m.Orphans = types.MapValueMust(types.StringType, nil)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
 // Delete releases this state's claim on the identity; contributions are
 // their policies' to release.
 func (r *workspaceResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m workspaceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) || m.Token.ValueString() == "" {
+	m, ok := r.fromState(ctx, req.State, &resp.Diagnostics)
+	if !ok || !r.ready(&resp.Diagnostics) || m.Token.ValueString() == "" {
 		return
 	}
 	var clusters []string
