@@ -161,6 +161,22 @@ func fillStateDefaults(ctx context.Context, state *tfsdk.State) diag.Diagnostics
 			var d defaults.BoolResponse
 			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: p}, &d)
 			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
+		case schema.ListAttribute:
+			var v types.List
+			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
+				continue
+			}
+			var d defaults.ListResponse
+			a.Default.DefaultList(ctx, defaults.ListRequest{Path: p}, &d)
+			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
+		case schema.MapAttribute:
+			var v types.Map
+			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
+				continue
+			}
+			var d defaults.MapResponse
+			a.Default.DefaultMap(ctx, defaults.MapRequest{Path: p}, &d)
+			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
 		}
 	}
 	return diags

@@ -2,13 +2,18 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
 )
 
 // The data source renders what the resource plans: for the example's
@@ -84,5 +89,44 @@ func TestRenderConfigurationErrors(t *testing.T) {
 	}
 	if _, _, ok := data.Destinations.Lookup("user.global"); ok {
 		t.Fatal("the rendering counted as a planned virtual destination")
+	}
+}
+
+// Leaving out an attribute that has a default renders what writing the
+// default renders, as a plan would fill it: for mesh_cluster, whose
+// defaults include lists and a map (default_deny_exempt, east_west_hosts,
+// east_west_selector), the configuration with them omitted and the one
+// spelling out cluster's defaults give the same objects, and the
+// default exemption (the ingress gateway) is among them.
+func TestRenderConfigurationFillsDefaults(t *testing.T) {
+	data := &providerData{Registry: translate.NewRegistry(translate.Cluster{Name: "east", Network: "east-net"}), Destinations: &runstate.DestinationIndex{}}
+	omitted := `{"name":"east","default_deny":true,"expose_east_west":true}`
+	spelled, err := json.Marshal(map[string]any{
+		"name": "east", "default_deny": true, "expose_east_west": true,
+		"default_deny_exempt": cluster.DefaultDenyExempt,
+		"east_west_hosts":     translate.DefaultEastWestHosts,
+		"east_west_selector":  cluster.DefaultEastWestSelector,
+		"istio_namespace":     translate.DefaultIstioNS,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, diags := renderConfiguration(context.Background(), data, "mesh_cluster", omitted)
+	if diags.HasError() {
+		t.Fatalf("rendering %s: %v", omitted, diags)
+	}
+	want, _, diags := renderConfiguration(context.Background(), data, "mesh_cluster", string(spelled))
+	if diags.HasError() {
+		t.Fatalf("rendering %s: %v", spelled, diags)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults left out render\n%v\nwritten out they render\n%v", got, want)
+	}
+	exempt := false
+	for key := range got {
+		exempt = exempt || strings.Contains(key, "/"+cluster.DefaultDenyExemptPrefix)
+	}
+	if !exempt {
+		t.Errorf("no %s* AuthorizationPolicy among %v: the default exemption was not rendered", cluster.DefaultDenyExemptPrefix, slices.Sorted(maps.Keys(got)))
 	}
 }

@@ -691,6 +691,11 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestImportByIdentityPicksTheInstance",
 	},
 	{
+		ID: "provider/render-list-defaults-dropped", Why: "a rendered configuration that leaves out a list attribute with a default renders without the default (mesh_cluster's default_deny_exempt)",
+		File: "internal/provider/intent_import.go", From: "a.Default.DefaultList(ctx, defaults.ListRequest{Path: p}, &d)", To: "continue",
+		Package: "./internal/provider", Run: "TestRenderConfigurationFillsDefaults",
+	},
+	{
 		ID: "provider/list-ignores-cluster-filter", Why: "a list block's cluster filter lists intents of every cluster",
 		File: "internal/provider/list_resources.go", From: "if cfg.Cluster.ValueString() != \"\" && !clusters[cfg.Cluster.ValueString()] {", To: "if cfg.Cluster.ValueString() != \"\" && clusters == nil {",
 		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
