@@ -6,13 +6,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
@@ -144,40 +144,44 @@ func fillStateDefaults(ctx context.Context, state *tfsdk.State) diag.Diagnostics
 	var diags diag.Diagnostics
 	for name, a := range state.Schema.GetAttributes() {
 		p := path.Root(name)
-		switch a := a.(type) {
-		case schema.StringAttribute:
-			var v types.String
-			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
-				continue
-			}
-			var d defaults.StringResponse
-			a.Default.DefaultString(ctx, defaults.StringRequest{Path: p}, &d)
-			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
-		case schema.BoolAttribute:
-			var v types.Bool
-			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
-				continue
-			}
-			var d defaults.BoolResponse
-			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: p}, &d)
-			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
-		case schema.ListAttribute:
-			var v types.List
-			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
-				continue
-			}
-			var d defaults.ListResponse
-			a.Default.DefaultList(ctx, defaults.ListRequest{Path: p}, &d)
-			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
-		case schema.MapAttribute:
-			var v types.Map
-			if a.Default == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
-				continue
-			}
-			var d defaults.MapResponse
-			a.Default.DefaultMap(ctx, defaults.MapRequest{Path: p}, &d)
-			diags.Append(state.SetAttribute(ctx, p, d.PlanValue)...)
+		var v attr.Value
+		def := defaultOf(ctx, p, a)
+		if def == nil || state.GetAttribute(ctx, p, &v).HasError() || !v.IsNull() {
+			continue
 		}
+		diags.Append(state.SetAttribute(ctx, p, def)...)
 	}
 	return diags
+}
+
+// defaultOf is the value a plan gives the attribute a at p when the
+// configuration leaves it out; nil when it has no default.
+func defaultOf(ctx context.Context, p path.Path, a schema.Attribute) attr.Value {
+	switch a := a.(type) {
+	case schema.StringAttribute:
+		if a.Default != nil {
+			var d defaults.StringResponse
+			a.Default.DefaultString(ctx, defaults.StringRequest{Path: p}, &d)
+			return d.PlanValue
+		}
+	case schema.BoolAttribute:
+		if a.Default != nil {
+			var d defaults.BoolResponse
+			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: p}, &d)
+			return d.PlanValue
+		}
+	case schema.ListAttribute:
+		if a.Default != nil {
+			var d defaults.ListResponse
+			a.Default.DefaultList(ctx, defaults.ListRequest{Path: p}, &d)
+			return d.PlanValue
+		}
+	case schema.MapAttribute:
+		if a.Default != nil {
+			var d defaults.MapResponse
+			a.Default.DefaultMap(ctx, defaults.MapRequest{Path: p}, &d)
+			return d.PlanValue
+		}
+	}
+	return nil
 }

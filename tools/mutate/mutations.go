@@ -692,7 +692,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/render-list-defaults-dropped", Why: "a rendered configuration that leaves out a list attribute with a default renders without the default (mesh_cluster's default_deny_exempt)",
-		File: "internal/provider/intent_import.go", From: "a.Default.DefaultList(ctx, defaults.ListRequest{Path: p}, &d)", To: "continue",
+		File: "internal/provider/intent_import.go", From: "a.Default.DefaultList(ctx, defaults.ListRequest{Path: p}, &d)\n\t\t\treturn d.PlanValue", To: "a.Default.DefaultList(ctx, defaults.ListRequest{Path: p}, &d)\n\t\t\treturn nil",
 		Package: "./internal/provider", Run: "TestRenderConfigurationFillsDefaults",
 	},
 	{
