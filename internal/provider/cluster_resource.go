@@ -108,7 +108,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Computed:    true,
 				ElementType: types.MapType{ElemType: types.StringType},
 				Default:     listdefault.StaticValue(defaultDenyExemptValue()),
-				Validators:  []validator.List{listvalidator.ValueMapsAre(mapvalidator.SizeAtLeast(1), labelsValidator{})},
+				Validators:  []validator.List{listvalidator.NoNullValues(), listvalidator.ValueMapsAre(mapvalidator.SizeAtLeast(1), mapvalidator.NoNullValues(), labelsValidator{})},
 			},
 			"expose_east_west": schema.BoolAttribute{
 				MarkdownDescription: "Expose the cluster's services to other networks: a Gateway on the east-west gateway, port from the provider's `east_west_gateway.port` (default " + fmt.Sprint(translate.DefaultEastWestPort) + "), TLS `AUTO_PASSTHROUGH`. Default `false`.",
@@ -122,6 +122,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Computed:            true,
 				ElementType:         types.StringType,
 				Default:             listdefault.StaticValue(types.ListValueMust(types.StringType, hosts)),
+				Validators:          []validator.List{listvalidator.NoNullValues()},
 			},
 			"east_west_selector": schema.MapAttribute{
 				MarkdownDescription: "Labels of the east-west gateway pods. Default `" + hclMap(cluster.DefaultEastWestSelector) + "`, as Istio's multi-network install deploys it.",
@@ -129,7 +130,7 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Computed:            true,
 				ElementType:         types.StringType,
 				Default:             mapdefault.StaticValue(types.MapValueMust(types.StringType, selector)),
-				Validators:          []validator.Map{labelsValidator{}},
+				Validators:          []validator.Map{mapvalidator.NoNullValues(), labelsValidator{}},
 			},
 			"kubernetes_version": schema.StringAttribute{
 				MarkdownDescription: "Kubernetes version the cluster reports.",

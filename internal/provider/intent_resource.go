@@ -67,14 +67,25 @@ func (b *resourceBase[M]) fromPlan(ctx context.Context, plan tfsdk.Plan, diags *
 // decode, and diags says why, except for a state imported with adopt: and
 // not applied since (adoptPending; intents only), which owns nothing yet
 // and so asks nothing of the operation.
+//
+// A state holding null where the schema has a default (edited by hand, or
+// written without the attribute) decodes with the default, as a plan
+// would fill it, so that it can still be refreshed and destroyed.
 func (b *resourceBase[M]) fromState(ctx context.Context, state tfsdk.State, diags *diag.Diagnostics) (m M, ok bool) {
-	if d := state.Get(ctx, &m); d.HasError() {
-		if !adoptPending(ctx, state) {
-			diags.Append(d...)
-		}
+	d := state.Get(ctx, &m)
+	if !d.HasError() {
+		return m, true
+	}
+	if adoptPending(ctx, state) {
 		return m, false
 	}
-	return m, true
+	filled := tfsdk.State{Schema: state.Schema, Raw: state.Raw.Copy()}
+	var withDefaults M
+	if !fillStateDefaults(ctx, &filled).HasError() && !filled.Get(ctx, &withDefaults).HasError() {
+		return withDefaults, true
+	}
+	diags.Append(d...)
+	return m, false
 }
 
 // create, read and update frame the framework's Create, Read and Update:

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -153,6 +155,15 @@ func renderConfiguration(ctx context.Context, data *providerData, typ, configura
 		return nil, "", diags
 	}
 	state := tfsdk.State{Schema: sr.Schema, Raw: v}
+	for _, name := range slices.Sorted(maps.Keys(sr.Schema.GetAttributes())) {
+		var value attr.Value
+		if sr.Schema.GetAttributes()[name].IsRequired() && !state.GetAttribute(ctx, path.Root(name), &value).HasError() && value.IsNull() {
+			addAttrError(&diags, at, "Configuration lacks "+name, fmt.Sprintf("%s requires %s; give it in the configuration's JSON.", typ, name))
+		}
+	}
+	if diags.HasError() {
+		return nil, "", diags
+	}
 	diags.Append(fillStateDefaults(ctx, &state)...)
 	// The rendering must not count as planned in this run: it gets its
 	// own indexes (a copy of the virtual destinations known so far).

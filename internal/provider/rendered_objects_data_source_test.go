@@ -65,6 +65,7 @@ func TestRenderConfigurationErrors(t *testing.T) {
 	cases := map[string]struct{ typ, config, want string }{
 		"unknown attribute": {"mesh_virtual_destination", `{"name":"user","hostnam":"user.global"}`, "hostnam"},
 		"not JSON":          {"mesh_virtual_destination", `name = "user"`, "Configuration does not fit"},
+		"no name":           {"mesh_cluster", `{}`, "Configuration lacks name"},
 		"translator":        {"mesh_virtual_destination", `{"name":"user","hostname":"user.global","ports":[{"number":8080,"protocol":"HTTP"}],"backends":[{"cluster":"nowhere","namespace":"users","service":"user"}]}`, "nowhere"},
 	}
 	for name, tc := range cases {

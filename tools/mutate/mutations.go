@@ -696,6 +696,21 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestRenderConfigurationFillsDefaults",
 	},
 	{
+		ID: "provider/cluster-null-host-accepted", Why: "a null element in mesh_cluster's east_west_hosts passes validation and fails the plan on converting it, naming no fix",
+		File: "internal/provider/cluster_resource.go", From: "Validators:          []validator.List{listvalidator.NoNullValues()},", To: "Validators:          []validator.List{},",
+		Package: "./internal/provider", Run: "TestClusterNullElementsFailAtValidate",
+	},
+	{
+		ID: "provider/state-nulls-not-defaulted", Why: "a state with null where the schema has a default no longer decodes, so it can be neither refreshed nor destroyed",
+		File: "internal/provider/intent_resource.go", From: "if !fillStateDefaults(ctx, &filled).HasError() && !filled.Get(ctx, &withDefaults).HasError() {", To: "if filled.Raw.IsNull() {",
+		Package: "./internal/provider", Run: "TestClusterStateWithNullsDecodesWithDefaults",
+	},
+	{
+		ID: "provider/unknown-setting-translated", Why: "a mesh_cluster setting known only after apply (one element of a list or map) is translated at plan: an error, or digests the apply does not produce",
+		File: "internal/provider/intent_resource.go", From: "if !req.Config.Raw.IsFullyKnown() {", To: "if req.Config.Raw.IsNull() {",
+		Package: "./internal/provider", Run: "TestClusterPlanWithUnknownSettings",
+	},
+	{
 		ID: "provider/list-ignores-cluster-filter", Why: "a list block's cluster filter lists intents of every cluster",
 		File: "internal/provider/list_resources.go", From: "if cfg.Cluster.ValueString() != \"\" && !clusters[cfg.Cluster.ValueString()] {", To: "if cfg.Cluster.ValueString() != \"\" && clusters == nil {",
 		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
