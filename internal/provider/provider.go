@@ -1,6 +1,3 @@
-// Package provider is the Terraform face of the mesh provider: schemas,
-// configuration, and resources whose CRUD methods read the model, call the
-// translator and the engine, and set state.
 package provider
 
 import (

@@ -9,7 +9,10 @@
 //     identifier (an inner capital, optionally package-qualified:
 //     `trafficpolicy.Compose`, `applyCluster`, `Engine.Apply`): its last
 //     part must be declared somewhere in the module (any package, any
-//     scope, fields and methods included), or appear in a string.
+//     scope, fields and methods included), or appear in a string;
+//   - every file a package doc comment names (internal/engine/doc.go lists
+//     its files): it must exist, and a doc that lists three or more of its
+//     own package's files must list them all.
 //
 // Usage: go run ./tools/docnames (from the repository root).
 package main
@@ -94,6 +97,8 @@ func check(root string) ([]string, error) {
 	declared := map[string]bool{}
 	ours := map[string]bool{} // the module's package and type names
 	var docProblems []string
+	goFiles := map[string]bool{}       // base names of the module's Go files
+	packageDocs := map[string]string{} // file -> its package doc comment
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -107,6 +112,7 @@ func check(root string) ([]string, error) {
 		if !strings.HasSuffix(p, ".go") {
 			return nil
 		}
+		goFiles[filepath.Base(p)] = true
 		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
 		if err != nil {
 			return err
@@ -133,10 +139,16 @@ func check(root string) ([]string, error) {
 			return nil // tests have prose comments; tools/istio is a module of its own
 		}
 		docProblems = append(docProblems, firstWords(fset, f)...)
+		if f.Doc != nil {
+			packageDocs[p] = f.Doc.Text()
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	for p, doc := range packageDocs {
+		docProblems = append(docProblems, fileList(p, doc, goFiles)...)
 	}
 	var docs []string
 	for _, g := range []string{"docs/design.md", "docs/design/*.md", "docs/reliability.md", "docs/testing.md"} {
@@ -211,4 +223,69 @@ func firstWords(fset *token.FileSet, f *ast.File) []string {
 		}
 	}
 	return out
+}
+
+// fileList checks a package doc comment (in file p) that names files:
+// every name (a glob where it has * or <placeholder>) must be a file of
+// the package or, failing that, of another package of the module; and
+// when it names three or more of its own package's, every file of the
+// package but the doc comment's own must be named: a list of the
+// package's files that misses one has drifted.
+func fileList(p, doc string, goFiles map[string]bool) []string {
+	dir, self := filepath.Dir(p), filepath.Base(p)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", p, err)}
+	}
+	var files, all []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasSuffix(n, ".go") {
+			all = append(all, n)
+			if !strings.HasSuffix(n, "_test.go") && n != self {
+				files = append(files, n)
+			}
+		}
+	}
+	placeholder := regexp.MustCompile(`<[^>]*>`)
+	var globs []string
+	var out []string
+	for _, name := range regexp.MustCompile(`[\w<>*]+\.go\b`).FindAllString(doc, -1) {
+		g := placeholder.ReplaceAllString(name, "*")
+		here := false
+		for _, f := range all {
+			if ok, _ := filepath.Match(g, f); ok {
+				here = true
+			}
+		}
+		if here {
+			globs = append(globs, g)
+		} else if !anyMatch(g, goFiles) {
+			out = append(out, fmt.Sprintf("%s: the package doc names %s, which is no file of the module", p, name))
+		}
+	}
+	if len(globs) < 3 {
+		return out
+	}
+	for _, f := range files {
+		named := false
+		for _, g := range globs {
+			if ok, _ := filepath.Match(g, f); ok {
+				named = true
+			}
+		}
+		if !named {
+			out = append(out, fmt.Sprintf("%s: the package doc lists the package's files but not %s", p, f))
+		}
+	}
+	return out
+}
+
+// anyMatch reports whether one of names matches the glob g.
+func anyMatch(g string, names map[string]bool) bool {
+	for n := range names {
+		if ok, _ := filepath.Match(g, n); ok {
+			return true
+		}
+	}
+	return false
 }
