@@ -7,7 +7,9 @@
 //     its kept configurations and objects, and the hand-written objects
 //     of its names; PickInstance and ChooseImport decide which one an
 //     import takes, or why none.
-//   - ListIntents lists the names of a kind's intents and their clusters.
+//   - ListIntents lists a kind's intents by name, each with its clusters
+//     and its instances as SearchInstances finds them (Listed), so that
+//     importing what a list found needs no second search.
 //   - ConfigJSON and ConfigValue encode and decode the configuration kept
 //     in the clusters (ConfigAnnotation; a traffic policy's is in its
 //     contribution).

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
@@ -37,27 +39,7 @@ func SearchInstances(ctx context.Context, eng *engine.Engine, clusters []string,
 				continue
 			}
 			for _, item := range items {
-				labels, annotations := item.GetLabels(), item.GetAnnotations()
-				id, cfg := labels[engine.LabelOwnerID], ""
-				if kind.Composed {
-					id = labels[contributionKey]
-					if id == "true" { // a contribution label without an ID (Owner.idValue)
-						id = NoInstanceID
-					}
-					cfg, _ = trafficpolicy.KeptConfig(annotations[contributionKey])
-				} else if k.Kind == kind.ConfigKind {
-					cfg = annotations[ConfigAnnotation]
-				}
-				where := fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster)
-				f := found[id]
-				f.Objects = append(f.Objects, where)
-				if cfg != "" {
-					if f.Configs == nil {
-						f.Configs = map[string][]string{}
-					}
-					f.Configs[cfg] = append(f.Configs[cfg], where)
-				}
-				found[id] = f
+				addObject(found, kind, k, contributionKey, cluster, item)
 			}
 			if plainName == nil || k.Kind == "ConfigMap" {
 				continue
@@ -75,6 +57,34 @@ func SearchInstances(ctx context.Context, eng *engine.Engine, clusters []string,
 		}
 	}
 	return found, plain, unreachable
+}
+
+// addObject records item, an object of Kubernetes kind k in cluster, under
+// the instance of the intent it belongs to, with the configuration it
+// keeps: a composed kind's in its contribution (the annotation and label
+// contributionKey), another's in ConfigAnnotation on ConfigKind objects.
+func addObject(found map[string]Instance, kind intentkind.Kind, k schema.GroupVersionKind, contributionKey, cluster string, item unstructured.Unstructured) {
+	labels, annotations := item.GetLabels(), item.GetAnnotations()
+	id, cfg := labels[engine.LabelOwnerID], ""
+	if kind.Composed {
+		id = labels[contributionKey]
+		if id == "true" { // a contribution label without an ID (Owner.idValue)
+			id = NoInstanceID
+		}
+		cfg, _ = trafficpolicy.KeptConfig(annotations[contributionKey])
+	} else if k.Kind == kind.ConfigKind {
+		cfg = annotations[ConfigAnnotation]
+	}
+	where := fmt.Sprintf("%s %s/%s in %s", k.Kind, item.GetNamespace(), item.GetName(), cluster)
+	f := found[id]
+	f.Objects = append(f.Objects, where)
+	if cfg != "" {
+		if f.Configs == nil {
+			f.Configs = map[string][]string{}
+		}
+		f.Configs[cfg] = append(f.Configs[cfg], where)
+	}
+	found[id] = f
 }
 
 // Instance is what the clusters hold of one instance of an intent: the

@@ -107,8 +107,26 @@ func TestSearchInstancesAndListIntents(t *testing.T) {
 	}
 
 	names, unreachable := ListIntents(ctx, eng, []string{"east", "west"}, intentkind.VirtualDestination)
-	if len(unreachable) != 0 || !reflect.DeepEqual(names, map[string]map[string]bool{"user": {"east": true, "west": true}, "orders": {"west": true}}) {
-		t.Fatalf("ListIntents: %v, unreachable %v", names, unreachable)
+	clusters := map[string]map[string]bool{}
+	for name, l := range names {
+		clusters[name] = l.Clusters
+	}
+	if len(unreachable) != 0 || !reflect.DeepEqual(clusters, map[string]map[string]bool{"user": {"east": true, "west": true}, "orders": {"west": true}}) {
+		t.Fatalf("ListIntents: %v, unreachable %v", clusters, unreachable)
+	}
+	listedFindsWhatImportSearches(ctx, t, eng, []string{"east", "west"}, intentkind.VirtualDestination, names)
+}
+
+// listedFindsWhatImportSearches checks that the instances a list found of
+// each name are those SearchInstances finds of it, so that an import from
+// them (importListed) is the import by name.
+func listedFindsWhatImportSearches(ctx context.Context, t *testing.T, eng *engine.Engine, clusters []string, kind intentkind.Kind, listed map[string]Listed) {
+	t.Helper()
+	for name, l := range listed {
+		found, _, _ := SearchInstances(ctx, eng, clusters, kind, nil, name)
+		if !reflect.DeepEqual(l.Instances, found) {
+			t.Errorf("%s %s: the list found instances %v, an import's search %v", kind.Owner, name, l.Instances, found)
+		}
 	}
 }
 
@@ -147,6 +165,7 @@ func TestSearchComposedContributions(t *testing.T) {
 	if !reflect.DeepEqual(got, []string{"a", "b"}) {
 		t.Fatalf("ListIntents of a composed kind: %v", got)
 	}
+	listedFindsWhatImportSearches(ctx, t, eng, []string{"east"}, intentkind.TrafficPolicy, names)
 }
 
 // ChooseImport takes exactly one instance with an ID keeping one

@@ -90,25 +90,7 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 	schemaType := resp.State.Schema.Type().TerraformType(ctx)
 	switch {
 	case len(found) > 0:
-		found, summary, detail := discovery.PickInstance(t.kind.Owner, name, instance, found)
-		if summary != "" {
-			resp.Diagnostics.AddError(summary, detail)
-			return
-		}
-		id, config, summary, detail := discovery.ChooseImport(t.kind.Owner, name, found)
-		if summary != "" {
-			resp.Diagnostics.AddError(summary, detail)
-			return
-		}
-		v, err := discovery.ConfigValue(schemaType, config)
-		if err != nil {
-			resp.Diagnostics.AddError("The kept configuration cannot be read",
-				fmt.Sprintf("The configuration %s %q (instance %s) kept in the clusters does not fit this provider version's schema: %v.", t.kind.Owner, name, id, err))
-			return
-		}
-		resp.State.Raw = v
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
-		fillDefaults(ctx, resp)
+		l.importFound(ctx, name, instance, found, resp)
 	case !adopt:
 		detail := fmt.Sprintf("No %s named %q was written by this provider in any registered cluster (%s).", t.kind.Owner, name, strings.Join(l.data.Registry.Names(), ", "))
 		if len(plain) > 0 {
@@ -129,6 +111,39 @@ func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.Im
 				fmt.Sprintf("The next apply rewrites these objects to the configuration of %s %q, in place: %s.", t.kind.Owner, name, strings.Join(plain, ", ")))
 		}
 	}
+}
+
+// importFound makes the state of the intent name from the instances
+// found in the clusters: the one instance named (any, when instance is
+// empty), from the configuration it keeps.
+func (l *intentLifecycle[M, P]) importFound(ctx context.Context, name, instance string, found map[string]discovery.Instance, resp *resource.ImportStateResponse) {
+	kind := l.importer.kind.Owner
+	found, summary, detail := discovery.PickInstance(kind, name, instance, found)
+	if summary != "" {
+		resp.Diagnostics.AddError(summary, detail)
+		return
+	}
+	id, config, summary, detail := discovery.ChooseImport(kind, name, found)
+	if summary != "" {
+		resp.Diagnostics.AddError(summary, detail)
+		return
+	}
+	v, err := discovery.ConfigValue(resp.State.Schema.Type().TerraformType(ctx), config)
+	if err != nil {
+		resp.Diagnostics.AddError("The kept configuration cannot be read",
+			fmt.Sprintf("The configuration %s %q (instance %s) kept in the clusters does not fit this provider version's schema: %v.", kind, name, id, err))
+		return
+	}
+	resp.State.Raw = v
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
+	fillDefaults(ctx, resp)
+}
+
+// importListed is importFound for an intent a list found by name, with
+// the resource identity set from the state as ImportState sets it.
+func (l *intentLifecycle[M, P]) importListed(ctx context.Context, name string, found map[string]discovery.Instance, resp *resource.ImportStateResponse) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	l.importFound(ctx, name, "", found, resp)
 }
 
 // fillDefaults sets the attributes with a default that an imported

@@ -61,6 +61,9 @@ type listableIntent interface {
 	resource.ResourceWithConfigure
 	resource.ResourceWithImportState
 	importTargetOf() importTarget
+	// importListed is ImportState by name for an intent the list found,
+	// from the instances found: no second search of every cluster.
+	importListed(ctx context.Context, name string, found map[string]discovery.Instance, resp *resource.ImportStateResponse)
 }
 
 func (l *intentLifecycle[M, P]) importTargetOf() importTarget { return l.importer }
@@ -149,11 +152,11 @@ func (l *intentList) List(ctx context.Context, req list.ListRequest, stream *lis
 		return
 	}
 	names := make([]string, 0, len(found))
-	for name, clusters := range found {
+	for name, listed := range found {
 		if cfg.Name.ValueString() != "" && name != cfg.Name.ValueString() {
 			continue
 		}
-		if cfg.Cluster.ValueString() != "" && !clusters[cfg.Cluster.ValueString()] {
+		if cfg.Cluster.ValueString() != "" && !listed.Clusters[cfg.Cluster.ValueString()] {
 			continue
 		}
 		names = append(names, name)
@@ -165,7 +168,7 @@ func (l *intentList) List(ctx context.Context, req list.ListRequest, stream *lis
 			if req.Limit > 0 && pushed >= req.Limit {
 				return
 			}
-			result, ok := l.listOne(ctx, r, t, name, cfg.Hostname.ValueString(), req)
+			result, ok := l.listOne(ctx, r, t, name, found[name].Instances, cfg.Hostname.ValueString(), req)
 			if !ok {
 				continue
 			}
@@ -179,15 +182,16 @@ func (l *intentList) List(ctx context.Context, req list.ListRequest, stream *lis
 	}
 }
 
-// listOne imports and reads the intent name as terraform import would;
-// ok is false when it is filtered out by hostname.
-func (l *intentList) listOne(ctx context.Context, r listableIntent, t importTarget, name, hostname string, req list.ListRequest) (list.ListResult, bool) {
+// listOne imports (from the instances the list found) and reads the
+// intent name as terraform import would; ok is false when it is filtered
+// out by hostname.
+func (l *intentList) listOne(ctx context.Context, r listableIntent, t importTarget, name string, found map[string]discovery.Instance, hostname string, req list.ListRequest) (list.ListResult, bool) {
 	result := req.NewListResult(ctx)
 	imported := resource.ImportStateResponse{
 		State:    tfsdk.State{Schema: req.ResourceSchema, Raw: tftypes.NewValue(req.ResourceSchema.Type().TerraformType(ctx), nil)},
 		Identity: &tfsdk.ResourceIdentity{Schema: req.ResourceIdentitySchema, Raw: tftypes.NewValue(req.ResourceIdentitySchema.Type().TerraformType(ctx), nil)},
 	}
-	r.ImportState(ctx, resource.ImportStateRequest{ID: name}, &imported)
+	r.importListed(ctx, name, found, &imported)
 	if imported.Diagnostics.HasError() {
 		return list.ListResult{Diagnostics: notListed(t.kind.Owner, name, imported.Diagnostics)}, true
 	}

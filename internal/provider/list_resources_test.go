@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
@@ -391,6 +392,39 @@ func TestListVirtualDestinationsFromRecords(t *testing.T) {
 		}
 		if c.filters["name"] == "" && (!strings.Contains(warnings, `virtual-destination "dup" not listed: More than one instance to import`)) {
 			t.Errorf("list %v: no warning about dup: %q", c.filters, warnings)
+		}
+	}
+}
+
+// A list reads each cluster a fixed number of times whatever the number of
+// intents it finds: one LIST per kind the intent writes to find them, and
+// one per kind for reading their objects (the engine's list cache), never
+// a search per intent (the import of each listed intent takes the
+// instances the list found).
+func TestListSearchesEachClusterOncePerKind(t *testing.T) {
+	ns := virtualdestination.DefaultRecordsNamespace
+	f := newFakeClusterSet(t, "east", "west")
+	const intents = 4
+	for i := range intents {
+		name := fmt.Sprintf("svc%d", i)
+		in := vdIn(name, "users")
+		in.Hostname = name + ".global"
+		f.putRecord(t, "east", ns, fmt.Sprintf("aaaa111%d", i), in, fmt.Sprintf(vdUserConfig, name))
+	}
+	names, warnings := listVDs(t, f, nil)
+	if len(names) != intents {
+		t.Fatalf("listed %v (warnings %q), want %d intents", names, warnings, intents)
+	}
+	most := 2 * len(intentkind.VirtualDestination.Writes)
+	for cluster, client := range f {
+		lists := 0
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "list" {
+				lists++
+			}
+		}
+		if lists > most {
+			t.Errorf("cluster %s: %d LIST calls to list %d intents, want at most %d (one per kind to find them, one per kind to read them)", cluster, lists, intents, most)
 		}
 	}
 }

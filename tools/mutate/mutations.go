@@ -716,6 +716,16 @@ var mutations = []mutation{
 		Package: "./tools/docnames", Run: "TestPackageFileListsAreChecked",
 	},
 	{
+		ID: "provider/list-searches-again", Why: "a list imports each intent it found by searching every cluster for it again: LIST calls grow with the number of intents",
+		File: "internal/provider/list_resources.go", From: "r.importListed(ctx, name, found, &imported)", To: "r.ImportState(ctx, resource.ImportStateRequest{ID: name}, &imported)",
+		Package: "./internal/provider", Run: "TestListSearchesEachClusterOncePerKind",
+	},
+	{
+		ID: "discovery/listed-composed-instances-wrong", Why: "a list of a composed kind files each contribution under the kind's key instead of the policy's: its import finds no instance ID",
+		File: "internal/discovery/list.go", From: "engine.Owner{Kind: kind.Owner, Name: name}.ContributionKey(), cluster, item)", To: "engine.Owner{Kind: kind.Owner}.ContributionKey(), cluster, item)",
+		Package: "./internal/discovery", Run: "TestSearchComposedContributions",
+	},
+	{
 		ID: "provider/list-ignores-cluster-filter", Why: "a list block's cluster filter lists intents of every cluster",
 		File: "internal/provider/list_resources.go", From: "if cfg.Cluster.ValueString() != \"\" && !clusters[cfg.Cluster.ValueString()] {", To: "if cfg.Cluster.ValueString() != \"\" && clusters == nil {",
 		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
