@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -21,14 +20,7 @@ import (
 // strings (and the plan, which would fail on converting it).
 func TestClusterNullElementsFailAtValidate(t *testing.T) {
 	ctx := context.Background()
-	s, err := providerserver.NewProtocol6WithError(New("test")())()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, schema := servedProvider(t)
 	typ := schema.ResourceSchemas["mesh_cluster"].ValueType()
 	cases := map[string]struct {
 		config map[string]any

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -32,14 +31,7 @@ func newOfflineProvider(t *testing.T) *protoProvider {
 	if err := os.WriteFile(kubeconfig, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := providerserver.NewProtocol6WithError(New("test")())()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, schema := servedProvider(t)
 	p := &protoProvider{t: t, s: s, schema: schema, idTypes: map[string]tftypes.Type{}}
 	clusters := map[string]any{}
 	for _, c := range []string{"east", "west"} {

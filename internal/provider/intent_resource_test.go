@@ -1,11 +1,7 @@
 package provider
 
 import (
-	"context"
 	"testing"
-
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
@@ -15,15 +11,7 @@ import (
 // intentkind (resourceBase.Metadata), where messages that name a resource
 // (intentkind.ResourceOf) take them too.
 func TestResourceTypeNamesAreTheKinds(t *testing.T) {
-	s, err := providerserver.NewProtocol6WithError(New("test")())()
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := s.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	requireNoErrors(t, "GetProviderSchema", resp.Diagnostics)
+	_, resp := servedProvider(t)
 	served := map[string]bool{}
 	for typ := range resp.ResourceSchemas {
 		served[typ] = true

@@ -436,14 +436,7 @@ func TestListSearchesEachClusterOncePerKind(t *testing.T) {
 // names a list resource and filters it has.
 func TestIdentityAndListExamplesMatchTheSchemas(t *testing.T) {
 	ctx := context.Background()
-	s, err := providerserver.NewProtocol6WithError(New("test")())()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, schema := servedProvider(t)
 	ids, err := s.GetResourceIdentitySchemas(ctx, &tfprotov6.GetResourceIdentitySchemasRequest{})
 	if err != nil {
 		t.Fatal(err)

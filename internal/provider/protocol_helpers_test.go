@@ -38,21 +38,29 @@ var testTopologyValues = map[string]map[string]any{
 		"labels": map[string]any{"cloud": "onprem", "env": "prod"}, "east_west_gateway": map[string]any{"address": "ew.onprem.example.com", "port": 15443}},
 }
 
+// servedProvider serves a provider over protocol 6, as Terraform starts
+// it, and returns its schemas.
+func servedProvider(t *testing.T) (tfprotov6.ProviderServer, *tfprotov6.GetProviderSchemaResponse) {
+	t.Helper()
+	s, err := providerserver.NewProtocol6WithError(New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := s.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireNoErrors(t, "GetProviderSchema", schema.Diagnostics)
+	return s, schema
+}
+
 // newProtoProvider serves and configures a provider for the local
 // clusters, as Terraform does before any resource call.
 func newProtoProvider(t *testing.T) *protoProvider {
 	t.Helper()
 	requireMesh(t)
 	ctx := context.Background()
-	s, err := providerserver.NewProtocol6WithError(New("test")())()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	requireNoErrors(t, "GetProviderSchema", schema.Diagnostics)
+	s, schema := servedProvider(t)
 	ls, ok := s.(tfprotov6.ListResourceServer)
 	if !ok {
 		t.Fatal("the provider server does not serve list resources")
