@@ -727,7 +727,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/list-ignores-cluster-filter", Why: "a list block's cluster filter lists intents of every cluster",
-		File: "internal/provider/list_resources.go", From: "if cfg.Cluster.ValueString() != \"\" && !clusters[cfg.Cluster.ValueString()] {", To: "if cfg.Cluster.ValueString() != \"\" && clusters == nil {",
+		File: "internal/provider/list_resources.go", From: "if cfg.Cluster.ValueString() != \"\" && !listed.Clusters[cfg.Cluster.ValueString()] {", To: "if cfg.Cluster.ValueString() != \"\" && listed.Clusters == nil {",
 		Package: "./internal/provider", Run: "TestListVirtualDestinationsFromRecords",
 	},
 	{
