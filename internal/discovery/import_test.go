@@ -2,51 +2,27 @@ package discovery
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
-// fakeClusters is an engine.ClientSource of fake clusters (client-go's
-// fake dynamic client, one per cluster); a cluster not in it does not
-// answer.
-type fakeClusters map[string]*dynamicfake.FakeDynamicClient
+// fakeClusters are the fake clusters of enginetest.
+type fakeClusters = enginetest.Clusters
 
-func (f fakeClusters) Get(cluster string) (*kubeclient.Clients, error) {
-	d, ok := f[cluster]
-	if !ok {
-		return nil, fmt.Errorf("dial tcp: cluster %s unreachable", cluster)
-	}
-	return &kubeclient.Clients{Dynamic: d}, nil
-}
-
-func newFakeClusters(clusters ...string) fakeClusters {
-	listKinds := map[schema.GroupVersionResource]string{}
-	for _, k := range engine.Kinds() {
-		gvr, _ := engine.ResourceOf(k)
-		listKinds[gvr] = k.Kind + "List"
-	}
-	f := fakeClusters{}
-	for _, c := range clusters {
-		f[c] = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
-	}
-	return f
-}
+func newFakeClusters(clusters ...string) fakeClusters { return enginetest.New(clusters...) }
 
 // put writes an object of kind k named ns/name into cluster.
-func (f fakeClusters) put(t *testing.T, cluster string, k schema.GroupVersionKind, ns, name string, labels, annotations map[string]string) {
+func put(t *testing.T, f fakeClusters, cluster string, k schema.GroupVersionKind, ns, name string, labels, annotations map[string]string) {
 	t.Helper()
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(k)
@@ -54,10 +30,7 @@ func (f fakeClusters) put(t *testing.T, cluster string, k schema.GroupVersionKin
 	obj.SetName(name)
 	obj.SetLabels(labels)
 	obj.SetAnnotations(annotations)
-	gvr, _ := engine.ResourceOf(k)
-	if err := f[cluster].Tracker().Create(gvr, obj, ns); err != nil {
-		t.Fatal(err)
-	}
+	f.Put(t, cluster, obj)
 }
 
 var (
@@ -76,12 +49,12 @@ func TestSearchInstancesAndListIntents(t *testing.T) {
 	ns := virtualdestination.DefaultRecordsNamespace
 	f := newFakeClusters("east", "west")
 	user := engine.Owner{Kind: "virtual-destination", Name: "user", ID: "aaaa1111"}
-	f.put(t, "east", configMap, ns, "vd-user", user.Labels(), map[string]string{ConfigAnnotation: `{"name":"user"}`})
-	f.put(t, "west", configMap, ns, "vd-user", user.Labels(), map[string]string{ConfigAnnotation: `{"name":"user"}`})
-	f.put(t, "east", serviceEntry, "istio-system", "vd-user", user.Labels(), map[string]string{ConfigAnnotation: `{"ignored":"not the config kind"}`})
-	f.put(t, "west", serviceEntry, "users", "vd-user", nil, nil) // hand-written
+	put(t, f, "east", configMap, ns, "vd-user", user.Labels(), map[string]string{ConfigAnnotation: `{"name":"user"}`})
+	put(t, f, "west", configMap, ns, "vd-user", user.Labels(), map[string]string{ConfigAnnotation: `{"name":"user"}`})
+	put(t, f, "east", serviceEntry, "istio-system", "vd-user", user.Labels(), map[string]string{ConfigAnnotation: `{"ignored":"not the config kind"}`})
+	put(t, f, "west", serviceEntry, "users", "vd-user", nil, nil) // hand-written
 	orders := engine.Owner{Kind: "virtual-destination", Name: "orders", ID: "bbbb2222"}
-	f.put(t, "west", configMap, ns, "vd-orders", orders.Labels(), nil)
+	put(t, f, "west", configMap, ns, "vd-orders", orders.Labels(), nil)
 	eng := &engine.Engine{Clients: f}
 
 	found, plain, unreachable := SearchInstances(ctx, eng, []string{"east", "west"}, intentkind.VirtualDestination, virtualdestination.ObjectName, "user")
@@ -142,7 +115,7 @@ func TestSearchComposedContributions(t *testing.T) {
 	for k, v := range b.Labels() {
 		labels[k] = v
 	}
-	f.put(t, "east", virtualService, "istio-system", "tp-user-global", labels, nil)
+	put(t, f, "east", virtualService, "istio-system", "tp-user-global", labels, nil)
 	eng := &engine.Engine{Clients: f}
 
 	found, _, _ := SearchInstances(ctx, eng, []string{"east"}, intentkind.TrafficPolicy, nil, "b")

@@ -299,15 +299,15 @@ func vdImportWith(t *testing.T, f fakeClusterSet, id string, identity map[string
 func TestImportByIdentityPicksTheInstance(t *testing.T) {
 	ns := virtualdestination.DefaultRecordsNamespace
 	one := newFakeClusterSet(t, "east", "west")
-	one.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	putRecord(t, one, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
 	diags, instance, identity := vdImportWith(t, one, "", map[string]string{identityName: "user"})
 	if diags.HasError() || instance != "aaaa1111" || !reflect.DeepEqual(identity, map[string]string{identityName: "user", identityID: "aaaa1111"}) {
 		t.Fatalf("import by identity {name = user}: instance %q, identity %v, diagnostics %s", instance, identity, diagText(diags))
 	}
 
 	two := newFakeClusterSet(t, "east", "west")
-	two.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
-	two.putRecord(t, "west", ns, "bbbb2222", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	putRecord(t, two, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	putRecord(t, two, "west", ns, "bbbb2222", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
 	if diags, _, _ := vdImportWith(t, two, "user", nil); !strings.Contains(diagText(diags), "More than one instance to import") {
 		t.Fatalf("import by name of two instances: %s", diagText(diags))
 	}
@@ -330,8 +330,8 @@ func TestImportByIdentityPicksTheInstance(t *testing.T) {
 func TestImportByIdentityRefusesObjectsWithoutID(t *testing.T) {
 	ns := virtualdestination.DefaultRecordsNamespace
 	f := newFakeClusterSet(t, "east", "west")
-	f.putRecord(t, "east", ns, "", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
-	f.putRecord(t, "west", ns, "bbbb2222", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	putRecord(t, f, "east", ns, "", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	putRecord(t, f, "west", ns, "bbbb2222", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
 	if d, _, _ := vdImportWith(t, f, "user", nil); !strings.Contains(diagText(d), "Objects without an instance ID") {
 		t.Fatalf("import by name: %s", diagText(d))
 	}

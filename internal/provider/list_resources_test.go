@@ -368,12 +368,12 @@ func listVDs(t *testing.T, f fakeClusterSet, filters map[string]string) (names [
 func TestListVirtualDestinationsFromRecords(t *testing.T) {
 	ns := virtualdestination.DefaultRecordsNamespace
 	f := newFakeClusterSet(t, "east", "west")
-	f.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
+	putRecord(t, f, "east", ns, "aaaa1111", vdIn("user", "users"), fmt.Sprintf(vdUserConfig, "user"))
 	b := vdIn("user-b", "users")
 	b.Hostname = "b.global"
-	f.putRecord(t, "west", ns, "bbbb2222", b, strings.Replace(fmt.Sprintf(vdUserConfig, "user-b"), "user.global", "b.global", 1))
-	f.putRecord(t, "east", ns, "cccc3333", vdIn("dup", "users"), fmt.Sprintf(vdUserConfig, "dup"))
-	f.putRecord(t, "west", ns, "dddd4444", vdIn("dup", "users"), fmt.Sprintf(vdUserConfig, "dup"))
+	putRecord(t, f, "west", ns, "bbbb2222", b, strings.Replace(fmt.Sprintf(vdUserConfig, "user-b"), "user.global", "b.global", 1))
+	putRecord(t, f, "east", ns, "cccc3333", vdIn("dup", "users"), fmt.Sprintf(vdUserConfig, "dup"))
+	putRecord(t, f, "west", ns, "dddd4444", vdIn("dup", "users"), fmt.Sprintf(vdUserConfig, "dup"))
 
 	for _, c := range []struct {
 		filters map[string]string
@@ -409,7 +409,7 @@ func TestListSearchesEachClusterOncePerKind(t *testing.T) {
 		name := fmt.Sprintf("svc%d", i)
 		in := vdIn(name, "users")
 		in.Hostname = name + ".global"
-		f.putRecord(t, "east", ns, fmt.Sprintf("aaaa111%d", i), in, fmt.Sprintf(vdUserConfig, name))
+		putRecord(t, f, "east", ns, fmt.Sprintf("aaaa111%d", i), in, fmt.Sprintf(vdUserConfig, name))
 	}
 	names, warnings := listVDs(t, f, nil)
 	if len(names) != intents {

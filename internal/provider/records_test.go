@@ -14,47 +14,24 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
-// fakeClusterSet is an engine.ClientSource of fake clusters (client-go's
-// fake dynamic client, one per cluster); a cluster not in it does not
-// answer.
-type fakeClusterSet map[string]*dynamicfake.FakeDynamicClient
+// fakeClusterSet are the fake clusters of enginetest.
+type fakeClusterSet = enginetest.Clusters
 
-func (f fakeClusterSet) Get(cluster string) (*kubeclient.Clients, error) {
-	d, ok := f[cluster]
-	if !ok {
-		return nil, fmt.Errorf("dial tcp: cluster %s unreachable", cluster)
-	}
-	return &kubeclient.Clients{Dynamic: d}, nil
-}
-
-func newFakeClusterSet(t *testing.T, clusters ...string) fakeClusterSet {
-	t.Helper()
-	listKinds := map[k8sschema.GroupVersionResource]string{}
-	for _, k := range engine.Kinds() {
-		gvr, _ := engine.ResourceOf(k)
-		listKinds[gvr] = k.Kind + "List"
-	}
-	f := fakeClusterSet{}
-	for _, c := range clusters {
-		f[c] = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
-	}
-	return f
+func newFakeClusterSet(_ *testing.T, clusters ...string) fakeClusterSet {
+	return enginetest.New(clusters...)
 }
 
 // putRecord writes the record of in, as instance id (none if empty), in
 // namespace ns of cluster, with config as its kept configuration.
-func (f fakeClusterSet) putRecord(t *testing.T, cluster, ns, id string, in virtualdestination.Intent, config string) {
+func putRecord(t *testing.T, f fakeClusterSet, cluster, ns, id string, in virtualdestination.Intent, config string) {
 	t.Helper()
 	raw, err := json.Marshal(in)
 	if err != nil {
@@ -69,9 +46,7 @@ func (f fakeClusterSet) putRecord(t *testing.T, cluster, ns, id string, in virtu
 	if config != "" {
 		obj.SetAnnotations(map[string]string{discovery.ConfigAnnotation: config})
 	}
-	if err := f[cluster].Tracker().Create(gvrConfigMap, obj, ns); err != nil {
-		t.Fatal(err)
-	}
+	f.Put(t, cluster, obj)
 }
 
 func recordsData(f fakeClusterSet) *providerData {
@@ -102,8 +77,8 @@ func vdIn(name, backendNS string) virtualdestination.Intent {
 // rules go.
 func TestLookupRefusesRecordsOfTwoInstances(t *testing.T) {
 	f := newFakeClusterSet(t, "east", "west")
-	f.putRecord(t, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user-attacker", "evil"), "")
-	f.putRecord(t, "west", virtualdestination.DefaultRecordsNamespace, "bbbb2222", vdIn("user", "users"), "")
+	putRecord(t, f, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user-attacker", "evil"), "")
+	putRecord(t, f, "west", virtualdestination.DefaultRecordsNamespace, "bbbb2222", vdIn("user", "users"), "")
 	_, found, _, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global")
 	var c *recordsConflict
 	if found || !errors.As(err, &c) {
@@ -124,8 +99,8 @@ func TestLookupRefusesRecordsOfTwoInstances(t *testing.T) {
 // an edit) are an error too, naming where each version is.
 func TestLookupRefusesRecordsThatDisagree(t *testing.T) {
 	f := newFakeClusterSet(t, "east", "west")
-	f.putRecord(t, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "old"), "")
-	f.putRecord(t, "west", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
+	putRecord(t, f, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "old"), "")
+	putRecord(t, f, "west", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
 	_, found, _, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global")
 	var c *recordsConflict
 	if found || !errors.As(err, &c) || !strings.Contains(err.Error(), "do not agree") ||
@@ -139,10 +114,10 @@ func TestLookupRefusesRecordsThatDisagree(t *testing.T) {
 // named for a warning.
 func TestLookupTrustsAgreeingRecordsOfOneInstance(t *testing.T) {
 	f := newFakeClusterSet(t, "east", "west")
-	f.putRecord(t, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
-	f.putRecord(t, "west", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
-	f.putRecord(t, "east", "elsewhere", "cccc3333", vdIn("user", "evil"), "")
-	f.putRecord(t, "west", virtualdestination.DefaultRecordsNamespace, "", vdIn("user-x", "evil"), "")
+	putRecord(t, f, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
+	putRecord(t, f, "west", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
+	putRecord(t, f, "east", "elsewhere", "cccc3333", vdIn("user", "evil"), "")
+	putRecord(t, f, "west", virtualdestination.DefaultRecordsNamespace, "", vdIn("user-x", "evil"), "")
 	in, found, ignored, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global")
 	if err != nil || !found || in.Backends[0].Namespace != "users" {
 		t.Fatalf("found %v (%+v), error %v: want the agreeing records", found, in, err)
@@ -200,7 +175,7 @@ func diagText(ds diag.Diagnostics) string {
 // prior instance (a rename or re-create replacing it) are not a conflict.
 func TestPlanRefusesAHostnameServedByAnotherInstance(t *testing.T) {
 	f := newFakeClusterSet(t, "east", "west")
-	f.putRecord(t, "west", virtualdestination.DefaultRecordsNamespace, "bbbb2222", vdIn("user-b", "users"), "")
+	putRecord(t, f, "west", virtualdestination.DefaultRecordsNamespace, "bbbb2222", vdIn("user-b", "users"), "")
 	diags := vdPlan(t, recordsData(f), fmt.Sprintf(vdUserConfig, "user"), "", nil)
 	text := diagText(diags)
 	if !diags.HasError() {
@@ -217,7 +192,7 @@ func TestPlanRefusesAHostnameServedByAnotherInstance(t *testing.T) {
 	// leftovers it replaces. Terraform plans a replacement twice: with
 	// the prior state, then as a create without it.
 	f = newFakeClusterSet(t, "east", "west")
-	f.putRecord(t, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
+	putRecord(t, f, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
 	data := recordsData(f)
 	if diags := vdPlan(t, data, fmt.Sprintf(vdUserConfig, "user-v2"), "aaaa1111", nil); diags.HasError() {
 		t.Fatalf("the rename of a virtual destination failed at plan: %s", diagText(diags))
@@ -275,9 +250,9 @@ func TestImportRefusesInstancesWithoutIDAndDisagreeingConfigurations(t *testing.
 	good := fmt.Sprintf(vdUserConfig, "user")
 	t.Run("one instance", func(t *testing.T) {
 		f := newFakeClusterSet(t, "east", "west")
-		f.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), good)
-		f.putRecord(t, "west", ns, "aaaa1111", vdIn("user", "users"), good)
-		f.putRecord(t, "west", "elsewhere", "cccc3333", vdIn("user", "evil"), strings.Replace(good, `"users"`, `"evil"`, 1))
+		putRecord(t, f, "east", ns, "aaaa1111", vdIn("user", "users"), good)
+		putRecord(t, f, "west", ns, "aaaa1111", vdIn("user", "users"), good)
+		putRecord(t, f, "west", "elsewhere", "cccc3333", vdIn("user", "evil"), strings.Replace(good, `"users"`, `"evil"`, 1))
 		diags, id := vdImport(t, f)
 		if diags.HasError() || id != "aaaa1111" {
 			t.Fatalf("import: id %q, %s", id, diagText(diags))
@@ -285,7 +260,7 @@ func TestImportRefusesInstancesWithoutIDAndDisagreeingConfigurations(t *testing.
 	})
 	t.Run("no instance ID", func(t *testing.T) {
 		f := newFakeClusterSet(t, "east", "west")
-		f.putRecord(t, "east", ns, "", vdIn("user", "users"), good)
+		putRecord(t, f, "east", ns, "", vdIn("user", "users"), good)
 		diags, id := vdImport(t, f)
 		text := diagText(diags)
 		if !diags.HasError() || !strings.Contains(text, "Objects without an instance ID") || !strings.Contains(text, "ConfigMap "+ns+"/vd-user in east") {
@@ -294,8 +269,8 @@ func TestImportRefusesInstancesWithoutIDAndDisagreeingConfigurations(t *testing.
 	})
 	t.Run("configurations disagree", func(t *testing.T) {
 		f := newFakeClusterSet(t, "east", "west")
-		f.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), strings.Replace(good, `"users"`, `"other"`, 1))
-		f.putRecord(t, "west", ns, "aaaa1111", vdIn("user", "users"), good)
+		putRecord(t, f, "east", ns, "aaaa1111", vdIn("user", "users"), strings.Replace(good, `"users"`, `"other"`, 1))
+		putRecord(t, f, "west", ns, "aaaa1111", vdIn("user", "users"), good)
 		diags, id := vdImport(t, f)
 		text := diagText(diags)
 		if !diags.HasError() || !strings.Contains(text, "Kept configurations disagree") || !strings.Contains(text, "in east") || !strings.Contains(text, "in west") {
@@ -304,8 +279,8 @@ func TestImportRefusesInstancesWithoutIDAndDisagreeingConfigurations(t *testing.
 	})
 	t.Run("two instances", func(t *testing.T) {
 		f := newFakeClusterSet(t, "east", "west")
-		f.putRecord(t, "east", ns, "aaaa1111", vdIn("user", "users"), good)
-		f.putRecord(t, "west", ns, "bbbb2222", vdIn("user", "users"), good)
+		putRecord(t, f, "east", ns, "aaaa1111", vdIn("user", "users"), good)
+		putRecord(t, f, "west", ns, "bbbb2222", vdIn("user", "users"), good)
 		diags, _ := vdImport(t, f)
 		text := diagText(diags)
 		if !diags.HasError() || !strings.Contains(text, "instance aaaa1111") || !strings.Contains(text, "instance bbbb2222") {
