@@ -206,13 +206,11 @@ func (m *clusterResourceModel) intent() cluster.Intent {
 }
 
 func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	id, _, _, d := importName(ctx, req, identityName) // by identity as by import id
-	resp.Diagnostics.Append(d...)
-	if d.HasError() {
-		return
-	}
-	req.ID = id
+	r.importState(ctx, req, resp, identityName, func(name, _ string, _ bool) { r.importCluster(ctx, name, resp) })
+}
+
+// importCluster imports the mesh_cluster named name.
+func (r *clusterResource) importCluster(ctx context.Context, name string, resp *resource.ImportStateResponse) {
 	// The import ID is the cluster name; the instance ID is read from the
 	// objects found (see inferFromCluster). The cluster must answer: what
 	// is imported is what is there.
@@ -220,13 +218,13 @@ func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportSt
 		resp.Diagnostics.AddError("Import needs the clusters", "The provider's clusters are not known yet (values known only after apply). Apply them first.")
 		return
 	}
-	if _, err := r.data.Engine.Probe(req.ID); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Cannot import cluster %s", req.ID),
+	if _, err := r.data.Engine.Probe(name); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Cannot import cluster %s", name),
 			fmt.Sprintf("Importing mesh_cluster %q reads its objects from the cluster, which could not be reached: %v. "+
-				"The import id is the cluster's key in the provider's clusters map; retry when it answers.", req.ID, err))
+				"The import id is the cluster's key in the provider's clusters map; retry when it answers.", name, err))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, importedCluster(req.ID))...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, importedCluster(name))...)
 }
 
 // clusterSynced completes the model after each engine operation: what the

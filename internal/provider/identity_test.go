@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -27,10 +26,7 @@ import (
 // intents by name (required for import) and instance ID (optional),
 // mesh_cluster by name, mesh_workspace by its identity.
 func TestIdentitySchemas(t *testing.T) {
-	s, err := providerserver.NewProtocol6WithError(New("test")())()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := servedProvider(t)
 	resp, err := s.GetResourceIdentitySchemas(context.Background(), &tfprotov6.GetResourceIdentitySchemasRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +61,20 @@ func TestIdentitySchemas(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("identity schemas:\n got %v\nwant %v", got, want)
 	}
+}
+
+// applyIdentityConfig applies identityConfig, with the local mesh's
+// clusters, and serves a provider configured for them.
+func applyIdentityConfig(t *testing.T) (*relTF, *protoProvider) {
+	t.Helper()
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
+	w := newRelTF(t)
+	relCleanup(t, w, nil, engine.Owner{Kind: "cluster", Name: "west"}, engine.Owner{Kind: "virtual-destination", Name: "idn"}, engine.Owner{Kind: "access-policy", Name: "idn"})
+	w.write(providerConfig(t, "") + identityConfig)
+	w.apply()
+	return w, newProtoProvider(t)
 }
 
 // identityConfig declares one resource of each type.
@@ -137,14 +147,7 @@ func objectKeys(v any) []string {
 // Terraform) returns it, and an identity naming another instance is
 // refused.
 func TestAccIdentity_roundTrip(t *testing.T) {
-	for _, c := range testClusters {
-		ensureNamespace(t, c, "users")
-	}
-	w := newRelTF(t)
-	relCleanup(t, w, nil, engine.Owner{Kind: "cluster", Name: "west"}, engine.Owner{Kind: "virtual-destination", Name: "idn"}, engine.Owner{Kind: "access-policy", Name: "idn"})
-	w.write(providerConfig(t, "") + identityConfig)
-	w.apply()
-	p := newProtoProvider(t)
+	w, p := applyIdentityConfig(t)
 
 	for _, typ := range []string{"mesh_virtual_destination", "mesh_traffic_policy", "mesh_access_policy"} {
 		t.Run(typ, func(t *testing.T) {
@@ -349,14 +352,7 @@ func TestImportByIdentityRefusesObjectsWithoutID(t *testing.T) {
 // identity may be new. An update asked to mint fails before it writes a
 // claim; the replacement claims the minted id only.
 func TestAccIdentity_workspaceOfOldBuild(t *testing.T) {
-	for _, c := range testClusters {
-		ensureNamespace(t, c, "users")
-	}
-	w := newRelTF(t)
-	relCleanup(t, w, nil, engine.Owner{Kind: "cluster", Name: "west"}, engine.Owner{Kind: "virtual-destination", Name: "idn"}, engine.Owner{Kind: "access-policy", Name: "idn"})
-	w.write(providerConfig(t, "") + identityConfig)
-	w.apply()
-	p := newProtoProvider(t)
+	w, p := applyIdentityConfig(t)
 	ctx := context.Background()
 	typ := "mesh_workspace"
 	rt := p.resourceType(typ)

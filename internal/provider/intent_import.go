@@ -58,13 +58,15 @@ type importTarget struct {
 const adoptPrefix = "adopt:"
 
 func (l *intentLifecycle[M, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	l.importState(ctx, req, resp, identityName, func(requested, instance string, byIdentity bool) {
+		l.importByName(ctx, resp, requested, instance, byIdentity)
+	})
+}
+
+// importByName imports the intent requested (a name, or adopt:<name> as
+// an import ID), the instance given when the identity names one.
+func (l *intentLifecycle[M, P]) importByName(ctx context.Context, resp *resource.ImportStateResponse, requested, instance string, byIdentity bool) {
 	t := l.importer
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	requested, instance, byIdentity, diags := importName(ctx, req, identityName)
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
-		return
-	}
 	name, adopt := strings.CutPrefix(requested, adoptPrefix)
 	if byIdentity && adopt {
 		adopt, name = false, requested // adopt: is an import id only; the name check below refuses it

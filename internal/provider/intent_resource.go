@@ -113,6 +113,20 @@ func (b *resourceBase[M]) update(ctx context.Context, req resource.UpdateRequest
 	}
 }
 
+// importState frames the framework's ImportState as create, read and
+// update frame the writes: what to import, given by the import ID or by
+// the identity's attribute attr (importName), goes to write, and the
+// resource identity is then set from the state write made.
+func (b *resourceBase[M]) importState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse, attr string, write func(name, instance string, byIdentity bool)) {
+	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
+	name, instance, byIdentity, d := importName(ctx, req, attr)
+	resp.Diagnostics.Append(d...)
+	if d.HasError() {
+		return
+	}
+	write(name, instance, byIdentity)
+}
+
 // intentModel is what the shared lifecycle needs from a resource model:
 // how it becomes translator intent, and where its inventory lives. It is
 // implemented by a pointer to the model struct.

@@ -670,22 +670,20 @@ func (r *workspaceResource) Delete(ctx context.Context, req resource.DeleteReque
 // this identity's claim in the clusters: the policies it lists are the
 // roster's traffic_policies, and the next apply takes the claim over.
 func (r *workspaceResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	defer identityFromState(ctx, &resp.State, resp.Identity, &resp.Diagnostics)
-	id, _, _, d := importName(ctx, req, identityID) // by identity as by import id
-	resp.Diagnostics.Append(d...)
-	if d.HasError() {
-		return
-	}
-	req.ID = id
+	r.importState(ctx, req, resp, identityID, func(id, _ string, _ bool) { r.importClaim(ctx, id, resp) })
+}
+
+// importClaim imports the roster of the workspace identity id.
+func (r *workspaceResource) importClaim(ctx context.Context, id string, resp *resource.ImportStateResponse) {
 	if !r.ready(&resp.Diagnostics) {
 		return
 	}
-	if r.data.WorkspaceExplicit && req.ID != r.data.Workspace {
+	if r.data.WorkspaceExplicit && id != r.data.Workspace {
 		resp.Diagnostics.AddError("Import of another workspace",
-			fmt.Sprintf("The import ID is the identity the roster stands for, and must be the provider's workspace, %q (got %q).", r.data.Workspace, req.ID))
+			fmt.Sprintf("The import ID is the identity the roster stands for, and must be the provider's workspace, %q (got %q).", r.data.Workspace, id))
 		return
 	}
-	claims, errs := r.data.Engine.ReadClaims(ctx, r.liveClusters(), req.ID)
+	claims, errs := r.data.Engine.ReadClaims(ctx, r.liveClusters(), id)
 	resp.Diagnostics.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -693,7 +691,7 @@ func (r *workspaceResource) ImportState(ctx context.Context, req resource.Import
 	if len(claims) == 0 {
 		resp.Diagnostics.AddError("No claim of this workspace identity",
 			fmt.Sprintf("No registered cluster holds a claim on workspace identity %q (ConfigMap %s in the records namespace). "+
-				"Import the identity of a roster that was applied, or declare the roster and apply it to claim a new one.", req.ID, engine.ClaimName(req.ID)))
+				"Import the identity of a roster that was applied, or declare the roster and apply it to claim a new one.", id, engine.ClaimName(id)))
 		return
 	}
 	token, names := claims[0].Token, map[string]bool{}
@@ -701,7 +699,7 @@ func (r *workspaceResource) ImportState(ctx context.Context, req resource.Import
 		if c.Token != token {
 			resp.Diagnostics.AddError("Two claims of one workspace identity",
 				fmt.Sprintf("Clusters %s and %s hold claims on identity %q with different tokens (%s and %s): two states claimed it. Remove the claim that is not this state's (ConfigMap %s in the records namespace), then import again.",
-					claims[0].Cluster, c.Cluster, req.ID, token, c.Token, engine.ClaimName(req.ID)))
+					claims[0].Cluster, c.Cluster, id, token, c.Token, engine.ClaimName(id)))
 			return
 		}
 		for _, n := range c.Members {
@@ -715,7 +713,7 @@ func (r *workspaceResource) ImportState(ctx context.Context, req resource.Import
 	policies, d := types.SetValueFrom(ctx, types.StringType, slices.Sorted(maps.Keys(names)))
 	resp.Diagnostics.Append(d...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &workspaceModel{
-		ID: types.StringValue(req.ID), Token: types.StringNull(), TrafficPolicies: policies,
+		ID: types.StringValue(id), Token: types.StringNull(), TrafficPolicies: policies,
 		ClaimedIn: stringSet(nil), Orphans: types.MapNull(types.StringType),
 	})...)
 	resp.Diagnostics.Append(setPrivate(ctx, resp.Private, replacesKey, token)...)
