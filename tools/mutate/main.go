@@ -41,6 +41,7 @@ func main() {
 	only := flag.String("only", "", "run only the mutations whose ID contains this")
 	quick := flag.Bool("quick", false, "leave out the slow mutations (acceptance tests, Istio's simulation) but one canary")
 	parallel := flag.Int("parallel", runtime.NumCPU(), "how many mutations run at once (acceptance ones run alone)")
+	useCache := flag.Bool("cache", true, "skip a mutation CAUGHT before whose tests' inputs are unchanged (cache.go; $MUTATE_CACHE or the user cache directory)")
 	flag.Parse()
 	root, err := repoRoot()
 	if err != nil {
@@ -68,7 +69,11 @@ func main() {
 		todo = append(todo, i)
 	}
 	fmt.Printf("%-34s %-9s %6s  %s\n", "mutation", "result", "sec", "failing tests")
-	bad := runAll(root, tmp, todo, max(*parallel, 1))
+	cache := newResultCache(root, "")
+	if *useCache {
+		cache = newResultCache(root, defaultCacheDir())
+	}
+	bad := runAll(cache, tmp, todo, max(*parallel, 1))
 	if left > 0 {
 		fmt.Printf("%d slow mutations left out (-quick); the canary %s ran. make mutate runs them all.\n", left, canary)
 	}
@@ -82,7 +87,7 @@ func main() {
 // returns how many were not caught. Each mutation has its own overlay
 // and the go command's build cache is safe to share; a mutation whose
 // tests start the local mesh runs alone.
-func runAll(root, tmp string, todo []int, parallel int) int {
+func runAll(cache *resultCache, tmp string, todo []int, parallel int) int {
 	type row struct {
 		line   string
 		caught bool
@@ -107,7 +112,7 @@ func runAll(root, tmp string, todo []int, parallel int) int {
 					defer alone.RUnlock()
 				}
 				start := time.Now()
-				result, detail := run(root, filepath.Join(tmp, fmt.Sprint(i)), m)
+				result, detail := run(cache, filepath.Join(tmp, fmt.Sprint(i)), m)
 				rows[k] <- row{fmt.Sprintf("%-34s %-9s %6.1f  %s\n", m.ID, result, time.Since(start).Seconds(), detail), result == "CAUGHT"}
 			}()
 		}
@@ -142,8 +147,10 @@ func (m mutation) slow() bool {
 }
 
 // run applies one mutation and reports CAUGHT, SURVIVED, STALE (snippet
-// not found exactly once) or BROKEN (does not compile).
-func run(root, dir string, m mutation) (string, string) {
+// not found exactly once) or BROKEN (does not compile). A CAUGHT found in
+// the cache, its inputs unchanged, is reported without running.
+func run(cache *resultCache, dir string, m mutation) (string, string) {
+	root := cache.root
 	path := filepath.Join(root, m.File)
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -171,9 +178,16 @@ func run(root, dir string, m mutation) (string, string) {
 	if len(suites) == 0 {
 		suites = []suite{{Package: m.Package, Run: m.Run}}
 	}
+	key, keyed := cache.key(m, suites)
+	if keyed {
+		if detail, ok := cache.lookup(key); ok {
+			return "CAUGHT", "(cached) " + detail
+		}
+	}
 	var caught []string
-	for _, su := range suites {
-		result, detail := runSuite(root, overlayFile, mutated, m, su)
+	var logs []testLog
+	for k, su := range suites {
+		result, detail, suiteLogs := runSuite(cache, overlayFile, mutated, m, su, filepath.Join(dir, fmt.Sprintf("suite%d", k)))
 		if result != "CAUGHT" {
 			if su.Dir != "" {
 				detail = su.Dir + " " + su.Package + ": " + detail
@@ -181,19 +195,55 @@ func run(root, dir string, m mutation) (string, string) {
 			return result, detail
 		}
 		caught = append(caught, detail)
+		logs = append(logs, suiteLogs...)
 	}
-	return "CAUGHT", strings.Join(caught, " ")
+	detail := strings.Join(caught, " ")
+	if keyed {
+		if err := cache.store(key, detail, logs, m.acceptance()); err != nil {
+			fmt.Fprintf(os.Stderr, "mutate: %s: result not cached: %v\n", m.ID, err)
+		}
+	}
+	return "CAUGHT", detail
 }
 
-// runSuite runs one suite's tests on the mutated file.
-func runSuite(root, overlayFile, mutated string, m mutation, su suite) (string, string) {
-	args := []string{"test", "-count=1", "-overlay", overlayFile, su.Package}
+// runSuite runs one suite's tests on the mutated file, one package at a
+// time, each writing its test log (the files and variables it read) for
+// the result cache.
+func runSuite(cache *resultCache, overlayFile, mutated string, m mutation, su suite, dir string) (string, string, []testLog) {
+	l := cache.list(su)
+	if l.err != nil {
+		return "BROKEN", l.err.Error(), nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "BROKEN", err.Error(), nil
+	}
+	var failed, logs = []string{}, []testLog{}
+	for k, pkg := range l.pkgs {
+		logFile := filepath.Join(dir, fmt.Sprintf("testlog%d.txt", k))
+		result, detail := runPackage(cache.root, overlayFile, mutated, m, su, pkg, logFile)
+		switch result {
+		case "CAUGHT":
+			failed = append(failed, detail)
+			logs = append(logs, testLog{path: logFile, dir: l.dirs[k]})
+		case "SURVIVED":
+			logs = append(logs, testLog{path: logFile, dir: l.dirs[k]})
+		default:
+			return result, detail, nil
+		}
+	}
+	if len(failed) == 0 {
+		return "SURVIVED", "tests pass with the mutation", nil
+	}
+	return "CAUGHT", strings.Join(failed, " "), logs
+}
+
+// runPackage runs one package's tests on the mutated file.
+func runPackage(root, overlayFile, mutated string, m mutation, su suite, pkg, logFile string) (string, string) {
+	args := []string{"test", "-count=1", "-overlay", overlayFile, pkg}
 	if su.Run != "" {
 		args = append(args, "-run", su.Run)
 	}
-	if len(su.Args) > 0 {
-		args = append(append(args, "-args"), su.Args...)
-	}
+	args = append(append(append(args, "-args"), su.Args...), "-test.testlogfile="+logFile)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join(root, su.Dir)
 	cmd.Env = append(os.Environ(), m.Env...)

@@ -715,6 +715,18 @@ var mutations = []mutation{
 		File: "tools/docnames/main.go", From: "if len(globs) < 3 {", To: "if true {",
 		Package: "./tools/docnames", Run: "TestPackageFileListsAreChecked",
 	},
+	// The mutation result cache (issue 37): a cached CAUGHT must not
+	// outlive a change to what its tests read.
+	{
+		ID: "mutate/cache-ignores-inputs", Why: "a cached result is used although a file or variable its tests read changed",
+		File: "tools/mutate/cache.go", From: "if c.inputHash(in.Op, in.Name) != in.Hash {", To: "if in.Op == \"never\" {",
+		Package: "./tools/mutate", Run: "TestResultCache",
+	},
+	{
+		ID: "mutate/cache-trusts-cut-log", Why: "a test log cut short (the binary exited before flushing it) is trusted as the list of what the tests read",
+		File: "tools/mutate/cache.go", From: `if !sc.Scan() || sc.Text() != "# test log" {`, To: "if !sc.Scan() {",
+		Package: "./tools/mutate", Run: "TestResultCache",
+	},
 	{
 		ID: "provider/list-searches-again", Why: "a list imports each intent it found by searching every cluster for it again: LIST calls grow with the number of intents",
 		File: "internal/provider/list_resources.go", From: "r.importListed(ctx, name, found, &imported)", To: "r.ImportState(ctx, resource.ImportStateRequest{ID: name}, &imported)",

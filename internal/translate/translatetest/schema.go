@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"golang.org/x/mod/modfile"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -56,11 +57,11 @@ func istioSchemas(t testing.TB) map[string]*crdSchema {
 }
 
 func loadIstioSchemas() (map[string]*crdSchema, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "istio.io/api").Output()
+	dir, err := istioAPIDir()
 	if err != nil {
-		return nil, fmt.Errorf("finding the istio.io/api module (needs the go command): %w", err)
+		return nil, err
 	}
-	raw, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "kubernetes", "customresourcedefinitions.gen.yaml"))
+	raw, err := os.ReadFile(filepath.Join(dir, "kubernetes", "customresourcedefinitions.gen.yaml"))
 	if err != nil {
 		return nil, err
 	}
@@ -152,4 +153,80 @@ func checkMetadata(o translate.Object) error {
 		return fmt.Errorf("%s: %v", o.Key(), errs.ToAggregate())
 	}
 	return nil
+}
+
+// istioAPIDir is the module cache's copy of the istio.io/api that the
+// provider's go.mod requires, found where GOMODCACHE, GOPATH or their
+// defaults put it; only when it is elsewhere (a GOMODCACHE set with go env
+// -w) is the go command asked. Asking it every time would make every test
+// run a child process, which tools/mutate's result cache must then treat
+// as reading the whole tree.
+func istioAPIDir() (string, error) {
+	const path = "istio.io/api"
+	if version, ok := requiredVersion(path); ok {
+		for _, cache := range moduleCaches() {
+			dir := filepath.Join(cache, path+"@"+version)
+			if _, err := os.Stat(dir); err == nil {
+				return dir, nil
+			}
+		}
+	}
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path).Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the istio.io/api module (needs the go command): %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// requiredVersion is the version of module path that the go.mod above the
+// working directory requires (a test runs in its package's directory),
+// unless a replace directive points elsewhere.
+func requiredVersion(path string) (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			f, err := modfile.ParseLax("go.mod", b, nil)
+			if err != nil {
+				return "", false
+			}
+			for _, r := range f.Replace {
+				if r.Old.Path == path {
+					return "", false
+				}
+			}
+			for _, r := range f.Require {
+				if r.Mod.Path == path {
+					return r.Mod.Version, true
+				}
+			}
+			return "", false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// moduleCaches are the places the module cache may be, most specific first.
+func moduleCaches() []string {
+	var dirs []string
+	if d := os.Getenv("GOMODCACHE"); d != "" {
+		dirs = append(dirs, d)
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			gopath = filepath.Join(home, "go")
+		}
+	}
+	for _, p := range filepath.SplitList(gopath) {
+		dirs = append(dirs, filepath.Join(p, "pkg", "mod"))
+	}
+	return dirs
 }

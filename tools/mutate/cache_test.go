@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A cached CAUGHT is found again only while every file and variable its
+// tests read is unchanged, and a log cut short caches nothing.
+func TestResultCacheIsKeyedOnWhatTheTestsRead(t *testing.T) {
+	work := t.TempDir()
+	// Paths under the temporary directory are the tests' scratch space,
+	// which the cache leaves out: move it away from the files read here.
+	t.Setenv("TMPDIR", t.TempDir())
+	read := filepath.Join(work, "golden.yaml")
+	write(t, read, "a: 1\n")
+	dir := filepath.Join(work, "listing")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MESH_SOMETHING", "one")
+	log := filepath.Join(work, "testlog.txt")
+	write(t, log, "# test log\nopen golden.yaml\nopen listing\ngetenv MESH_SOMETHING\nstat missing.txt\n")
+
+	c := newResultCache(work, filepath.Join(work, "cache"))
+	if err := c.store("k1", "TestX", []testLog{{path: log, dir: work}}, false); err != nil {
+		t.Fatal(err)
+	}
+	hit := func() bool {
+		fresh := newResultCache(work, filepath.Join(work, "cache")) // a new run: no hashes remembered
+		_, ok := fresh.lookup("k1")
+		return ok
+	}
+	if !hit() {
+		t.Fatal("nothing changed, yet the result was not found")
+	}
+	write(t, read, "a: 2\n")
+	if hit() {
+		t.Error("a file the tests opened changed, yet the cached result was used")
+	}
+	write(t, read, "a: 1\n")
+	write(t, filepath.Join(dir, "new.yaml"), "")
+	if hit() {
+		t.Error("a directory the tests listed gained a file, yet the cached result was used")
+	}
+	if err := os.Remove(filepath.Join(dir, "new.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MESH_SOMETHING", "two")
+	if hit() {
+		t.Error("a variable the tests read changed, yet the cached result was used")
+	}
+	t.Setenv("MESH_SOMETHING", "one")
+	write(t, filepath.Join(work, "missing.txt"), "")
+	if hit() {
+		t.Error("a file the tests found missing appeared, yet the cached result was used")
+	}
+	if err := os.Remove(filepath.Join(work, "missing.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if !hit() {
+		t.Error("everything back as it was, yet the result was not found")
+	}
+
+	cut := filepath.Join(work, "cut.txt")
+	write(t, cut, "open golden.yaml\n") // no header: the binary exited before flushing its log
+	if err := c.store("k2", "TestY", []testLog{{path: cut, dir: work}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.lookup("k2"); ok {
+		t.Error("a run whose test log was cut short was cached")
+	}
+}
+
+// A test that looks a program up in PATH runs a child whose reads the
+// log cannot see: its result is keyed on the whole tracked tree too.
+func TestResultCacheKeysChildProcessesOnTheTree(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	bin := filepath.Join(work, "bin")
+	write(t, filepath.Join(bin, "terraform"), "#!/bin/sh\n")
+	t.Setenv("PATH", bin)
+	log := filepath.Join(work, "testlog.txt")
+	write(t, log, "# test log\nstat "+filepath.Join(bin, "terraform")+"\n")
+	ops, lookedUp, err := readTestLog(log, work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lookedUp || len(ops) != 1 {
+		t.Errorf("readTestLog = %v, looked up %v; want the stat and a program looked up in PATH", ops, lookedUp)
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
