@@ -565,6 +565,56 @@ var mutations = []mutation{
 		File: "internal/translate/cluster/cluster.go", From: "\t\t\tout = append(out, translate.Object{Cluster: c.Name, Resource: ap})", To: "\t\t\t_ = ap",
 		Suites: []suite{simulation("TestClusterDefaultDeny")},
 	},
+	// Issue 37: translator bugs that survived the simulation with the
+	// tables left out, now caught by its assertions from the intent
+	// (endpoint ports and weights, per-cluster hosts' exportTo, locality
+	// zones and ties, route timeout and matches, every method of a rule)
+	// or by the rule that a golden case with objects must translate live.
+	{
+		ID: "istio/remote-port-always-15443", Why: "remote endpoints are dialled on 15443 whatever east_west_gateway.port says",
+		File: "internal/translate/virtualdestination/serviceentry.go", From: "\t\tif gw.Port != 0 {\n\t\t\tport = gw.Port\n\t\t}", To: "\t\tif gw.Port != 0 {\n\t\t\t_ = gw.Port\n\t\t}",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic/gateway-port")},
+	},
+	{
+		ID: "istio/backend-weight-dropped", Why: "a backend's weight is not written: backends of one priority share equally",
+		File: "internal/translate/virtualdestination/serviceentry.go", From: "\tif t.backend.Weight != nil {\n\t\tep.Weight", To: "\tif t.backend.Weight != nil && false {\n\t\tep.Weight",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/cluster-hosts-exported-everywhere", Why: "the per-cluster hosts are exported to every namespace, not the client namespaces",
+		File: "internal/translate/virtualdestination/serviceentry.go", From: "\t\t\t\tExportTo:        client.Spec.ExportTo,", To: "\t\t\t\tExportTo:        []string{\"*\"},",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/locality-other-zone-as-own", Why: "in locality mode a backend in the client's region but another zone ranks with the client's zone",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\tcase backend.Region == client.Region && backend.Zone == client.Zone:\n\t\treturn 0", To: "\tcase backend.Region == client.Region:\n\t\treturn 0",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic/locality")},
+	},
+	{
+		ID: "istio/locality-tie-reversed", Why: "in locality mode a tie in priority outside the client's region goes to the cluster name sorting last",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "t.backend.Priority == best.backend.Priority && t.backend.Cluster < best.backend.Cluster", To: "t.backend.Priority == best.backend.Priority && t.backend.Cluster > best.backend.Cluster",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic/locality")},
+	},
+	{
+		ID: "istio/exclude-for-fails", Why: "any exclude_for makes the translation fail (the simulation used to skip such a case)",
+		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tif b.ExcludeFor.IsZero() {\n\t\t\tcontinue\n\t\t}", To: "\t\tif !b.ExcludeFor.IsZero() {\n\t\t\treturn nil, errors.New(\"exclude_for refused\")\n\t\t}",
+		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/rule-first-method-only", Why: "an access rule allows only the first of its methods",
+		File: "internal/translate/accesspolicy/accesspolicy.go", From: "\t\t\tMethods: append([]string(nil), r.Methods...),", To: "\t\t\tMethods: r.Methods[:min(1, len(r.Methods))],",
+		Suites: []suite{simulation("TestAccessPolicyRBAC")},
+	},
+	{
+		ID: "istio/timeout-in-milliseconds", Why: "a traffic policy's timeout of 2s is written as 2ms",
+		File: "internal/translate/trafficpolicy/virtual_service.go", From: "frag: &networkingapi.HTTPRoute{Timeout: durationProto(s.in.Timeout)}", To: "frag: &networkingapi.HTTPRoute{Timeout: durationpb.New(durationProto(s.in.Timeout).AsDuration() / 1000)}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
+		ID: "istio/uri-prefix-exact", Why: "a match's uri_prefix is written as an exact match: longer paths are not matched",
+		File: "internal/translate/trafficpolicy/match.go", From: "m.Uri = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Prefix{Prefix: c.URI}}", To: "m.Uri = &networkingapi.StringMatch{MatchType: &networkingapi.StringMatch_Exact{Exact: c.URI}}",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
 	{
 		ID: "provider/vip-uniqueness-unchecked", Why: "two virtual destinations may plan one VIP: sidecars give both one TCP listener",
 		File: "internal/runstate/destinations.go", From: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name {", To: "if other, ok := d.byVIP[in.VIP]; ok && other != in.Name && false {",

@@ -57,6 +57,29 @@ func simulateDefaultDeny(t *testing.T, g *goldenCase, in clusterCase) string {
 	if open != ingressOpen {
 		t.Errorf("%s: ingress gateway open = %v, want %v (default_deny_exempt %v)", c, open, ingressOpen, in.DefaultDenyExempt)
 	}
+	// Every exempt selector keeps its workloads open to anyone, and only
+	// those: a workload whose labels miss one of the selector's is closed.
+	for _, sel := range in.DefaultDenyExempt {
+		if len(sel) == 1 && sel["istio"] == "ingressgateway" {
+			continue // the ingress gateway, asked above
+		}
+		for _, ns := range []string{"shop", "istio-system"} {
+			open := decide(t, s.rbacFilters(t, s.workload(ns, sel)), anon)
+			fmt.Fprintf(&b, "%s %s/%s <- %s | %s\n", c, ns, labelString(sel), anon, verdict(open))
+			if !open {
+				t.Errorf("%s: a workload in %s with the labels %v, which default_deny_exempt lists, denies %s: the intent keeps it open", c, ns, sel, anon)
+			}
+			near := map[string]string{}
+			for k, v := range sel {
+				near[k] = v
+			}
+			k := sortedKeys(sel)[0]
+			near[k] += "-other"
+			if decide(t, s.rbacFilters(t, s.workload(ns, near)), anon) {
+				t.Errorf("%s: a workload in %s with the labels %v, which no default_deny_exempt selector selects, allows %s", c, ns, near, anon)
+			}
+		}
+	}
 	w := s.workload("shop", map[string]string{"app": "catalog"})
 	for _, who := range []string{"spiffe://cluster.local/ns/web/sa/frontend", ""} {
 		r := anon

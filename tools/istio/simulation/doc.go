@@ -20,9 +20,12 @@
 //
 // Besides comparing the tables, the tests state from the intent alone what
 // Istio must do (client clusters, failover order by priority or locality
-// after exclusions, exportTo isolation, shift weights, mirrors,
-// workload_labels and source namespaces, the RBAC decision for every
-// source, non-source trust domain, intruder and rule, ingress open), so a
+// after exclusions, endpoint ports and weights, exportTo isolation of the
+// hostname and its per-cluster hosts, shift weights, mirrors, timeouts,
+// retries, match conditions, workload_labels and source namespaces, the
+// RBAC decision for every source, non-source trust domain, intruder and
+// every method, path and port of every rule, ingress and exempt workloads
+// open), so a
 // changed table that breaks a promise fails even after -update, and a
 // translator mutation fails with the client's requests Istio sends where
 // and what the intent says. docs/testing.md says what this proves and what

@@ -18,10 +18,13 @@ var examples = flag.String("examples", "", "a directory of example cases written
 
 // TestExamplesAgree replays every intent of every example under examples/
 // in Istio's simulation, as the golden cases are replayed (the same
-// assertions from the intent, without recorded tables), and checks that
-// the routing statement the example's plan showed is the one computed
-// here from the intent: Istio's answers, the intent's promises and the
-// plan's words must agree for what users copy, not only for our cases.
+// assertions from the intent, without recorded tables), and checks the
+// routing statement the example's plan showed: a virtual destination's
+// against Istio's answer for the objects the plan writes, written as a
+// statement (checkStatement); a policy's against the one computed here
+// from the intent (which the simulation compares with Istio). Istio's
+// answers, the intent's promises and the plan's words must agree for
+// what users copy, not only for our cases.
 func TestExamplesAgree(t *testing.T) {
 	if *examples == "" {
 		t.Fatal("no -examples directory: make test runs this after TestAccExamplesPlan has written the examples' cases " +
@@ -67,8 +70,13 @@ func TestExamplesAgree(t *testing.T) {
 				case "cluster":
 					forEachCaseIn(t, kind, folder, false, func(_ *goldenCase, in clusterCase) bool { return in.DefaultDeny }, simulateDefaultDeny)
 				case "virtual-destination":
+					// The plan's statement against Istio's answer
+					// (checkStatement), not against the statement
+					// recomputed from the same intent.
 					simulateVirtualDestinationsWith(t, folder, false, ours, func(t *testing.T, g *goldenCase) {
-						checkPlanned(t, g, g.vdRouting(t).Statement())
+						if g.planned == nil {
+							t.Errorf("%s: the case carries no routing statement; the plan writes the one it shows (MESH_CASES_DIR)", g.name)
+						}
 					})
 				case "traffic-policy":
 					forEachCaseIn(t, kind, folder, false, nil, func(t *testing.T, g *goldenCase, tc tpCase) string {

@@ -56,6 +56,16 @@ func (c registryCluster) gatewayPort() uint32 {
 	return 15443
 }
 
+// gatewayListenPort is the port the cluster's east-west gateway pods
+// listen on, where mesh_cluster's Gateway server binds: the registry's
+// target_port, or its port.
+func (c registryCluster) gatewayListenPort() uint32 {
+	if c.EastWestGateway != nil && c.EastWestGateway.TargetPort != 0 {
+		return c.EastWestGateway.TargetPort
+	}
+	return c.gatewayPort()
+}
+
 // placement is the intent's cluster placement.
 type placement struct {
 	Clusters        []string          `json:"clusters,omitempty"`
@@ -90,14 +100,16 @@ type vdIntent struct {
 	Hostname  string `json:"hostname"`
 	Namespace string `json:"namespace,omitempty"`
 	Ports     []struct {
-		Number   uint32 `json:"number"`
-		Protocol string `json:"protocol"`
+		Number     uint32 `json:"number"`
+		Protocol   string `json:"protocol"`
+		TargetPort uint32 `json:"targetPort"`
 	} `json:"ports"`
 	Backends []struct {
 		Cluster    string    `json:"cluster"`
 		Namespace  string    `json:"namespace"`
 		Service    string    `json:"service"`
 		Priority   int       `json:"priority"`
+		Weight     *uint32   `json:"weight"`
 		ExcludeFor placement `json:"excludeFor"`
 	} `json:"backends"`
 	Failover *struct {
@@ -219,8 +231,17 @@ func forEachCaseIn[I any](t *testing.T, dir, folder string, withTables bool, kee
 	if err != nil {
 		t.Fatal(err)
 	}
+	ran, planErrors, empty, left := 0, 0, 0, 0
+	defer func() {
+		t.Logf("%s: %d cases simulated, %d plan errors (the golden file's too), %d writing nothing, %d not this test's", folder, ran, planErrors, empty, left)
+	}()
 	for _, g := range cases {
 		if g.failed != "" || len(g.objects) == 0 {
+			if g.failed != "" {
+				planErrors++
+			} else {
+				empty++
+			}
 			if !withTables && (g.failed != "" || dir != "cluster") {
 				// An example's case: its plan succeeded and wrote objects
 				// (a mesh_cluster may have nothing to write), so a
@@ -241,8 +262,10 @@ func forEachCaseIn[I any](t *testing.T, dir, folder string, withTables bool, kee
 			t.Fatalf("%s: %v", g.name, err)
 		}
 		if keep != nil && !keep(g, input.Intent) {
+			left++
 			continue
 		}
+		ran++
 		t.Run(g.name, func(t *testing.T) {
 			table := check(t, g, input.Intent)
 			if withTables {

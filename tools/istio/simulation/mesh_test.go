@@ -58,21 +58,27 @@ func providerGateway(t *testing.T) string {
 
 // gatewayFor is the provider's Gateway as mesh_cluster writes it for c:
 // the translator's default, with the hosts the registry says c's gateway
-// passes when it says so.
+// passes when it says so, on the port its pods listen on.
 func gatewayFor(t *testing.T, base string, c registryCluster) string {
 	t.Helper()
-	if c.EastWestGateway == nil || c.EastWestGateway.Hosts == nil {
+	if c.EastWestGateway == nil || (c.EastWestGateway.Hosts == nil && c.gatewayListenPort() == 15443) {
 		return base
 	}
 	var obj map[string]any
 	if err := yaml.Unmarshal([]byte(base), &obj); err != nil {
 		t.Fatal(err)
 	}
-	hosts := make([]any, len(c.EastWestGateway.Hosts))
-	for i, h := range c.EastWestGateway.Hosts {
-		hosts[i] = h
+	server := obj["spec"].(map[string]any)["servers"].([]any)[0].(map[string]any)
+	if c.EastWestGateway.Hosts != nil {
+		hosts := make([]any, len(c.EastWestGateway.Hosts))
+		for i, h := range c.EastWestGateway.Hosts {
+			hosts[i] = h
+		}
+		server["hosts"] = hosts
 	}
-	obj["spec"].(map[string]any)["servers"].([]any)[0].(map[string]any)["hosts"] = hosts
+	// The server binds the port the gateway pods listen on (the cluster
+	// golden cases gateway-only-custom-port and gateway-target-port).
+	server["port"].(map[string]any)["number"] = c.gatewayListenPort()
 	out, err := yaml.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +148,10 @@ func newIstiodWith(t *testing.T, g *goldenCase, self string, configs []string, k
 		}
 	}
 	nw.SetNetworks(networks)
+	// Wait until istiod's push context knows every gateway: a condition,
+	// not a time. No bound of our own decides it (a slow machine only
+	// waits longer); a push that never comes ends with the test binary's
+	// -timeout, which names this wait in its goroutine dump.
 	retry.UntilSuccessOrFail(t, func() error {
 		for _, n := range want {
 			if len(s.PushContext().NetworkManager().GatewaysForNetwork(network.ID(n))) == 0 {
@@ -149,7 +159,7 @@ func newIstiodWith(t *testing.T, g *goldenCase, self string, configs []string, k
 			}
 		}
 		return nil
-	}, retry.Timeout(10*time.Second), retry.Delay(10*time.Millisecond))
+	}, retry.Timeout(untilDeadline(t)), retry.Delay(10*time.Millisecond))
 	return &istiod{FakeDiscoveryServer: s, self: g.cluster(self)}
 }
 
@@ -227,8 +237,20 @@ type upstream struct {
 	// tiers are the endpoints by Envoy priority, each "address:port" with
 	// its weight when set.
 	tiers [][]string
+	// endpoints are the same endpoints, read as numbers.
+	endpoints []envoyEndpoint
 	// lbPolicy and localityConfig tell whether priorities are in effect.
 	outlier bool
+}
+
+// envoyEndpoint is one endpoint of an Envoy cluster: where the sidecar
+// dials, its load-balancing weight (0: unset, which Envoy takes as 1), and
+// its priority.
+type envoyEndpoint struct {
+	address  string
+	port     uint32
+	weight   uint32
+	priority uint32
 }
 
 // upstreamsFor returns the outbound clusters of host (default and subsets)
@@ -257,6 +279,7 @@ func readUpstream(c *clusterv3.Cluster) upstream {
 		for _, e := range lle.LbEndpoints {
 			sa := e.GetEndpoint().GetAddress().GetSocketAddress()
 			ep := fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue())
+			u.endpoints = append(u.endpoints, envoyEndpoint{sa.GetAddress(), sa.GetPortValue(), e.GetLoadBalancingWeight().GetValue(), lle.Priority})
 			if w := e.GetLoadBalancingWeight().GetValue(); w > 1 {
 				ep += fmt.Sprintf(" w%d", w)
 			}
@@ -311,4 +334,14 @@ func isIP(s string) bool {
 		}
 	}
 	return true
+}
+
+// untilDeadline is how long a wait for a condition may last: until the
+// test binary's own deadline (go test -timeout), or a day without one, so
+// that the machine's speed never decides a test.
+func untilDeadline(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return time.Until(d)
+	}
+	return 24 * time.Hour
 }

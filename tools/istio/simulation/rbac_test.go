@@ -308,8 +308,9 @@ func (rule apRule) matches(r request) bool {
 	return false
 }
 
-// requests are, per rule, a request it allows and ones that differ in
-// one field (method, path, port) from it.
+// requests are, per rule, a request for every combination of its
+// methods, paths and ports (each one the rule allows), and ones that
+// differ from the first in one field (method, path, port): a near miss.
 func (ap apCase) requests() []request {
 	rules := ap.Policy.Rules
 	if len(rules) == 0 {
@@ -317,23 +318,27 @@ func (ap apCase) requests() []request {
 	}
 	var out []request
 	for _, rule := range rules {
-		r := request{method: "GET", path: "/", port: 8080}
-		if len(rule.Methods) > 0 {
-			r.method = rule.Methods[0]
+		methods, paths, ports := rule.Methods, []string{"/"}, rule.Ports
+		if len(methods) == 0 {
+			methods = []string{"GET"}
 		}
 		if len(rule.Paths) > 0 {
-			p := rule.Paths[0]
-			p = strings.ReplaceAll(p, "{**}", "a/b")
-			p = strings.ReplaceAll(p, "{*}", "a")
-			r.path = strings.ReplaceAll(p, "*", "x")
-			if strings.HasPrefix(r.path, "x") {
-				r.path = "/" + r.path
+			paths = nil
+			for _, p := range rule.Paths {
+				paths = append(paths, pathFor(p))
 			}
 		}
-		if len(rule.Ports) > 0 {
-			r.port = rule.Ports[0]
+		if len(ports) == 0 {
+			ports = []uint32{8080}
 		}
-		out = append(out, r)
+		for _, m := range methods {
+			for _, p := range paths {
+				for _, port := range ports {
+					out = append(out, request{method: m, path: p, port: port})
+				}
+			}
+		}
+		r := request{method: methods[0], path: paths[0], port: ports[0]}
 		if len(rule.Methods) > 0 {
 			w := r
 			w.method = "DELETE"
@@ -354,6 +359,18 @@ func (ap apCase) requests() []request {
 		}
 	}
 	return out
+}
+
+// pathFor is a request path a rule's path pattern matches: its
+// wildcards and templates filled in.
+func pathFor(pattern string) string {
+	p := strings.ReplaceAll(pattern, "{**}", "a/b")
+	p = strings.ReplaceAll(p, "{*}", "a")
+	p = strings.ReplaceAll(p, "*", "x")
+	if strings.HasPrefix(p, "x") {
+		p = "/" + p
+	}
+	return p
 }
 
 // TestAccessPolicyRBAC asks Istio's generated RBAC, on the destination's

@@ -248,3 +248,175 @@ func checkHeaderOps(t *testing.T, row, which string, want *headerOps, add []*cor
 		t.Errorf("%s: Istio removes %s headers %v; the policy removes %v", row, which, got, w)
 	}
 }
+
+// tpRoute is the part of a traffic policy's intent that shapes its own
+// route: which requests it takes (match), the timeout and the retries.
+type tpRoute struct {
+	Match []struct {
+		URIPrefix string            `json:"uriPrefix"`
+		URIExact  string            `json:"uriExact"`
+		URIRegex  string            `json:"uriRegex"`
+		Method    string            `json:"method"`
+		Headers   map[string]string `json:"headers"`
+	} `json:"match"`
+	Timeout string `json:"timeout"`
+	Retries *struct {
+		Attempts      uint32   `json:"attempts"`
+		PerTryTimeout string   `json:"perTryTimeout"`
+		RetryOn       []string `json:"retryOn"`
+	} `json:"retries"`
+}
+
+// expectedMatches are the request conditions Envoy must match for the
+// policy, as routeMatch writes them, from the intent's match entries (the
+// source namespaces and workload labels Istio applies when it picks the
+// sidecar's routes, not in Envoy's match). No entry: every request.
+func (p tpRoute) expectedMatches() []string {
+	if len(p.Match) == 0 {
+		return []string{"prefix /"}
+	}
+	var out []string
+	for _, m := range p.Match {
+		var parts []string
+		switch {
+		case m.URIExact != "":
+			parts = append(parts, "exact "+m.URIExact)
+		case m.URIPrefix != "":
+			parts = append(parts, "prefix "+m.URIPrefix)
+		case m.URIRegex != "":
+			parts = append(parts, "regex "+m.URIRegex)
+		default:
+			parts = append(parts, "prefix /")
+		}
+		if m.Method != "" {
+			parts = append(parts, ":method="+m.Method)
+		}
+		for _, k := range sortedKeys(m.Headers) {
+			parts = append(parts, k+"="+m.Headers[k])
+		}
+		out = append(out, strings.Join(parts, " "))
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// routeMatch is what an Envoy route matches: its path condition, then
+// its header conditions (exact values), sorted; a condition of another
+// kind is written as such, so it never equals an intent's.
+func routeMatch(r *route.Route) string {
+	m := r.GetMatch()
+	var parts []string
+	switch {
+	case m.GetSafeRegex() != nil:
+		parts = append(parts, "regex "+m.GetSafeRegex().GetRegex())
+	case m.GetPath() != "":
+		parts = append(parts, "exact "+m.GetPath())
+	case m.GetPathSeparatedPrefix() != "":
+		parts = append(parts, "path-separated-prefix "+m.GetPathSeparatedPrefix())
+	default:
+		parts = append(parts, "prefix "+m.GetPrefix())
+	}
+	var headers []string
+	for _, h := range m.GetHeaders() {
+		sm := h.GetStringMatch()
+		if sm.GetExact() == "" || h.GetInvertMatch() {
+			headers = append(headers, fmt.Sprintf("%s~%v", h.Name, h.GetHeaderMatchSpecifier()))
+			continue
+		}
+		headers = append(headers, h.Name+"="+sm.GetExact())
+	}
+	sort.Strings(headers)
+	return strings.Join(append(parts, headers...), " ")
+}
+
+// checkMatches compares the conditions of the Envoy routes named after
+// the policy with the intent's match entries: every route must carry one
+// of them and, when the policy is alone on its destination (no composed
+// overlap takes a share of its requests), every entry must have its route.
+func (p tpRoute) checkMatches(t *testing.T, row string, routes []*route.Route, alone bool) {
+	t.Helper()
+	want := p.expectedMatches()
+	var got []string
+	for _, r := range routes {
+		m := routeMatch(r)
+		got = append(got, m)
+		if !slices.Contains(want, m) {
+			t.Errorf("%s: Istio's route %s matches %q; the policy's match entries are %q", row, r.Name, m, want)
+		}
+	}
+	sort.Strings(got)
+	got = slices.Compact(got)
+	if alone && !slices.Equal(got, want) {
+		t.Errorf("%s: Istio's routes of the policy match %q; the policy's match entries are %q", row, got, want)
+	}
+}
+
+// checkRoute compares the timeout and retries of the policy's own route
+// (not an overlap of composed policies) with the intent: no timeout means
+// none (Istio's 0s, not Envoy's 15 s); retries, when the policy sets them,
+// with the attempts, per-try timeout and conditions it names (a status
+// code becomes Envoy's retriable-status-codes with that code).
+func (p tpRoute) checkRoute(t *testing.T, row string, a *route.RouteAction) {
+	t.Helper()
+	var want time.Duration
+	if p.Timeout != "" {
+		d, err := time.ParseDuration(p.Timeout)
+		if err != nil {
+			t.Fatalf("%s: the policy's timeout %q: %v", row, p.Timeout, err)
+		}
+		want = d
+	}
+	if got := a.GetTimeout().AsDuration(); got != want {
+		t.Errorf("%s: Istio times requests out after %s; the policy's timeout is %s", row, got, want)
+	}
+	r := p.Retries
+	if r == nil {
+		return
+	}
+	rp := a.GetRetryPolicy()
+	if r.Attempts == 0 {
+		if rp != nil && rp.GetNumRetries().GetValue() != 0 {
+			t.Errorf("%s: Istio retries %d times; the policy turns retries off (attempts 0)", row, rp.GetNumRetries().GetValue())
+		}
+		return
+	}
+	if got := rp.GetNumRetries().GetValue(); got != r.Attempts {
+		t.Errorf("%s: Istio retries %d times; the policy %d", row, got, r.Attempts)
+	}
+	if r.PerTryTimeout != "" {
+		d, err := time.ParseDuration(r.PerTryTimeout)
+		if err != nil {
+			t.Fatalf("%s: the policy's per-try timeout %q: %v", row, r.PerTryTimeout, err)
+		}
+		if got := rp.GetPerTryTimeout().AsDuration(); got != d {
+			t.Errorf("%s: Istio's per-try timeout is %s; the policy's %s", row, got, d)
+		}
+	}
+	if len(r.RetryOn) == 0 {
+		return
+	}
+	var conds []string
+	var codes []uint32
+	for _, on := range r.RetryOn {
+		var code uint32
+		if _, err := fmt.Sscanf(on, "%d", &code); err == nil && fmt.Sprint(code) == on {
+			codes = append(codes, code)
+			conds = append(conds, "retriable-status-codes")
+			continue
+		}
+		conds = append(conds, on)
+	}
+	sort.Strings(conds)
+	conds = slices.Compact(conds)
+	got := strings.Split(rp.GetRetryOn(), ",")
+	sort.Strings(got)
+	got = slices.Compact(got)
+	if !slices.Equal(got, conds) {
+		t.Errorf("%s: Istio retries on %v; the policy on %v", row, got, conds)
+	}
+	gotCodes := slices.Sorted(slices.Values(rp.GetRetriableStatusCodes()))
+	slices.Sort(codes)
+	if !slices.Equal(gotCodes, slices.Compact(codes)) {
+		t.Errorf("%s: Istio retries the status codes %v; the policy %v", row, gotCodes, codes)
+	}
+}

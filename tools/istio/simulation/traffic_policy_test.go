@@ -3,6 +3,7 @@ package simulation
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -31,6 +32,7 @@ type tpCase struct {
 
 type tpPolicy struct {
 	tpFeatures
+	tpRoute
 	tpConnections
 	Name    string `json:"name"`
 	Sources struct {
@@ -258,6 +260,7 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				envoyClusters[cl.Name] = true
 			}
 			applied := false
+			var own []*route.Route // the routes named after the policy alone
 			var cl *clusterv3.Cluster
 			for _, x := range s.Clusters(proxy) {
 				if x.Name == fmt.Sprintf("outbound|8080||%s", host) {
@@ -303,6 +306,12 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				}
 				x.p.checkFeatures(t, row, r)
 				a := r.GetRoute()
+				if r.Name == x.p.Name {
+					// Its own route (an overlap of composed policies
+					// takes several policies' settings).
+					x.p.checkRoute(t, row, a)
+					own = append(own, r)
+				}
 				if isStated {
 					checkStatedRoute(t, g, c, host, x.d, st, a)
 				}
@@ -311,14 +320,24 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 				}
 				if m := x.p.Mirror; m != nil {
 					want := x.d.envoyCluster(c, *m)
-					got := ""
+					got, pct := "", 0.0
 					for _, mp := range a.GetRequestMirrorPolicies() {
-						got = mp.Cluster
+						got, pct = mp.Cluster, mirrorPercent(mp)
 					}
 					if got != want {
 						t.Errorf("source %s: Istio mirrors requests for %s to %q; the intent mirrors them to %s", c, host, got, want)
 					}
+					wantPct := 100.0
+					if m.Percent != nil {
+						wantPct = *m.Percent
+					}
+					if math.Abs(pct-wantPct) > 1e-9 {
+						t.Errorf("source %s: Istio mirrors %g%% of the requests for %s; the intent mirrors %g%%", c, pct, host, wantPct)
+					}
 				}
+			}
+			if len(own) > 0 {
+				x.p.checkMatches(t, fmt.Sprintf("%s (%s) -> %s policy %s", c, ns, host, x.p.Name), own, len(pds) == 1)
 			}
 			if applied != isStated {
 				t.Errorf("source %s: Istio applies policy %s to a sidecar in %s = %v; the routing statement (the plan) states it there = %v", c, x.p.Name, ns, applied, isStated)
@@ -341,7 +360,7 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 						continue // a version subset stays in its cluster
 					}
 					sni := fmt.Sprintf("outbound_.8080_.%s_.%s", sub, host)
-					res, where := s.passThrough(t, "istio-system", sni)
+					res, where := s.passThrough(t, "istio-system", sni, 15443) // Istio's cross-network-gateway
 					fmt.Fprintf(&b, "%-70s | %s\n", "gateway "+c+" <- "+sni, res)
 					if where == "" {
 						t.Errorf("east-west gateway of %s has no filter chain for SNI %s: a request for subset %s failing over to %s would be reset (%s)", c, sni, sub, c, res)

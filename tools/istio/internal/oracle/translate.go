@@ -54,10 +54,40 @@ func Translate(t testing.TB, intent, input string) Translated {
 		t.Fatalf("%s: %v", input, err)
 	}
 	objs, err := TranslateIntent(intent, in.Intent, Registry(in.Registry))
+	var out Translated
 	if err != nil {
-		return Translated{Failed: err.Error()}
+		out = Translated{Failed: err.Error()}
+	} else {
+		out = Render(t, objs)
 	}
-	return Render(t, objs)
+	checkOutcome(t, input, out)
+	return out
+}
+
+// checkOutcome fails the test when a golden case's live translation and
+// its golden file disagree on whether it translates: a case whose golden
+// records objects but whose translation fails here would otherwise reach
+// no oracle (nothing to simulate or analyze) and pass unchecked, and one
+// whose golden records a plan error but that translates here is a check
+// the translator lost. A case without a golden file (an example's, written
+// by a plan) is the caller's to judge.
+func checkOutcome(t testing.TB, input string, live Translated) {
+	t.Helper()
+	path := strings.TrimSuffix(input, ".yaml") + ".golden.yaml"
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	golden, err := GoldenObjects(path)
+	if err != nil {
+		t.Errorf("%s: %v", path, err)
+		return
+	}
+	switch {
+	case golden.Failed == "" && live.Failed != "":
+		t.Errorf("%s: the golden file records objects, but the translation fails here: %s (no oracle could judge this case)", input, live.Failed)
+	case golden.Failed != "" && live.Failed == "":
+		t.Errorf("%s: the golden file records the plan error %q, but the translation succeeds here with objects for %d clusters", input, golden.Failed, len(live.Objects))
+	}
 }
 
 // Render splits objects into YAML documents per cluster.
