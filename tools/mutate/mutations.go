@@ -813,4 +813,29 @@ var mutations = []mutation{
 		File: "internal/delivery/oci/credentials.go", From: "is not user:password\", host, file)", To: "is not user:password (%s)\", host, file, dec)",
 		Package: "./internal/delivery/oci", Run: "TestCredentials",
 	},
+	{
+		ID: "engine/pull-read-takes-every-owner", Why: "a pull cluster's refresh lists every object of the artifact as this intent's",
+		File: "internal/engine/sink.go", From: "\t\tif !owner.owns(labelsOf(m)) {\n\t\t\tcontinue", To: "\t\tif false {\n\t\t\tcontinue",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-never-prunes", Why: "publishing adds the intent's objects to the artifact but never removes the ones it no longer wants",
+		File: "internal/engine/sink.go", From: "\t\t\tif owner.owns(labelsOf(m)) {\n\t\t\t\tdelete(objs, k)", To: "\t\t\tif owner.owns(labelsOf(m)) {\n\t\t\t\t_ = k",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-registry-unreachable-silent", Why: "a registry that cannot be read is not reported: a plan could say No changes",
+		File: "internal/engine/sink.go", From: "return prior, []*Error{clusterError(cluster, \"Reading the artifact \"+a.Target.String(), err)}", To: "return prior, nil",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-also-pushed", Why: "a pull cluster's objects are also server-side applied: an apply fails when its API server cannot be reached",
+		File: "internal/engine/apply.go", From: "published, publishErrs, desired, prior := e.publishPull(", To: "published, publishErrs, _, _ := e.publishPull(",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-refetch-per-intent", Why: "every refresh of a pull cluster fetches the artifact again: registry calls grow with the intents",
+		File: "internal/engine/sink.go", From: "\tf.once.Do(func() { f.artifact, f.found, f.err = oci.Fetch(ctx, t) })", To: "\tf.artifact, f.found, f.err = oci.Fetch(ctx, t)",
+		Package: "./internal/engine", Run: "TestPull",
+	},
 }

@@ -243,10 +243,11 @@ func TestRepushedTagIsSeen(t *testing.T) {
 	var ws Writers
 	w := ws.For(reg.target("s1"), "state-a")
 	vs := object("VirtualService", "users", "user", map[string]any{"hosts": []any{"user.global"}})
-	ours, err := w.Update(ctx, func(objs Objects) error { objs["networking.istio.io/VirtualService/users/user"] = vs; return nil })
+	pushed, err := w.Update(ctx, func(objs Objects) error { objs["networking.istio.io/VirtualService/users/user"] = vs; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
+	ours := pushed.Digest
 	byHand := object("VirtualService", "users", "user", map[string]any{"hosts": []any{"evil.global"}})
 	theirs, err := Publish(ctx, reg.target("s1"), set(t, byHand), "state-a")
 	if err != nil {

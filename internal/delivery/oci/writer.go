@@ -45,7 +45,7 @@ type Change func(Objects) error
 // whenever its digest is not the one this Writer last saw), so a change
 // never undoes another one, made in this process or before it.
 type Writer struct {
-	mu        sync.Mutex
+	mu        sync.Mutex // guards every field but last, which only the leader uses
 	target    Target
 	publisher string
 	queue     []*pending
@@ -62,15 +62,15 @@ type pending struct {
 }
 
 type result struct {
-	digest string
-	err    error
+	artifact Artifact
+	err      error
 }
 
 // Update applies change to the artifact and publishes it, and returns the
-// digest the tag names afterwards. The call that finds no push in flight
+// artifact the tag names afterwards (its objects are shared: read only). The call that finds no push in flight
 // leads: it pushes its change and every change queued meanwhile, until the
 // queue is empty; the others wait for the push that carries theirs.
-func (w *Writer) Update(ctx context.Context, change Change) (string, error) {
+func (w *Writer) Update(ctx context.Context, change Change) (Artifact, error) {
 	p := &pending{change: change, done: make(chan result, 1)}
 	w.mu.Lock()
 	w.queue = append(w.queue, p)
@@ -86,9 +86,9 @@ func (w *Writer) Update(ctx context.Context, change Change) (string, error) {
 	}
 	select {
 	case r := <-p.done:
-		return r.digest, r.err
+		return r.artifact, r.err
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return Artifact{}, ctx.Err()
 	}
 }
 
@@ -106,24 +106,24 @@ func (w *Writer) lead(ctx context.Context) {
 		}
 		t, publisher := w.target, w.publisher
 		w.mu.Unlock()
-		digest, errs := w.push(ctx, t, publisher, batch)
+		a, errs := w.push(ctx, t, publisher, batch)
 		for i, p := range batch {
-			p.done <- result{digest: digest, err: errs[i]}
+			p.done <- result{artifact: a, err: errs[i]}
 		}
 	}
 }
 
 // push applies a batch to the current artifact and publishes it. errs[i]
 // is the error of batch[i]: its own change's, or the push's.
-func (w *Writer) push(ctx context.Context, t Target, publisher string, batch []*pending) (string, []error) {
+func (w *Writer) push(ctx context.Context, t Target, publisher string, batch []*pending) (Artifact, []error) {
 	errs := make([]error, len(batch))
-	fail := func(err error) (string, []error) {
+	fail := func(err error) (Artifact, []error) {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = err
 			}
 		}
-		return "", errs
+		return Artifact{}, errs
 	}
 	base, err := w.current(ctx, t, publisher)
 	if err != nil {
@@ -152,7 +152,7 @@ func (w *Writer) push(ctx context.Context, t Target, publisher string, batch []*
 		return fail(err)
 	}
 	w.last = &Artifact{Digest: digest, Publisher: publisher, Objects: objs}
-	return digest, errs
+	return *w.last, errs
 }
 
 // current is the artifact the tag holds: the one this Writer last saw if
