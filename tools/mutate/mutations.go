@@ -838,4 +838,14 @@ var mutations = []mutation{
 		File: "internal/engine/sink.go", From: "\tf.once.Do(func() { f.artifact, f.found, f.err = oci.Fetch(ctx, t) })", To: "\tf.artifact, f.found, f.err = oci.Fetch(ctx, t)",
 		Package: "./internal/engine", Run: "TestPull",
 	},
+	{
+		ID: "provider/pull-without-workspace", Why: "pull clusters publish under the defaulted workspace: two states left at their defaults share one artifact",
+		File: "internal/provider/delivery.go", From: "\tif !explicit {\n", To: "\tif false {\n",
+		Package: "./internal/provider", Run: "^(TestBuildDeliveryNamesTheArtifact|TestDeliveryConfigValidation)$",
+	},
+	{
+		ID: "provider/pull-cluster-gets-env-connection", Why: "a pull cluster without kubernetes falls back to the environment's kubeconfig: plan fails without one",
+		File: "internal/provider/registry.go", From: "\t\t\t// server, not even through the environment's kubeconfig.\n\t\t\tcontinue\n", To: "\t\t\t// server, not even through the environment's kubeconfig.\n",
+		Package: "./internal/provider", Run: "^TestPullClusterNeedsNoConnection$",
+	},
 }
