@@ -188,6 +188,12 @@ func (e *Engine) readPull(ctx context.Context, owner Owner, cluster string, a Pu
 	if !found {
 		return nil, nil
 	}
+	if got.Publisher != "" && got.Publisher != a.Publisher {
+		// Another state publishes this artifact: plan fails naming both,
+		// as an identity claimed twice does.
+		err := &oci.ClaimedError{Target: a.Target.String(), Publisher: got.Publisher, Claimant: a.Publisher}
+		return prior, []*Error{{Cluster: cluster, Summary: fmt.Sprintf("Artifact of cluster %s claimed by another state", cluster), Detail: err.Error(), Err: err}}
+	}
 	var out []Entry
 	for _, m := range got.Objects {
 		if !owner.owns(labelsOf(m)) {

@@ -240,3 +240,27 @@ func TestPullComposedObjectsRefused(t *testing.T) {
 		t.Errorf("a composed object on a pull cluster: %v", err)
 	}
 }
+
+// A second state whose workspace names the same artifact: its refresh
+// (at plan) fails naming both states, before anything is published.
+func TestPullArtifactOfAnotherStateFailsTheRefresh(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newPullEngine(t, pr)
+	ctx := context.Background()
+	if _, err := e.Apply(ctx, testOwner, []Desired{pullDesired(t, testOwner, "onprem", "a")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := newPullEngine(t, pr)
+	other.Delivery = otherState{pr.target("onprem")}
+	_, errs := other.Read(ctx, testOwner, nil, []string{"onprem"}, nil)
+	var claimed *oci.ClaimedError
+	if len(errs) != 1 || !errors.As(errs[0], &claimed) || !strings.Contains(errs[0].Error(), `"state-a"`) || !strings.Contains(errs[0].Error(), `"state-b"`) {
+		t.Errorf("refresh by a second state: %v, want an error naming state-a and state-b", errs)
+	}
+}
+
+type otherState struct{ t oci.Target }
+
+func (o otherState) Pull(string) (PullArtifact, bool, error) {
+	return PullArtifact{Target: o.t, Publisher: "state-b"}, true, nil
+}

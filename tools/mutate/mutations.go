@@ -848,4 +848,9 @@ var mutations = []mutation{
 		File: "internal/provider/registry.go", From: "\t\t\t// server, not even through the environment's kubeconfig.\n\t\t\tcontinue\n", To: "\t\t\t// server, not even through the environment's kubeconfig.\n",
 		Package: "./internal/provider", Run: "^TestPullClusterNeedsNoConnection$",
 	},
+	{
+		ID: "engine/pull-claim-unchecked-at-refresh", Why: "a refresh reads another state's artifact as its own: the second state learns only when it publishes",
+		File: "internal/engine/sink.go", From: "\tif got.Publisher != \"\" && got.Publisher != a.Publisher {\n", To: "\tif false {\n",
+		Package: "./internal/engine", Run: "TestPull",
+	},
 }
