@@ -121,13 +121,34 @@ func (e *Engine) publishPull(ctx context.Context, owner Owner, desired []Desired
 // published yet (docs/design.md, Delivery sinks).
 var errComposedOnPull = errors.New("objects composed from several intents (a traffic policy's VirtualService, a destination's shared DestinationRule) cannot be delivered by pull yet")
 
+// PlanErrors are what the sinks of entries' clusters refuse, found at
+// plan without contacting anything: objects composed from several intents
+// on a pull cluster (errComposedOnPull), one error per cluster naming the
+// fix.
+func (e *Engine) PlanErrors(owner Owner, entries []Entry) []*Error {
+	if owner.Composition == nil {
+		return nil
+	}
+	var out []*Error
+	for _, c := range clustersOf(entries) {
+		if _, pull, err := e.pullOf(c); err == nil && pull {
+			out = append(out, composedOnPullError(owner, c))
+		}
+	}
+	return out
+}
+
+func composedOnPullError(owner Owner, cluster string) *Error {
+	return &Error{Cluster: cluster, Summary: fmt.Sprintf("%s cannot be delivered to pull cluster %s", owner, cluster),
+		Detail: errComposedOnPull.Error() + ": deliver cluster " + cluster + " by push (remove its delivery block), or place the " + owner.Kind + " outside it.", Err: errComposedOnPull}
+}
+
 // publishCluster replaces owner's objects in one pull cluster's artifact
 // by desired, in one push. On failure the prior entries stand: the
 // artifact is unchanged.
 func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string, a PullArtifact, desired []Desired, prior []Entry) ([]Entry, []*Error) {
 	if owner.Composition != nil {
-		return prior, []*Error{{Cluster: cluster, Summary: fmt.Sprintf("Publishing %s for cluster %s", owner, cluster),
-			Detail: errComposedOnPull.Error() + ": deliver cluster " + cluster + " by push (remove its delivery block) to use " + owner.Kind + " intents there.", Err: errComposedOnPull}}
+		return prior, []*Error{composedOnPullError(owner, cluster)}
 	}
 	manifests := make([]map[string]any, len(desired))
 	keys := make([]string, len(desired))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // A cluster's delivery: push (server-side apply from this run, the
@@ -195,4 +196,21 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 		}
 	}
 	return d
+}
+
+// checkDelivery fails the plan on what the clusters' delivery refuses
+// (engine.PlanErrors), at the attribute that places the objects there.
+func checkDelivery(data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if data == nil || data.Engine == nil {
+		return diags
+	}
+	at := path.Root("name")
+	if owner.Kind == intentkind.TrafficPolicy.Owner {
+		at = path.Root("sources")
+	}
+	for _, err := range data.Engine.PlanErrors(owner, entries) {
+		addAttrError(&diags, at, err.Summary, err.Detail+" Nothing was written.")
+	}
+	return diags
 }

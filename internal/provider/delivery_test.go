@@ -111,3 +111,32 @@ func TestBuildDeliveryNamesTheArtifact(t *testing.T) {
 		t.Errorf("pull without an explicit workspace: %v", diags)
 	}
 }
+
+// A traffic policy composes its VirtualService with other policies'; on a
+// pull cluster that is refused at plan, at the attribute that places it
+// there, with the fix.
+func TestComposedIntentOnPullClusterFailsThePlan(t *testing.T) {
+	t.Setenv(envConfigPath, "")
+	t.Setenv(envConfigPaths, "")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "mesh" {
+  clusters = {
+    onprem = { delivery = { oci = { repository = "registry.example.com/mesh/onprem" } } }
+  }
+  workspace = "team-a"
+}
+resource "mesh_traffic_policy" "p" {
+  name        = "p"
+  destination = { service = "user", namespace = "users" }
+  sources     = { clusters = ["onprem"] }
+  timeout     = "2s"
+}
+`,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`cannot be delivered to pull cluster onprem[\s\S]*sources[\s\S]*by\s+push`),
+		}},
+	})
+}

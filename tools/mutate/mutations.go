@@ -858,4 +858,9 @@ var mutations = []mutation{
 		File: "internal/engine/records.go", From: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {", To: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull && false {",
 		Package: "./internal/engine", Run: "TestPull",
 	},
+	{
+		ID: "provider/composed-on-pull-planned", Why: "a composed intent on a pull cluster plans cleanly and fails only at apply",
+		File: "internal/engine/sink.go", From: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull {\n", To: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull && false {\n",
+		Package: "./internal/provider", Run: "^TestComposedIntentOnPullClusterFailsThePlan$",
+	},
 }
