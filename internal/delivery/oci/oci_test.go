@@ -33,7 +33,7 @@ type testRegistry struct {
 	before   func(w http.ResponseWriter, r *http.Request) bool
 }
 
-func newRegistry(t *testing.T) *testRegistry {
+func newRegistry(t testing.TB) *testRegistry {
 	t.Helper()
 	tr := &testRegistry{}
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
@@ -291,7 +291,7 @@ func TestArtifactOfAnotherStateRefused(t *testing.T) {
 const secret = "s3cr3t-Pa55"
 
 // authRegistry accepts Basic user:secret, or Bearer secret.
-func authRegistry(t *testing.T) *testRegistry {
+func authRegistry(t testing.TB) *testRegistry {
 	reg := newRegistry(t)
 	reg.before = func(w http.ResponseWriter, r *http.Request) bool {
 		user, pass, ok := r.BasicAuth()
