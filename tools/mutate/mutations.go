@@ -863,4 +863,9 @@ var mutations = []mutation{
 		File: "internal/engine/sink.go", From: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull {\n", To: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull && false {\n",
 		Package: "./internal/provider", Run: "^TestComposedIntentOnPullClusterFailsThePlan$",
 	},
+	{
+		ID: "provider/pull-cluster-pushed", Why: "a pull cluster whose API server is given (read-only) gets its objects by server-side apply as well",
+		File: "internal/engine/apply.go", From: "published, publishErrs, desired, prior := e.publishPull(", To: "published, publishErrs, _, _ := e.publishPull(",
+		Package: "./internal/provider", Run: "^TestAccPull_publishRefreshRepushDestroy$", Env: []string{"TF_ACC=1"},
+	},
 }
