@@ -868,4 +868,9 @@ var mutations = []mutation{
 		File: "internal/engine/apply.go", From: "published, publishErrs, desired, prior := e.publishPull(", To: "published, publishErrs, _, _ := e.publishPull(",
 		Package: "./internal/provider", Run: "^TestAccPull_publishRefreshRepushDestroy$", Env: []string{"TF_ACC=1"},
 	},
+	{
+		ID: "oci/cancelled-change-published", Why: "a change whose caller gave up (cancelled) stays queued and is published: its objects land in the artifact but not in state",
+		File: "internal/delivery/oci/writer.go", From: "\t\t\tw.queue = append(w.queue[:i:i], w.queue[i+1:]...)\n", To: "\t\t\t_ = i\n",
+		Package: "./internal/delivery/oci", Run: "TestCancelledQueuedChangeIsNotPublished",
+	},
 }

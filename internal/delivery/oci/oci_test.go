@@ -399,3 +399,57 @@ func TestParseContentReadsMultiDocumentFiles(t *testing.T) {
 		t.Errorf("two documents split into %d", len(docs))
 	}
 }
+
+// A writer cancelled while its change waits behind a push in flight
+// withdraws it: the error says so, and the artifact never holds it.
+func TestCancelledQueuedChangeIsNotPublished(t *testing.T) {
+	reg := newRegistry(t)
+	var ws Writers
+	w := ws.For(reg.target("s1"), "state-a")
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	reg.before = func(_ http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+			once.Do(func() { close(held); <-release })
+		}
+		return false
+	}
+	add := func(ctx context.Context, name string) error {
+		m := object("ServiceEntry", "users", name, map[string]any{})
+		_, err := w.Update(ctx, func(objs Objects) error {
+			k, err := Key(m)
+			objs[k] = m
+			return err
+		})
+		return err
+	}
+	first := make(chan error, 1)
+	go func() { first <- add(context.Background(), "first") }()
+	<-held
+	queued := make(chan struct{})
+	w.mu.Lock()
+	w.enqueued = func() { close(queued) }
+	w.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	second := make(chan error, 1)
+	go func() { second <- add(ctx, "second") }()
+	<-queued
+	cancel()
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled writer: %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Fetch(context.Background(), reg.target("s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Objects) != 1 || got.Objects["networking.istio.io/ServiceEntry/users/first"] == nil {
+		t.Errorf("the artifact holds %v, want only the first writer's object", got.Objects)
+	}
+	if n := reg.pushes.Load(); n != 1 {
+		t.Errorf("%d pushes, want 1: the withdrawn change makes none", n)
+	}
+}

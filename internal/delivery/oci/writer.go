@@ -88,8 +88,22 @@ func (w *Writer) Update(ctx context.Context, change Change) (Artifact, error) {
 	case r := <-p.done:
 		return r.artifact, r.err
 	case <-ctx.Done():
-		return Artifact{}, ctx.Err()
 	}
+	// Cancelled while waiting. A change still queued is withdrawn: it is
+	// never published. One a push has taken is in flight: its outcome is
+	// this change's, so the caller never mistakes a published change for
+	// a failed one (its objects would be in the artifact and not in state).
+	w.mu.Lock()
+	for i, q := range w.queue {
+		if q == p {
+			w.queue = append(w.queue[:i:i], w.queue[i+1:]...)
+			w.mu.Unlock()
+			return Artifact{}, ctx.Err()
+		}
+	}
+	w.mu.Unlock()
+	r := <-p.done
+	return r.artifact, r.err
 }
 
 // lead pushes batches until the queue is empty. The leader's context
