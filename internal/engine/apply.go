@@ -32,6 +32,8 @@ import (
 // was cut off before the cluster answered (with DigestUnconfirmed: they may
 // or may not exist). The error names each failure.
 func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prior []Entry) ([]Entry, error) {
+	// Pull clusters get their objects through their artifact (sink.go).
+	published, publishErrs, desired, prior := e.publishPull(ctx, owner, desired, prior)
 	var want []Entry
 	for _, d := range desired {
 		want = append(want, d.Entry)
@@ -69,6 +71,7 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		})
 		entries, errs = append(entries, left...), append(errs, pruneErrs...)
 	}
+	entries, errs = append(entries, published...), append(errs, publishErrs...)
 	SortEntries(entries)
 	errs.sort()
 	e.wroteEntries(want, prior) // listings taken before are out of date

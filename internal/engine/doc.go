@@ -11,7 +11,9 @@
 // managers.go (field managers: whose fields an apply may take over),
 // drift.go (fields other managers set on our objects), contributions.go
 // (the contributions a shared object holds, and hand-written ones),
-// limits.go (the API server's limits, checked at plan), records.go
+// limits.go (the API server's limits, checked at plan), sink.go (pull
+// clusters: their objects published in an OCI artifact instead of applied,
+// and read back from it), records.go
 // (virtual destinations' records), claim.go (workspace claims), search.go
 // (the reads import needs), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the

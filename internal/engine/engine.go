@@ -28,8 +28,14 @@ type Engine struct {
 	// the engine lists: the provider needs no ConfigMap access elsewhere.
 	RecordsNamespace string
 
+	// Delivery says which clusters are delivered by pull (sink.go); nil:
+	// every cluster is written by server-side apply.
+	Delivery Delivery
+
 	// lists holds this process's listings (listcache.go).
 	lists listings
+	// pulls holds this process's artifact writers and fetched artifacts.
+	pulls pulls
 }
 
 // DefaultConcurrency is the number of objects written at once per cluster.

@@ -29,6 +29,9 @@ func (e *Engine) Read(ctx context.Context, owner Owner, kinds []schema.GroupVers
 		names = append(names, c)
 	}
 	return perCluster(ctx, names, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
+		if got, errs, pull := e.readIfPull(ctx, owner, cluster, byCluster(prior, cluster)); pull {
+			return got, errs
+		}
 		got, notes, err := e.readCluster(ctx, owner, kinds, cluster)
 		if err == nil {
 			var moved []Entry

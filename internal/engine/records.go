@@ -63,6 +63,13 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 	sel := Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
 	ns := e.recordsNamespace()
 	for _, cluster := range clusters {
+		if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			records = append(records, rs...)
+			continue
+		}
 		c, err := e.Clients.Get(cluster)
 		if err != nil {
 			errs = append(errs, clusterError(cluster, "Reading virtual destination records", err))

@@ -17,7 +17,7 @@
 //   - the provider and its configuration (provider.go, which makes the
 //     run-scoped state of internal/runstate; provider_validate.go,
 //     validate_config.go, registry.go, virtual_destination_record.go,
-//     workspace.go);
+//     workspace.go, delivery.go: each cluster's delivery, push or pull);
 //   - import and discovery: the Terraform side (intent_import.go,
 //     identity.go, list_resources.go, intent_config.go, cluster_import.go)
 //     of the search in internal/discovery;

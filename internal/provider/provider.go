@@ -188,6 +188,7 @@ func clusterAttributes() map[string]schema.Attribute {
 			ElementType:         types.StringType,
 			Validators:          []validator.Map{labelsValidator{}},
 		},
+		"delivery": deliveryAttribute(),
 		"east_west_gateway": schema.SingleNestedAttribute{
 			MarkdownDescription: "The cluster's east-west gateway as other networks reach it. Needed when the cluster backs a virtual destination used from another network. Unset: the cluster can back a virtual destination for its own clients only; plan refuses a virtual destination that would send another cluster's clients to it.",
 			Optional:            true,
@@ -311,6 +312,18 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 			FieldManager:     m.FieldManager.ValueString(),
 			ForceConflicts:   m.ForceConflicts.ValueBool(),
 		},
+	}
+	if !m.Clusters.IsNull() && !m.Clusters.IsUnknown() {
+		known, _, d := clusterModels(ctx, m.Clusters)
+		resp.Diagnostics.Append(d...)
+		pull := pullClusters(ctx, known, &resp.Diagnostics)
+		validateDelivery(pull, &resp.Diagnostics)
+		if delivery := buildDelivery(pull, data.Workspace, data.WorkspaceExplicit, m.Workspace.IsUnknown(), &resp.Diagnostics); delivery != nil {
+			data.Engine.Delivery = delivery
+		}
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
 	if !m.Retired.IsNull() && !m.Retired.IsUnknown() {
 		data.Retired = map[string]bool{}

@@ -41,6 +41,7 @@ func (p *meshProvider) ValidateConfig(ctx context.Context, req provider.Validate
 		}
 		validateConnection(ctx, c, at.AtName("kubernetes"), &resp.Diagnostics)
 	}
+	validateDelivery(pullClusters(ctx, known, &resp.Diagnostics), &resp.Diagnostics)
 	if !m.Retired.IsNull() && !m.Retired.IsUnknown() {
 		for _, v := range m.Retired.Elements() {
 			name, ok := v.(types.String)

@@ -27,6 +27,7 @@ type clusterModel struct {
 	IstioVersion    types.String `tfsdk:"istio_version"`
 	Labels          types.Map    `tfsdk:"labels"`
 	EastWestGateway types.Object `tfsdk:"east_west_gateway"`
+	Delivery        types.Object `tfsdk:"delivery"`
 }
 
 type kubernetesModel struct {
@@ -109,6 +110,11 @@ func buildRegistry(ctx context.Context, m providerModel) (*translate.Registry, m
 		tc.Labels, tc.LabelsUnknown = stringMap(c.Labels)
 		tc.EastWestGateway = gatewayOf(ctx, c.EastWestGateway, name, &diags)
 		clusters = append(clusters, tc)
+		if c.Kubernetes.IsNull() && !c.Delivery.IsNull() {
+			// A pull cluster without a connection: nothing reaches its API
+			// server, not even through the environment's kubeconfig.
+			continue
+		}
 		conns[name] = connectionOf(ctx, name, c.Kubernetes, &diags)
 	}
 	return translate.NewRegistry(clusters...), conns, false, diags

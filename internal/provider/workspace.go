@@ -24,6 +24,7 @@ func workspaceAttribute() schema.StringAttribute {
 		MarkdownDescription: "Name of this Terraform state among those that compose traffic policies on the same hostnames, shown in their plans' messages: when set, every traffic policy's contribution to a shared VirtualService or DestinationRule records it (unset, contributions record none). " +
 			"It never decides ownership: a contribution belongs to the resource instance that wrote it, so two states that leave this unset (both `default`) never replace or release each other's policies. " +
 			"When set, it is also the identity this state's `mesh_workspace` claims in every registered cluster: a state that names an identity another state claims fails at plan, naming the claim. " +
+			"Required when a cluster is delivered by pull (`delivery.oci`): it is the tag of the state's artifact for that cluster, and the publisher the artifact records. " +
 			"Default: the selected Terraform workspace (`TF_WORKSPACE`, else the workspace `terraform workspace select` recorded in the working directory, else `default`), and the roster then mints an identity of its own (`<workspace>-<8 hex digits>`).",
 		Optional:   true,
 		Validators: []validator.String{stringvalidator.LengthBetween(1, 128)},

@@ -838,4 +838,101 @@ var mutations = []mutation{
 		File: "internal/provider/opentofu_test.go", From: "os.Setenv(\"TF_ACC_PROVIDER_HOST\", \"registry.opentofu.org\")", To: "os.Setenv(\"TF_ACC_PROVIDER_HOST\", \"registry.terraform.io\")",
 		Package: "./internal/provider", Run: "^(TestAccCLI_isTheOneAsked|TestAccMeshCluster_lifecycle)$", Env: openTofuEnv(),
 	},
+	// Pull delivery (issue 35): the artifact in Flux's format, caught by
+	// the unit tests on go-containerregistry's in-memory registry.
+	{
+		ID: "oci/file-times-now", Why: "the artifact's files carry the time of the push: the same objects give another digest at every apply",
+		File: "internal/delivery/oci/artifact.go", From: "ModTime: epoch,", To: "ModTime: epoch.Add(time.Duration(time.Now().Nanosecond())),",
+		Package: "./internal/delivery/oci", Run: "TestSameObjectsSameDigestAndNoPush",
+	},
+	{
+		ID: "oci/push-unchanged", Why: "an artifact the tag already holds is pushed again: a no-op apply pushes",
+		File: "internal/delivery/oci/remote.go", From: "\tif head == digest {\n", To: "\tif false {\n",
+		Package: "./internal/delivery/oci", Run: "TestSameObjectsSameDigestAndNoPush",
+	},
+	{
+		ID: "oci/writers-not-serialised", Why: "every write to an artifact pushes on its own, in parallel: concurrent writers lose each other's objects",
+		File: "internal/delivery/oci/writer.go", From: "\tlead := !w.leading\n", To: "\tlead := true\n",
+		Package: "./internal/delivery/oci", Run: "TestParallelWritersAllLand",
+	},
+	{
+		ID: "oci/repush-unseen", Why: "a writer builds on the artifact it last pushed although the tag was pushed again by someone else",
+		File: "internal/delivery/oci/writer.go", From: "if w.last != nil && w.last.Digest == head {", To: "if w.last != nil && head != \"\" {",
+		Package: "./internal/delivery/oci", Run: "TestRepushedTagIsSeen",
+	},
+	{
+		ID: "oci/claim-ignored", Why: "a state publishes over the artifact of another state",
+		File: "internal/delivery/oci/writer.go", From: "if a.Publisher != \"\" && a.Publisher != publisher {", To: "if false {",
+		Package: "./internal/delivery/oci", Run: "TestArtifactOfAnotherStateRefused",
+	},
+	{
+		ID: "oci/token-ignored", Why: "a registry token is not sent: a registry that needs it refuses the push",
+		File: "internal/delivery/oci/credentials.go", From: "return authn.FromConfig(authn.AuthConfig{RegistryToken: c.Token}), nil", To: "return authn.Anonymous, nil",
+		Package: "./internal/delivery/oci", Run: "TestCredentials",
+	},
+	{
+		ID: "oci/secret-in-error", Why: "a malformed docker config auth is quoted in the error: the secret reaches logs",
+		File: "internal/delivery/oci/credentials.go", From: "is not user:password\", host, file)", To: "is not user:password (%s)\", host, file, dec)",
+		Package: "./internal/delivery/oci", Run: "TestCredentials",
+	},
+	{
+		ID: "engine/pull-read-takes-every-owner", Why: "a pull cluster's refresh lists every object of the artifact as this intent's",
+		File: "internal/engine/sink.go", From: "\t\tif !owner.owns(labelsOf(m)) {\n\t\t\tcontinue", To: "\t\tif false {\n\t\t\tcontinue",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-never-prunes", Why: "publishing adds the intent's objects to the artifact but never removes the ones it no longer wants",
+		File: "internal/engine/sink.go", From: "\t\t\tif owner.owns(labelsOf(m)) {\n\t\t\t\tdelete(objs, k)", To: "\t\t\tif owner.owns(labelsOf(m)) {\n\t\t\t\t_ = k",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-registry-unreachable-silent", Why: "a registry that cannot be read is not reported: a plan could say No changes",
+		File: "internal/engine/sink.go", From: "return prior, []*Error{clusterError(cluster, \"Reading the artifact \"+a.Target.String(), err)}", To: "return prior, nil",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-also-pushed", Why: "a pull cluster's objects are also server-side applied: an apply fails when its API server cannot be reached",
+		File: "internal/engine/apply.go", From: "published, publishErrs, desired, prior := e.publishPull(", To: "published, publishErrs, _, _ := e.publishPull(",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-refetch-per-intent", Why: "every refresh of a pull cluster fetches the artifact again: registry calls grow with the intents",
+		File: "internal/engine/sink.go", From: "\tf.once.Do(func() { f.artifact, f.found, f.err = oci.Fetch(ctx, t) })", To: "\tf.artifact, f.found, f.err = oci.Fetch(ctx, t)",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "provider/pull-without-workspace", Why: "pull clusters publish under the defaulted workspace: two states left at their defaults share one artifact",
+		File: "internal/provider/delivery.go", From: "\tif !explicit {\n", To: "\tif false {\n",
+		Package: "./internal/provider", Run: "^(TestBuildDeliveryNamesTheArtifact|TestDeliveryConfigValidation)$",
+	},
+	{
+		ID: "provider/pull-cluster-gets-env-connection", Why: "a pull cluster without kubernetes falls back to the environment's kubeconfig: plan fails without one",
+		File: "internal/provider/registry.go", From: "\t\t\t// server, not even through the environment's kubeconfig.\n\t\t\tcontinue\n", To: "\t\t\t// server, not even through the environment's kubeconfig.\n",
+		Package: "./internal/provider", Run: "^TestPullClusterNeedsNoConnection$",
+	},
+	{
+		ID: "engine/pull-claim-unchecked-at-refresh", Why: "a refresh reads another state's artifact as its own: the second state learns only when it publishes",
+		File: "internal/engine/sink.go", From: "\tif got.Publisher != \"\" && got.Publisher != a.Publisher {\n", To: "\tif false {\n",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "engine/pull-records-unread", Why: "records on a pull cluster are read from its API server, which a pull cluster may not have: virtual destinations' records there are never found",
+		File: "internal/engine/records.go", From: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {", To: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull && false {",
+		Package: "./internal/engine", Run: "TestPull",
+	},
+	{
+		ID: "provider/composed-on-pull-planned", Why: "a composed intent on a pull cluster plans cleanly and fails only at apply",
+		File: "internal/engine/sink.go", From: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull {\n", To: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull && false {\n",
+		Package: "./internal/provider", Run: "^TestComposedIntentOnPullClusterFailsThePlan$",
+	},
+	{
+		ID: "provider/pull-cluster-pushed", Why: "a pull cluster whose API server is given (read-only) gets its objects by server-side apply as well",
+		File: "internal/engine/apply.go", From: "published, publishErrs, desired, prior := e.publishPull(", To: "published, publishErrs, _, _ := e.publishPull(",
+		Package: "./internal/provider", Run: "^TestAccPull_publishRefreshRepushDestroy$", Env: []string{"TF_ACC=1"},
+	},
+	{
+		ID: "oci/cancelled-change-published", Why: "a change whose caller gave up (cancelled) stays queued and is published: its objects land in the artifact but not in state",
+		File: "internal/delivery/oci/writer.go", From: "\t\t\tw.queue = append(w.queue[:i:i], w.queue[i+1:]...)\n", To: "\t\t\t_ = i\n",
+		Package: "./internal/delivery/oci", Run: "TestCancelledQueuedChangeIsNotPublished",
+	},
 }

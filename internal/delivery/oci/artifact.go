@@ -1,0 +1,191 @@
+package oci
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Flux's media types (the ones `flux push artifact` writes): the manifest
+// is an OCI image manifest whose config and single layer carry these.
+const (
+	ConfigMediaType  = "application/vnd.cncf.flux.config.v1+json"
+	ContentMediaType = "application/vnd.cncf.flux.content.v1.tar+gzip"
+)
+
+// The manifest's annotations. Source and revision are the ones Flux shows
+// (its OCIRepository status carries them); created is fixed (see
+// createdValue); Publisher names the state that publishes the artifact, so
+// that a second state claiming the same artifact is told apart.
+const (
+	AnnotationSource    = "org.opencontainers.image.source"
+	AnnotationRevision  = "org.opencontainers.image.revision"
+	AnnotationCreated   = "org.opencontainers.image.created"
+	AnnotationPublisher = "mesh-intent.io/publisher"
+	// AnnotationFormat versions this layout (one YAML file per object).
+	AnnotationFormat = "mesh-intent.io/artifact-format"
+	// FormatVersion is the only layout this build writes and reads.
+	FormatVersion = "1"
+	// SourceValue is the source annotation of every artifact we publish.
+	SourceValue = "terraform-provider-mesh"
+)
+
+// createdValue is the created annotation. Flux's CLI writes the push
+// time; a time would make every push of the same objects a new digest, so
+// the artifact would change at every apply. The epoch keeps the bytes a
+// function of the objects.
+const createdValue = "1970-01-01T00:00:00Z"
+
+// Objects are the manifests an artifact holds, keyed by Key.
+type Objects map[string]map[string]any
+
+// Key is the identity of a manifest in an artifact, and its file name
+// without the extension: <group>/<Kind>/<namespace>/<name> (core group
+// "core", cluster-scoped namespace "_").
+func Key(manifest map[string]any) (string, error) {
+	apiVersion, _ := manifest["apiVersion"].(string)
+	kind, _ := manifest["kind"].(string)
+	meta, _ := manifest["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	namespace, _ := meta["namespace"].(string)
+	if apiVersion == "" || kind == "" || name == "" {
+		return "", fmt.Errorf("a manifest needs apiVersion, kind and metadata.name (got %q, %q, %q)", apiVersion, kind, name)
+	}
+	group := "core"
+	if i := strings.Index(apiVersion, "/"); i >= 0 {
+		group = apiVersion[:i]
+	}
+	if namespace == "" {
+		namespace = "_"
+	}
+	for _, part := range []string{group, kind, namespace, name} {
+		if strings.ContainsAny(part, "/\\") || part == "." || part == ".." {
+			return "", fmt.Errorf("manifest %s %s/%s: %q cannot be part of a file name", kind, namespace, name, part)
+		}
+	}
+	return path.Join(group, kind, namespace, name), nil
+}
+
+// Clone copies the set (not the manifests, which are never modified).
+func (o Objects) Clone() Objects {
+	out := make(Objects, len(o))
+	for k, v := range o {
+		out[k] = v
+	}
+	return out
+}
+
+// content is the layer's bytes: a gzipped tar of one YAML file per
+// object, in the order of their names, every header fixed (mode, times,
+// owner), gzip without a name or time. The same objects give the same
+// bytes.
+func content(objs Objects) ([]byte, error) {
+	keys := make([]string, 0, len(objs))
+	for k := range objs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	tw := tar.NewWriter(zw)
+	epoch := time.Unix(0, 0).UTC()
+	for _, k := range keys {
+		raw, err := yaml.Marshal(objs[k])
+		if err != nil {
+			return nil, fmt.Errorf("rendering %s: %w", k, err)
+		}
+		hdr := &tar.Header{
+			Name: k + ".yaml", Mode: 0o644, Size: int64(len(raw)), Typeflag: tar.TypeReg,
+			ModTime: epoch, Format: tar.FormatPAX,
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(raw); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// maxContent bounds what a fetched layer may expand to: an artifact of a
+// few thousand objects is a few megabytes.
+const maxContent = 256 << 20
+
+// parseContent reads a layer written by content (or by hand, as long as
+// it is a gzipped tar of YAML files: Flux's own layout). Every regular
+// file whose name ends in .yaml or .yml holds one object or several,
+// separated by "---" lines.
+func parseContent(layer io.Reader) (Objects, error) {
+	zr, err := gzip.NewReader(layer)
+	if err != nil {
+		return nil, fmt.Errorf("the artifact's layer is not gzip: %w", err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(io.LimitReader(zr, maxContent))
+	out := Objects{}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the artifact's layer is not a tar: %w", err)
+		}
+		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".yaml") || strings.HasSuffix(hdr.Name, ".yml")) {
+			continue
+		}
+		raw, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		for _, doc := range splitDocuments(raw) {
+			var m map[string]any
+			if err := yaml.Unmarshal(doc, &m); err != nil {
+				return nil, fmt.Errorf("file %s of the artifact: %w", hdr.Name, err)
+			}
+			if len(m) == 0 {
+				continue
+			}
+			k, err := Key(m)
+			if err != nil {
+				return nil, fmt.Errorf("file %s of the artifact: %w", hdr.Name, err)
+			}
+			if _, dup := out[k]; dup {
+				return nil, fmt.Errorf("file %s of the artifact: %s appears twice", hdr.Name, k)
+			}
+			out[k] = m
+		}
+	}
+}
+
+func splitDocuments(raw []byte) [][]byte {
+	var docs [][]byte
+	var cur []byte
+	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
+		if t := bytes.TrimRight(line, "\r\n"); bytes.Equal(t, []byte("---")) {
+			docs = append(docs, cur)
+			cur = nil
+			continue
+		}
+		cur = append(cur, line...)
+	}
+	return append(docs, cur)
+}

@@ -1,0 +1,341 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+)
+
+// Delivery is a sink behind the engine: how a cluster receives its
+// objects. A push cluster (the default) is written by server-side apply
+// from this process (apply.go); a pull cluster's objects are published in
+// an OCI artifact in Flux's format, which Flux's controllers in the
+// cluster pull and apply. The engine decides what to write, prune and
+// record the same way for both; only the carrying differs. No resource
+// knows which sink a cluster uses.
+type Delivery interface {
+	// Pull returns the artifact of a pull cluster (and pull true), or
+	// pull false for a push cluster. An error is a pull cluster whose
+	// artifact cannot be named (its settings are bad).
+	Pull(cluster string) (artifact PullArtifact, pull bool, err error)
+}
+
+// PullArtifact is where a pull cluster's objects are published, and by
+// which state.
+type PullArtifact struct {
+	Target oci.Target
+	// Publisher names the Terraform state that publishes the artifact
+	// (its workspace identity); a second state is refused.
+	Publisher string
+}
+
+// pulls holds the process's pull-cluster state: one Writer per artifact
+// (writes serialised, batched) and the artifact last seen per target, so
+// that refresh fetches each artifact once per run (the listing cache's
+// counterpart for pull clusters).
+type pulls struct {
+	writers oci.Writers
+	mu      sync.Mutex
+	seen    map[string]*fetchedArtifact
+}
+
+type fetchedArtifact struct {
+	once     sync.Once
+	artifact oci.Artifact
+	found    bool
+	err      error
+}
+
+// pullOf reports whether cluster is delivered by pull.
+func (e *Engine) pullOf(cluster string) (PullArtifact, bool, error) {
+	if e.Delivery == nil {
+		return PullArtifact{}, false, nil
+	}
+	return e.Delivery.Pull(cluster)
+}
+
+// publishPull applies owner's objects on the pull clusters among those of
+// desired and prior: each such cluster's artifact gets exactly desired as
+// owner's objects (what prior listed and is no longer desired goes, in
+// the same push). It returns the entries and errors of those clusters,
+// and desired and prior without them, for server-side apply.
+func (e *Engine) publishPull(ctx context.Context, owner Owner, desired []Desired, prior []Entry) ([]Entry, Errors, []Desired, []Entry) {
+	var want []Entry
+	for _, d := range desired {
+		want = append(want, d.Entry)
+	}
+	pull := map[string]PullArtifact{}
+	var errs Errors
+	var entries []Entry
+	for _, c := range clustersOf(want, prior) {
+		a, ok, err := e.pullOf(c)
+		switch {
+		case err != nil:
+			errs = append(errs, clusterError(c, "Naming the artifact", err))
+			entries = append(entries, byCluster(prior, c)...)
+			pull[c] = PullArtifact{} // neither published nor pushed
+		case ok:
+			pull[c] = a
+		}
+	}
+	if len(pull) == 0 {
+		return nil, nil, desired, prior
+	}
+	var clusters []string
+	for c, a := range pull {
+		if a.Target.Repository != "" {
+			clusters = append(clusters, c)
+		}
+	}
+	got, perrs := perCluster(ctx, clusters, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
+		var ds []Desired
+		for _, d := range desired {
+			if d.Cluster == cluster {
+				ds = append(ds, d)
+			}
+		}
+		return e.publishCluster(ctx, owner, cluster, pull[cluster], ds, byCluster(prior, cluster))
+	})
+	entries, errs = append(entries, got...), append(errs, perrs...)
+	var restDesired []Desired
+	for _, d := range desired {
+		if _, ok := pull[d.Cluster]; !ok {
+			restDesired = append(restDesired, d)
+		}
+	}
+	var restPrior []Entry
+	for _, p := range prior {
+		if _, ok := pull[p.Cluster]; !ok {
+			restPrior = append(restPrior, p)
+		}
+	}
+	return entries, errs, restDesired, restPrior
+}
+
+// errComposedOnPull: objects composed from several intents are not
+// published yet (docs/design.md, Delivery sinks).
+var errComposedOnPull = errors.New("objects composed from several intents (a traffic policy's VirtualService, a destination's shared DestinationRule) cannot be delivered by pull yet")
+
+// PlanErrors are what the sinks of entries' clusters refuse, found at
+// plan without contacting anything: objects composed from several intents
+// on a pull cluster (errComposedOnPull), one error per cluster naming the
+// fix.
+func (e *Engine) PlanErrors(owner Owner, entries []Entry) []*Error {
+	if owner.Composition == nil {
+		return nil
+	}
+	var out []*Error
+	for _, c := range clustersOf(entries) {
+		if _, pull, err := e.pullOf(c); err == nil && pull {
+			out = append(out, composedOnPullError(owner, c))
+		}
+	}
+	return out
+}
+
+func composedOnPullError(owner Owner, cluster string) *Error {
+	return &Error{Cluster: cluster, Summary: fmt.Sprintf("%s cannot be delivered to pull cluster %s", owner, cluster),
+		Detail: errComposedOnPull.Error() + ": deliver cluster " + cluster + " by push (remove its delivery block), or place the " + owner.Kind + " outside it.", Err: errComposedOnPull}
+}
+
+// publishCluster replaces owner's objects in one pull cluster's artifact
+// by desired, in one push. On failure the prior entries stand: the
+// artifact is unchanged.
+func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string, a PullArtifact, desired []Desired, prior []Entry) ([]Entry, []*Error) {
+	if owner.Composition != nil {
+		return prior, []*Error{composedOnPullError(owner, cluster)}
+	}
+	manifests := make([]map[string]any, len(desired))
+	keys := make([]string, len(desired))
+	for i, d := range desired {
+		if d.Manifest == nil {
+			return prior, []*Error{objectError(d.Entry, "Publishing", errors.New("its content is not known at apply"))}
+		}
+		k, err := oci.Key(d.Manifest)
+		if err != nil {
+			return prior, []*Error{objectError(d.Entry, "Publishing", err)}
+		}
+		manifests[i], keys[i] = d.Manifest, k
+	}
+	var notOurs []*Error
+	w := e.pulls.writers.For(a.Target, a.Publisher)
+	got, err := w.Update(ctx, func(objs oci.Objects) error {
+		notOurs = nil
+		for k, m := range objs {
+			if owner.owns(labelsOf(m)) {
+				delete(objs, k)
+			}
+		}
+		for i, m := range manifests {
+			if other, taken := objs[keys[i]]; taken {
+				notOurs = append(notOurs, objectError(desired[i].Entry, "Publishing",
+					fmt.Errorf("%w: the artifact already holds this object for %s", errNotOurs, ownerOfLabels(labelsOf(other)))))
+				continue
+			}
+			objs[keys[i]] = m
+		}
+		if len(notOurs) > 0 {
+			return errNotOurs
+		}
+		return nil
+	})
+	if len(notOurs) > 0 {
+		return prior, notOurs
+	}
+	if err != nil {
+		logCluster(ctx, "publishing failed: the artifact is as it was, prior entries kept", owner, cluster, "artifact", a.Target.String(), "error", err.Error())
+		return prior, []*Error{clusterError(cluster, "Publishing the artifact "+a.Target.String(), err)}
+	}
+	e.pulls.remember(a.Target, got)
+	logCluster(ctx, "published", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(desired))
+	return Entries(desired), nil
+}
+
+// readPull is Read for a pull cluster: owner's entries rebuilt from the
+// artifact, with the digest the plan computes (desiredDigest), so an
+// object changed in a re-pushed artifact is drift the plan shows. The
+// artifact is fetched once per process and target. A registry that cannot
+// be reached keeps the prior entries and says so, as an unreachable
+// cluster does.
+func (e *Engine) readPull(ctx context.Context, owner Owner, cluster string, a PullArtifact, prior []Entry) ([]Entry, []*Error) {
+	got, found, err := e.pulls.fetch(ctx, a.Target)
+	if err != nil {
+		logCluster(ctx, "refresh could not read the artifact: prior entries kept", owner, cluster, "artifact", a.Target.String(), "error", err.Error())
+		return prior, []*Error{clusterError(cluster, "Reading the artifact "+a.Target.String(), err)}
+	}
+	if !found {
+		return nil, nil
+	}
+	if got.Publisher != "" && got.Publisher != a.Publisher {
+		// Another state publishes this artifact: plan fails naming both,
+		// as an identity claimed twice does.
+		err := &oci.ClaimedError{Target: a.Target.String(), Publisher: got.Publisher, Claimant: a.Publisher}
+		return prior, []*Error{{Cluster: cluster, Summary: fmt.Sprintf("Artifact of cluster %s claimed by another state", cluster), Detail: err.Error(), Err: err}}
+	}
+	var out []Entry
+	for _, m := range got.Objects {
+		if !owner.owns(labelsOf(m)) {
+			continue
+		}
+		en := entryOf(cluster, m)
+		d, err := desiredDigest(m)
+		if err != nil {
+			return prior, []*Error{objectError(en, "Reading", err)}
+		}
+		en.Digest = d
+		out = append(out, en)
+	}
+	SortEntries(out)
+	logCluster(ctx, "refreshed from the artifact", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(out))
+	return out, nil
+}
+
+// readIfPull is readPull when cluster is delivered by pull (handled true).
+func (e *Engine) readIfPull(ctx context.Context, owner Owner, cluster string, prior []Entry) ([]Entry, []*Error, bool) {
+	a, pull, err := e.pullOf(cluster)
+	if err != nil {
+		return prior, []*Error{clusterError(cluster, "Naming the artifact", err)}, true
+	}
+	if !pull {
+		return nil, nil, false
+	}
+	got, errs := e.readPull(ctx, owner, cluster, a, prior)
+	return got, errs, true
+}
+
+// recordsIfPull reads the virtual destination records of hostname that a
+// pull cluster's artifact holds (handled true): the records the state
+// publishes there, read back from the registry, as Records reads them from
+// a push cluster. Only this state's artifact is read: records another
+// state publishes for the same cluster are in its own artifact.
+func (e *Engine) recordsIfPull(ctx context.Context, cluster, hostname, namespace string) ([]Record, *Error, bool) {
+	a, pull, err := e.pullOf(cluster)
+	if err != nil {
+		return nil, clusterError(cluster, "Naming the artifact", err), true
+	}
+	if !pull {
+		return nil, nil, false
+	}
+	got, found, err := e.pulls.fetch(ctx, a.Target)
+	if err != nil {
+		return nil, clusterError(cluster, "Reading virtual destination records from the artifact "+a.Target.String(), err), true
+	}
+	if !found {
+		return nil, nil, true
+	}
+	var out []Record
+	for _, m := range got.Objects {
+		if r, ok := recordOf(cluster, &unstructured.Unstructured{Object: m}); ok && r.Namespace == namespace && r.Hostname == hostname {
+			out = append(out, r)
+		}
+	}
+	return out, nil, true
+}
+
+func (p *pulls) fetch(ctx context.Context, t oci.Target) (oci.Artifact, bool, error) {
+	p.mu.Lock()
+	if p.seen == nil {
+		p.seen = map[string]*fetchedArtifact{}
+	}
+	f := p.seen[t.String()]
+	if f == nil {
+		f = &fetchedArtifact{}
+		p.seen[t.String()] = f
+	}
+	p.mu.Unlock()
+	f.once.Do(func() { f.artifact, f.found, f.err = oci.Fetch(ctx, t) })
+	if f.err != nil {
+		p.mu.Lock()
+		if p.seen[t.String()] == f {
+			delete(p.seen, t.String()) // not remembered: ask again next time
+		}
+		p.mu.Unlock()
+	}
+	return f.artifact, f.found, f.err
+}
+
+// remember records what this process published to t, which later reads
+// use instead of fetching it.
+func (p *pulls) remember(t oci.Target, a oci.Artifact) {
+	f := &fetchedArtifact{artifact: a, found: true}
+	f.once.Do(func() {})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.seen == nil {
+		p.seen = map[string]*fetchedArtifact{}
+	}
+	p.seen[t.String()] = f
+}
+
+func labelsOf(m map[string]any) map[string]string {
+	meta, _ := m["metadata"].(map[string]any)
+	raw, _ := meta["labels"].(map[string]any)
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+func ownerOfLabels(l map[string]string) string {
+	if l[LabelManagedBy] != ManagedByValue {
+		return "something other than this provider"
+	}
+	return l[LabelOwnerKind] + " " + l[LabelOwnerName]
+}
+
+func entryOf(cluster string, m map[string]any) Entry {
+	meta, _ := m["metadata"].(map[string]any)
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	return Entry{Cluster: cluster, APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}
+}

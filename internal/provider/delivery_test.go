@@ -1,0 +1,142 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// Bad pull-delivery settings fail at plan with the attribute path and the
+// fix; none contacts a registry.
+func TestDeliveryConfigValidation(t *testing.T) {
+	cases := []struct {
+		name  string
+		oci   string // body of clusters.onprem.delivery.oci
+		extra string // more provider attributes
+		want  string // regexp over the error output
+	}{
+		{"repository with tag", `repository = "registry.example.com/mesh/onprem:v1"`, `workspace = "team-a"`,
+			`Invalid repository[\s\S]*clusters\["onprem"\]\.delivery\.oci\.repository[\s\S]*without a\s+tag`},
+		{"repository with scheme", `repository = "oci://registry.example.com/mesh/onprem"`, `workspace = "team-a"`,
+			`Invalid repository[\s\S]*clusters\["onprem"\]\.delivery\.oci\.repository[\s\S]*without a\s+scheme`},
+		{"repository without host", `repository = "onprem"`, `workspace = "team-a"`,
+			`Invalid repository[\s\S]*clusters\["onprem"\]\.delivery\.oci\.repository[\s\S]*registry\s+host`},
+		{"two kinds of credentials", `repository = "registry.example.com/mesh/onprem"
+        token    = "t"
+        username = "u"
+        password = "p"`, `workspace = "team-a"`,
+			`Two kinds of registry credentials[\s\S]*clusters\["onprem"\]\.delivery\.oci[\s\S]*username/password\s+and\s+token`},
+		{"username without password", `repository = "registry.example.com/mesh/onprem"
+        username = "u"`, `workspace = "team-a"`,
+			`Incomplete registry credentials[\s\S]*clusters\["onprem"\]\.delivery\.oci\.password`},
+		{"no workspace", `repository = "registry.example.com/mesh/onprem"`, ``,
+			`Pull delivery needs a workspace[\s\S]*workspace[\s\S]*onprem`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			config := fmt.Sprintf(`
+provider "mesh" {
+  clusters = {
+    onprem = {
+      delivery = { oci = {
+        %s
+      } }
+    }
+  }
+  %s
+}
+data "mesh_clusters" "all" {}
+`, c.oci, c.extra)
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: protoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      config,
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(c.want),
+				}},
+			})
+		})
+	}
+}
+
+// A pull cluster needs no kubernetes connection, and is not given the
+// environment's kubeconfig: the plan succeeds without either.
+func TestPullClusterNeedsNoConnection(t *testing.T) {
+	t.Setenv(envConfigPath, "")
+	t.Setenv(envConfigPaths, "")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "mesh" {
+  clusters = {
+    onprem = { delivery = { oci = { repository = "registry.example.com/mesh/onprem" } } }
+  }
+  workspace = "team-a"
+}
+data "mesh_clusters" "all" {}
+`,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: false,
+		}},
+	})
+}
+
+// Each pull cluster's artifact: its repository, the workspace as tag and
+// publisher, the credentials of this run.
+func TestBuildDeliveryNamesTheArtifact(t *testing.T) {
+	pull := map[string]ociModel{"onprem": {
+		Repository: types.StringValue("registry.example.com/mesh/onprem"), Insecure: types.BoolNull(),
+		DockerConfigFile: types.StringNull(), Username: types.StringNull(), Password: types.StringNull(), Token: types.StringValue("tok"),
+	}}
+	var diags diag.Diagnostics
+	d := buildDelivery(pull, "team-a", true, false, &diags)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	a, ok, err := d.Pull("onprem")
+	if err != nil || !ok || a.Target.String() != "registry.example.com/mesh/onprem:team-a" || a.Publisher != "team-a" || a.Target.Credentials.Token != "tok" {
+		t.Errorf("onprem's artifact: %+v, %v, %v", a, ok, err)
+	}
+	if _, ok, _ := d.Pull("east"); ok {
+		t.Error("a cluster without delivery is pulled")
+	}
+	buildDelivery(pull, "default", false, false, &diags)
+	if !diags.HasError() || !strings.Contains(fmt.Sprint(diags), "workspace") {
+		t.Errorf("pull without an explicit workspace: %v", diags)
+	}
+}
+
+// A traffic policy composes its VirtualService with other policies'; on a
+// pull cluster that is refused at plan, at the attribute that places it
+// there, with the fix.
+func TestComposedIntentOnPullClusterFailsThePlan(t *testing.T) {
+	t.Setenv(envConfigPath, "")
+	t.Setenv(envConfigPaths, "")
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "mesh" {
+  clusters = {
+    onprem = { delivery = { oci = { repository = "registry.example.com/mesh/onprem" } } }
+  }
+  workspace = "team-a"
+}
+resource "mesh_traffic_policy" "p" {
+  name        = "p"
+  destination = { service = "user", namespace = "users" }
+  sources     = { clusters = ["onprem"] }
+  timeout     = "2s"
+}
+`,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`cannot be delivered to pull cluster onprem[\s\S]*sources[\s\S]*by\s+push`),
+		}},
+	})
+}
