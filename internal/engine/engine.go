@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -30,6 +31,10 @@ type Engine struct {
 
 	// lists holds this process's listings (listcache.go).
 	lists listings
+	// sleep waits between the retries of a write that lost a race
+	// (retry.go); nil is a timer bounded by the context. Tests replace
+	// it so that no clock decides them.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // DefaultConcurrency is the number of objects written at once per cluster.

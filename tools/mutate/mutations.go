@@ -139,8 +139,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/compose-no-retry", Why: "a composed write that lost a race is not retried",
-		File: "internal/engine/compose.go", From: "for attempt := 0; attempt < composedRetries; attempt++ {", To: "for attempt := 0; attempt < 1; attempt++ {",
+		File: "internal/engine/compose.go", From: "return false, err // someone else wrote in between: read again", To: "return true, err // mutated",
 		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
+		File: "internal/engine/retry.go", From: "if err := sleep(ctx, b.Step()); err != nil {", To: "if err := ctx.Err(); err != nil {",
+		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
 	},
 	{
 		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",
