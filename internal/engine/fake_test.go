@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
