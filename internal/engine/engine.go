@@ -31,6 +31,10 @@ type Engine struct {
 
 	// lists holds this process's listings (listcache.go).
 	lists listings
+	// elsewhere holds this process's searches for records outside the
+	// records namespace, per cluster (records.go).
+	elsewhereMu sync.Mutex
+	elsewhere   map[string]*elsewhereScan
 	// sleep waits between the retries of a write that lost a race
 	// (retry.go); nil is a timer bounded by the context. Tests replace
 	// it so that no clock decides them.

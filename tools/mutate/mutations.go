@@ -143,6 +143,11 @@ var mutations = []mutation{
 		Package: "./internal/engine",
 	},
 	{
+		ID: "engine/records-listed-per-lookup", Why: "every record lookup lists the records namespace again instead of sharing the listing",
+		File: "internal/engine/records.go", From: "\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)", To: "\t\te.wrote(cluster, configMapKind)\n\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)",
+		Package: "./internal/engine", Run: "TestRecord",
+	},
+	{
 		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
 		File: "internal/engine/retry.go", From: "if err := sleep(ctx, b.Step()); err != nil {", To: "if err := ctx.Err(); err != nil {",
 		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
