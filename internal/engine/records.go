@@ -14,10 +14,11 @@ import (
 )
 
 // Keys of a virtual destination's record (virtualdestination.RecordHostnameKey
-// and RecordIntentKey).
+// RecordIntentKey and RecordFormatKey).
 const (
 	recordHostnameKey = "hostname"
 	recordIntentKey   = "intent"
+	recordFormatKey   = "format"
 )
 
 var (
@@ -36,8 +37,11 @@ type Record struct {
 	OwnerName string
 	OwnerID   string
 	Hostname  string
-	// Intent is the virtual destination's intent, as JSON.
+	// Intent is the virtual destination's intent, as JSON, in format
+	// version Format ("" for records of builds before record formats);
+	// virtualdestination.DecodeRecord reads it.
 	Intent string
+	Format string
 }
 
 // Where names the record for messages.
@@ -150,7 +154,7 @@ func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	return Record{
 		Cluster: cluster, Namespace: item.GetNamespace(), Name: item.GetName(),
 		OwnerName: labels[LabelOwnerName], OwnerID: labels[LabelOwnerID],
-		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey],
+		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey], Format: data[recordFormatKey],
 	}, true
 }
 

@@ -148,6 +148,16 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestRecord",
 	},
 	{
+		ID: "vd/record-format-ignored", Why: "a record in a newer format is resolved as if this build read it",
+		File: "internal/translate/virtualdestination/record.go", From: "\tif version > RecordFormat {", To: "\tif false {",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
+		ID: "vd/record-decoder-lenient", Why: "a record with a field this build does not know is resolved without it",
+		File: "internal/translate/virtualdestination/record.go", From: "\tdec.DisallowUnknownFields()\n\tif err := dec.Decode(&in)", To: "\tif err := dec.Decode(&in)",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
 		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
 		File: "internal/engine/retry.go", From: "if err := sleep(ctx, b.Step()); err != nil {", To: "if err := ctx.Err(); err != nil {",
 		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
