@@ -82,6 +82,11 @@ var mutations = []mutation{
 		Package: "./internal/kubeclient",
 	},
 	{
+		ID: "kubeclient/token-over-http-accepted", Why: "an exec plugin's or a kubeconfig user's token for a server over plain http:// is accepted",
+		File: "internal/kubeclient/kubeclient.go", From: "if c.Insecure || !strings.HasPrefix(strings.ToLower(host), \"http://\") {", To: "if true {",
+		Package: "./internal/kubeclient",
+	},
+	{
 		ID: "kubeclient/shared-falls-back-to-current", Why: "a cluster without a context in a kubeconfig other clusters share falls back to the file's current context",
 		File: "internal/kubeclient/kubeclient.go", From: `if c.ConfigContext == "" && len(c.SharedWith) == 0 && len(raw.Contexts) == 1`, To: `if c.ConfigContext == "" && len(raw.Contexts) == 1`,
 		Package: "./internal/kubeclient",
