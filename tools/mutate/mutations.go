@@ -163,6 +163,11 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
 	},
 	{
+		ID: "vd/cluster-host-limit-unchecked", Why: "a hostname whose per-cluster hosts exceed Istio's 255-character host limit plans clean",
+		File: "internal/translate/virtualdestination/validate.go", From: "\tif len(longest) <= MaxIstioHostLength {", To: "\tif true {",
+		Package: "./internal/translate/virtualdestination", Run: "TestHostnameTooLongForItsPerClusterHosts",
+	},
+	{
 		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
 		File: "internal/engine/retry.go", From: "if err := sleep(ctx, b.Step()); err != nil {", To: "if err := ctx.Err(); err != nil {",
 		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
