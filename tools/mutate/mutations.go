@@ -168,6 +168,21 @@ var mutations = []mutation{
 		Package: "./internal/translate/virtualdestination", Run: "TestHostnameTooLongForItsPerClusterHosts",
 	},
 	{
+		ID: "provider/size-check-without-kept-config", Why: "the plan checks a contribution's size without the configuration the apply keeps in it",
+		File: "internal/provider/objects.go", From: "diags := checkLimits(data, keeping, entries, shared)", To: "diags := checkLimits(data, spec.Owner, entries, shared)\n\t_ = keeping",
+		Package: "./internal/provider", Run: "TestPlanCountsTheKeptConfigurationInTheContributionSize",
+	},
+	{
+		ID: "provider/kept-annotations-unchecked", Why: "the plan leaves the kept configuration out of the annotations of objects that are not composed",
+		File: "internal/provider/limits_plan.go", From: "kept = len(discovery.ConfigAnnotation) + len(spec.KeptConfig)", To: "kept = 0",
+		Package: "./internal/provider", Run: "TestPlanChecksTheAnnotationsOfEveryKind|TestVirtualDestinationPlanCountsTheKeptConfiguration",
+	},
+	{
+		ID: "provider/plan-without-kept-config", Why: "ModifyPlan does not give the plan the configuration the apply keeps",
+		File: "internal/provider/intent_resource.go", From: "\t\tspec.KeptConfig = cfg\n", To: "\t\t_ = cfg\n",
+		Package: "./internal/provider", Run: "TestVirtualDestinationPlanCountsTheKeptConfiguration",
+	},
+	{
 		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
 		File: "internal/engine/retry.go", From: "if err := sleep(ctx, b.Step()); err != nil {", To: "if err := ctx.Err(); err != nil {",
 		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
