@@ -22,12 +22,24 @@ const (
 
 // RecordFormat is the format version of the records this build writes,
 // and the newest it reads. Version 1 is the intent as JSON under
-// RecordIntentKey; records of earlier builds carry no RecordFormatKey and
-// hold the same, so they are read as version 1. A build that changes what
+// RecordIntentKey, without RecordFormatKey (records of earlier builds are
+// the same: a record without the key is version 1). A build that changes what
 // a record holds in a way older builds would misread (a new field that
 // changes where traffic goes) bumps it, so that older builds refuse the
 // record instead of resolving the hostname without that field.
 const RecordFormat = 1
+
+// recordData is a record's data. Version 1 is written without
+// RecordFormatKey, as every earlier build wrote it, so that records (and
+// their digests in state) do not change for it; later versions name
+// themselves.
+func recordData(hostname, intent string) map[string]string {
+	data := map[string]string{RecordHostnameKey: hostname, RecordIntentKey: intent}
+	if RecordFormat > 1 {
+		data[RecordFormatKey] = strconv.Itoa(RecordFormat)
+	}
+	return data
+}
 
 // RecordFormatError is DecodeRecord's error for a record this build does
 // not read: a newer format version, or a field it does not know (written
@@ -110,7 +122,7 @@ func WithRecords(in Intent, objs []translate.Object, recordsNamespace string) ([
 		out = append(out, translate.Object{Cluster: o.Cluster, Resource: &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: ObjectName(in.Name), Namespace: ns},
-			Data:       map[string]string{RecordHostnameKey: in.Hostname, RecordIntentKey: string(raw), RecordFormatKey: strconv.Itoa(RecordFormat)},
+			Data:       recordData(in.Hostname, string(raw)),
 		}})
 	}
 	translate.Sort(out)
