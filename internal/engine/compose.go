@@ -44,9 +44,6 @@ type Composition struct {
 	Own func(id string) bool
 }
 
-// composedRetries bounds the optimistic-concurrency retries of one object.
-const composedRetries = 8
-
 // ContributionKey is the annotation (and label) key of an intent's
 // contribution: <kind>.mesh-intent.io/<name>.
 func (o Owner) ContributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
@@ -65,22 +62,27 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 			Detail: fmt.Sprintf("%s is shared by several %ss, and the provider has no composer to rewrite it without %s (an internal error: the resource was read without its composition). "+
 				"Nothing was written; run the command again, and report it if it persists.", entry, owner.Kind, owner)}
 	}
-	var lastErr error
-	for attempt := 0; attempt < composedRetries; attempt++ {
+	err := e.retryConflicts(ctx, func(attempt int) (bool, error) {
 		err := e.composeOnce(ctx, ri, owner, entry, remove)
 		if err == nil {
-			return nil
+			return true, nil
 		}
-		if e, ok := err.(*Error); ok {
-			return e // explained already (a field conflict, not ours)
+		if _, ok := err.(*Error); ok {
+			return true, err // explained already (a field conflict, not ours)
 		}
 		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) && !uidRefused(err) {
-			return objectError(entry, doing, err)
+			return true, err
 		}
 		logEntry(ctx, "composed object changed by another writer: reading it again", owner, entry, "attempt", attempt+1)
-		lastErr = err // someone else wrote in between: read again
+		return false, err // someone else wrote in between: read again
+	})
+	if err == nil {
+		return nil
 	}
-	return objectError(entry, doing, fmt.Errorf("the object kept changing under concurrent writers: %w", lastErr))
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	return objectError(entry, doing, err)
 }
 
 func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) error {

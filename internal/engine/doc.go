@@ -15,7 +15,8 @@
 // clusters: their objects published in an OCI artifact instead of applied,
 // and read back from it), records.go
 // (virtual destinations' records), claim.go (workspace claims), search.go
-// (the reads import needs), log.go (DEBUG logs of each decision) and
+// (the reads import needs), retry.go (retries of writes that lost a
+// race, with backoff), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the
 // object and the fix). The intent kinds (owner kinds and the Kubernetes
 // kinds each writes) are described in internal/intentkind.

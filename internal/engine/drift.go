@@ -146,20 +146,22 @@ func hasOwnedAncestor(set *fieldpath.Set, p fieldpath.Path) bool {
 // makes it a conflict, and the restore starts again from a fresh read.
 func (e *Engine) restoreSpec(ctx context.Context, ri *recordingApplies, owner Owner, d Desired, manager string) *Error {
 	live := ri.last
-	var lastErr error
-	for attempt := 0; attempt < composedRetries; attempt++ {
+	var failed *Error
+	err := e.retryConflicts(ctx, func(attempt int) (bool, error) {
 		if attempt > 0 {
 			var err error
 			if live, err = ri.ResourceInterface.Get(ctx, d.Name, metav1.GetOptions{}); err != nil {
-				return objectError(d.Entry, "Restoring", err)
+				failed = objectError(d.Entry, "Restoring", err)
+				return true, nil
 			}
 			if live.GetUID() != ri.last.GetUID() {
-				return objectError(d.Entry, "Restoring", fmt.Errorf("%w: the object was replaced while it was being restored; apply again", errNotOurs))
+				failed = objectError(d.Entry, "Restoring", fmt.Errorf("%w: the object was replaced while it was being restored; apply again", errNotOurs))
+				return true, nil
 			}
 		}
 		fs, err := e.foreignSpecFields(live, owner, manager)
 		if err != nil || len(fs) == 0 {
-			return nil
+			return true, nil
 		}
 		logEntry(ctx, "restoring the declared spec: fields set by other managers are removed", owner, d.Entry, "foreign", describeForeign(fs))
 		patched, err := removeFields(ctx, ri.ResourceInterface, live, fs, manager)
@@ -170,13 +172,20 @@ func (e *Engine) restoreSpec(ctx context.Context, ri *recordingApplies, owner Ow
 		}
 		switch {
 		case err == nil:
-			return nil
+			return true, nil
 		case !apierrors.IsConflict(err):
-			return objectError(d.Entry, "Restoring", fmt.Errorf("removing %s: %w", describeForeign(fs), err))
+			failed = objectError(d.Entry, "Restoring", fmt.Errorf("removing %s: %w", describeForeign(fs), err))
+			return true, nil
 		}
-		lastErr = err // changed in between: read again
+		return false, err // changed in between: read again
+	})
+	if failed != nil {
+		return failed
 	}
-	return objectError(d.Entry, "Restoring", fmt.Errorf("the object kept changing under concurrent writers: %w", lastErr))
+	if err != nil {
+		return objectError(d.Entry, "Restoring", err)
+	}
+	return nil
 }
 
 // removeFields removes the given fields from live with one JSON patch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -36,6 +37,14 @@ type Engine struct {
 	lists listings
 	// pulls holds this process's artifact writers and fetched artifacts.
 	pulls pulls
+	// elsewhere holds this process's searches for records outside the
+	// records namespace, per cluster (records.go).
+	elsewhereMu sync.Mutex
+	elsewhere   map[string]*elsewhereScan
+	// sleep waits between the retries of a write that lost a race
+	// (retry.go); nil is a timer bounded by the context. Tests replace
+	// it so that no clock decides them.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // DefaultConcurrency is the number of objects written at once per cluster.

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,8 +68,12 @@ func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
 		d.PrependReactor("create", "*", createReactor(d))
 		fc[c] = d
 	}
-	return &Engine{Clients: fc, FieldManager: "test"}, fc
+	return &Engine{Clients: fc, FieldManager: "test", sleep: noWait}, fc
 }
+
+// noWait stands in for the backoff between retries (retry.go): no clock
+// decides a unit test.
+func noWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
 // createReactor gives created objects a UID and a resourceVersion.
 func createReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {

@@ -82,6 +82,7 @@ type listing struct {
 	err     *Error
 	owners  map[ownerKey]*ownerEntries
 	objects map[string]listedObject // namespace/name
+	records []Record                // of a ConfigMap listing: the records namespace's (records.go)
 	stale   bool                    // guarded by listings.mu
 }
 
@@ -227,7 +228,7 @@ func (e *Engine) fill(ctx context.Context, dyn dynamic.Interface, cluster string
 		case apierrors.IsResourceExpired(err) && opts.Continue != "":
 			// The continuation expired between pages: start over, in one
 			// piece.
-			l.owners, l.objects = map[ownerKey]*ownerEntries{}, map[string]listedObject{}
+			l.owners, l.objects, l.records = map[ownerKey]*ownerEntries{}, map[string]listedObject{}, nil
 			opts.Continue, opts.Limit = "", 0
 			continue
 		case apierrors.IsNotFound(err):
@@ -319,6 +320,11 @@ func (e *Engine) index(l *listing, cluster string, gvk schema.GroupVersionKind, 
 		}
 		if _, done := composed[k[:i]]; !done {
 			composed[k[:i]] = e.composedStateOf(item, k[:i])
+		}
+	}
+	if gvk == configMapKind {
+		if r, ok := recordOf(cluster, item); ok {
+			l.records = append(l.records, r)
 		}
 	}
 	l.objects[item.GetNamespace()+"/"+item.GetName()] = listedObject{uid: item.GetUID(), resourceVersion: item.GetResourceVersion(), labels: labels, composed: composed}

@@ -158,7 +158,7 @@ func TestComposeRetriesAfterAConcurrentWrite(t *testing.T) {
 }
 
 // Writers that keep colliding are not retried forever: after
-// composedRetries attempts the error says why.
+// conflictBackoff.Steps attempts the error says why.
 func TestComposeGivesUpAfterItsRetries(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := composedEntry()
@@ -170,8 +170,8 @@ func TestComposeGivesUpAfterItsRetries(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "kept changing under concurrent writers") {
 		t.Fatalf("want the give-up error, got %v", err)
 	}
-	if *seen != composedRetries {
-		t.Fatalf("%d attempts, want composedRetries (%d)", *seen, composedRetries)
+	if *seen != conflictBackoff.Steps {
+		t.Fatalf("%d attempts, want conflictBackoff.Steps (%d)", *seen, conflictBackoff.Steps)
 	}
 }
 

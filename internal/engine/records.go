@@ -8,15 +8,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // Keys of a virtual destination's record (virtualdestination.RecordHostnameKey
-// and RecordIntentKey).
+// RecordIntentKey and RecordFormatKey).
 const (
 	recordHostnameKey = "hostname"
 	recordIntentKey   = "intent"
+	recordFormatKey   = "format"
 )
 
 var (
@@ -35,8 +37,11 @@ type Record struct {
 	OwnerName string
 	OwnerID   string
 	Hostname  string
-	// Intent is the virtual destination's intent, as JSON.
+	// Intent is the virtual destination's intent, as JSON, in format
+	// version Format ("" for records of builds before record formats);
+	// virtualdestination.DecodeRecord reads it.
 	Intent string
+	Format string
 }
 
 // Where names the record for messages.
@@ -55,12 +60,16 @@ func (e *Engine) recordsNamespace() string {
 // Records lists, in the records namespace of every cluster given, the
 // records of hostname: ConfigMaps this provider wrote for a virtual
 // destination (managed-by and owner labels). Records are read there and
-// nowhere else; with withElsewhere, ConfigMaps that look like records of
-// hostname in other namespaces are returned in elsewhere, for a warning.
-// A cluster that cannot be searched is an error in errs; the records of
-// the others are returned all the same.
+// nowhere else, from the engine's listing of that namespace's ConfigMaps
+// (listcache.go): one LIST per cluster however many policies look a
+// hostname up, again only after this process wrote a ConfigMap there.
+// With withElsewhere, ConfigMaps that look like records of hostname in
+// other namespaces are returned in elsewhere, for a warning; that search
+// is tried once per cluster and process (the documented Role does not
+// allow it, and a refusal is not an error). A cluster that cannot be
+// searched is an error in errs; the records of the others are returned
+// all the same.
 func (e *Engine) Records(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs Errors) {
-	sel := Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
 	ns := e.recordsNamespace()
 	for _, cluster := range clusters {
 		if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {
@@ -76,23 +85,19 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 			continue
 		}
 		if withElsewhere {
-			// Where this identity may list them: a least-privileged one
-			// may not, and that is fine.
-			if all, err := c.Dynamic.Resource(configMaps).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
-				for i := range all.Items {
-					if r, ok := recordOf(cluster, &all.Items[i]); ok && r.Namespace != ns && r.Hostname == hostname {
-						elsewhere = append(elsewhere, r)
-					}
+			for _, r := range e.recordsElsewhere(ctx, c.Dynamic, cluster) {
+				if r.Namespace != ns && r.Hostname == hostname {
+					elsewhere = append(elsewhere, r)
 				}
 			}
 		}
-		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
-		if err != nil {
-			errs = append(errs, clusterError(cluster, "Reading virtual destination records", err))
+		l, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)
+		if lerr != nil {
+			errs = append(errs, clusterError(cluster, "Reading virtual destination records", lerr.Err))
 			continue
 		}
-		for i := range items {
-			if r, ok := recordOf(cluster, &items[i]); ok && r.Namespace == ns && r.Hostname == hostname {
+		for _, r := range l.records {
+			if r.Namespace == ns && r.Hostname == hostname {
 				records = append(records, r)
 			}
 		}
@@ -101,6 +106,47 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 	sortRecords(elsewhere)
 	errs.sort()
 	return records, elsewhere, errs
+}
+
+// elsewhereScan is the one search of a cluster for records outside the
+// records namespace in this process.
+type elsewhereScan struct {
+	ready   chan struct{}
+	records []Record
+}
+
+// recordsElsewhere lists the ConfigMaps with record labels in every
+// namespace of cluster, once per process: where this identity may list
+// them (a least-privileged one may not, and that is fine: nothing).
+func (e *Engine) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cluster string) []Record {
+	e.elsewhereMu.Lock()
+	if e.elsewhere == nil {
+		e.elsewhere = map[string]*elsewhereScan{}
+	}
+	s := e.elsewhere[cluster]
+	first := s == nil
+	if first {
+		s = &elsewhereScan{ready: make(chan struct{})}
+		e.elsewhere[cluster] = s
+	}
+	e.elsewhereMu.Unlock()
+	if first {
+		sel := Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
+		if all, err := dyn.Resource(configMaps).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
+			for i := range all.Items {
+				if r, ok := recordOf(cluster, &all.Items[i]); ok {
+					s.records = append(s.records, r)
+				}
+			}
+		}
+		close(s.ready)
+	}
+	select {
+	case <-s.ready:
+		return s.records
+	case <-ctx.Done():
+		return nil
+	}
 }
 
 func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
@@ -115,7 +161,7 @@ func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	return Record{
 		Cluster: cluster, Namespace: item.GetNamespace(), Name: item.GetName(),
 		OwnerName: labels[LabelOwnerName], OwnerID: labels[LabelOwnerID],
-		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey],
+		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey], Format: data[recordFormatKey],
 	}, true
 }
 

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 )
 
 // record is a virtual destination's record ConfigMap of owner in ns.
@@ -101,5 +103,66 @@ func TestRecordsReadsTheRecordsNamespaceWithProvenance(t *testing.T) {
 	}
 	if len(elsewhere) != 1 || elsewhere[0].Where() != "ConfigMap planted/vd-user-b in cluster east" {
 		t.Fatalf("elsewhere %v, want the planted one", elsewhere)
+	}
+}
+
+// configMapLists counts the ConfigMap LISTs a fake cluster received: in
+// the records namespace, and in every namespace (cluster-wide).
+func configMapLists(d *dynamicfake.FakeDynamicClient) (namespaced, clusterWide int) {
+	for _, a := range d.Actions() {
+		if a.GetVerb() != "list" || a.GetResource().Resource != "configmaps" {
+			continue
+		}
+		if a.GetNamespace() == "" {
+			clusterWide++
+		} else {
+			namespaced++
+		}
+	}
+	return namespaced, clusterWide
+}
+
+// Record lookups share the engine's listing: 50 policies, each looking
+// up its destination's hostname (with the search for lookalikes), make
+// one LIST of the records namespace per cluster and at most one attempt
+// of the cluster-wide search, not one or two per policy and cluster; and
+// each still finds its own destination's records. A record written by
+// this process is seen by the next lookup (the listing is taken again).
+func TestRecordLookupsListEachClusterOnce(t *testing.T) {
+	const policies = 50
+	ctx := context.Background()
+	e, fc := newFakeEngine(t, "east", "west")
+	vd := func(i int) Owner {
+		return Owner{Kind: "virtual-destination", Name: fmt.Sprintf("d%02d", i), ID: fmt.Sprintf("id-%02d", i)}
+	}
+	for i := range policies {
+		if _, err := e.Apply(ctx, vd(i), []Desired{record(vd(i), "east", DefaultRecordsNamespace, fmt.Sprintf("d%02d.global", i)), record(vd(i), "west", DefaultRecordsNamespace, fmt.Sprintf("d%02d.global", i))}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range fc {
+		d.ClearActions()
+	}
+	for i := range policies {
+		records, _, errs := e.Records(ctx, []string{"east", "west"}, fmt.Sprintf("d%02d.global", i), true)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		if len(records) != 2 || records[0].OwnerID != vd(i).ID || records[1].OwnerID != vd(i).ID {
+			t.Fatalf("lookup %d found %v, want the records of %s in east and west", i, records, vd(i).ID)
+		}
+	}
+	for _, c := range []string{"east", "west"} {
+		if ns, all := configMapLists(fc[c]); ns != 1 || all > 1 {
+			t.Fatalf("cluster %s: %d LISTs of the records namespace and %d cluster-wide for %d lookups, want 1 and at most 1", c, ns, all, policies)
+		}
+	}
+	// A record this process writes is seen by the next lookup.
+	late := Owner{Kind: "virtual-destination", Name: "late", ID: "id-late"}
+	if _, err := e.Apply(ctx, late, []Desired{record(late, "east", DefaultRecordsNamespace, "late.global")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if records, _, _ := e.Records(ctx, []string{"east", "west"}, "late.global", true); len(records) != 1 || records[0].OwnerID != "id-late" {
+		t.Fatalf("a record written in this process is not seen: %v", records)
 	}
 }

@@ -174,7 +174,67 @@ func clientConfig(c Connection, timeout time.Duration) (*rest.Config, error) {
 	if cfg.Host == "" {
 		return nil, errNoServer
 	}
+	if err := tokenInClear(c, cfg.Host, raw, overrides.CurrentContext); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// tokenInClear refuses bearer-token credentials (the provider's token
+// or exec plugin, a kubeconfig user's token, token file, exec plugin or
+// auth provider) for an API server reached over plain http://: a token
+// there would cross the network in clear text, readable by anyone on the
+// path. (client-go itself sends no credentials over http://: the requests
+// would go unauthenticated, failing with 401 or 403 far from the cause.)
+// insecure = true on the cluster allows it, for test clusters on a
+// trusted network. The provider's own token with an http:// host is
+// refused at validate already; this covers the exec plugin and what only
+// the kubeconfig brings.
+func tokenInClear(c Connection, host string, raw *clientcmdapi.Config, current string) error {
+	if c.Insecure || !strings.HasPrefix(strings.ToLower(host), "http://") {
+		return nil
+	}
+	var from string
+	switch {
+	case c.Exec != nil:
+		from = fmt.Sprintf("the exec credential plugin %q", c.Exec.Command)
+	case c.Token != "":
+		from = "token"
+	default:
+		if current == "" {
+			current = raw.CurrentContext
+		}
+		var user *clientcmdapi.AuthInfo
+		if ctx := raw.Contexts[current]; ctx != nil {
+			user = raw.AuthInfos[ctx.AuthInfo]
+		}
+		switch {
+		case user == nil:
+			return nil
+		case user.Exec != nil:
+			from = fmt.Sprintf("the kubeconfig user's exec credential plugin %q", user.Exec.Command)
+		case user.AuthProvider != nil:
+			from = fmt.Sprintf("the kubeconfig user's auth provider %q", user.AuthProvider.Name)
+		case user.Token != "" || user.TokenFile != "":
+			from = "the kubeconfig user's token"
+		default:
+			return nil
+		}
+	}
+	return &ClearTokenError{Server: host, From: from}
+}
+
+// ClearTokenError is a bearer token configured for a server over plain
+// http://.
+type ClearTokenError struct {
+	// Server is the API server's URL; From says where the token comes from.
+	Server, From string
+}
+
+func (e *ClearTokenError) Error() string {
+	return fmt.Sprintf("the API server %s is reached over plain http://, and a bearer token from %s is configured for it: a token there would cross the network in clear text, "+
+		"readable by anyone on the path (and client-go sends none over http://, so every request would go unauthenticated). Use the server's https:// URL (host, or the kubeconfig cluster's server), "+
+		"or set insecure = true on this cluster if it is a test cluster on a trusted network", e.Server, e.From)
 }
 
 // ContextError is a kubeconfig context that cannot be chosen safely: the

@@ -1,6 +1,7 @@
 package kubeclient
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,5 +117,68 @@ func TestConfigPathsAndContextByClusterName(t *testing.T) {
 	}
 	if _, err := RESTConfig(Connection{Name: "east", ConfigPaths: []string{filepath.Join(dir, "absent")}}, 0); err == nil {
 		t.Fatal("a missing kubeconfig file is accepted")
+	}
+}
+
+// A bearer token is never configured for a server over plain http://,
+// wherever it comes from: an exec credential plugin of the provider's
+// settings, a kubeconfig user's token or exec plugin. The error names the
+// server and where the token comes from, and the fixes; insecure = true
+// allows it, and a server over https:// is fine.
+func TestTokenOverPlainHTTPIsRefused(t *testing.T) {
+	sh := &Exec{APIVersion: "client.authentication.k8s.io/v1", Command: "sh", Args: []string{"-c", "exit 1"}}
+	kubeconfig := func(server, user string) string {
+		p := filepath.Join(t.TempDir(), "config")
+		if err := os.WriteFile(p, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: east
+  cluster: {server: %q}
+users:
+- name: admin
+  user: %s
+contexts:
+- name: east
+  context: {cluster: east, user: admin}
+current-context: east
+`, server, user)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	execUser := `{exec: {apiVersion: client.authentication.k8s.io/v1, command: sh, args: ["-c", "exit 1"], interactiveMode: Never}}`
+	for _, tc := range []struct {
+		name string
+		conn Connection
+		from string // "" when allowed
+	}{
+		{"exec setting", Connection{Host: "http://198.51.100.7:8080", Exec: sh}, `the exec credential plugin "sh"`},
+		{"exec setting, scheme in capitals", Connection{Host: "HTTP://198.51.100.7:8080", Exec: sh}, `the exec credential plugin "sh"`},
+		{"kubeconfig token", Connection{ConfigPath: kubeconfig("http://198.51.100.7:8080", `{token: "from-file"}`)}, "the kubeconfig user's token"},
+		{"kubeconfig exec", Connection{ConfigPath: kubeconfig("http://198.51.100.7:8080", execUser)}, `the kubeconfig user's exec credential plugin "sh"`},
+		{"host over a kubeconfig token", Connection{ConfigPath: kubeconfig("https://198.51.100.7:6443", `{token: "from-file"}`), Host: "http://198.51.100.7:8080"}, "the kubeconfig user's token"},
+		{"insecure", Connection{Host: "http://198.51.100.7:8080", Exec: sh, Insecure: true}, ""},
+		{"https exec", Connection{Host: "https://198.51.100.7:6443", Exec: sh}, ""},
+		{"https kubeconfig token", Connection{ConfigPath: kubeconfig("https://198.51.100.7:6443", `{token: "from-file"}`)}, ""},
+		{"http kubeconfig without a token", Connection{ConfigPath: kubeconfig("http://198.51.100.7:8080", `{}`)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := RESTConfig(tc.conn, 0)
+			if tc.from == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var clear *ClearTokenError
+			if !errors.As(err, &clear) {
+				t.Fatalf("want a ClearTokenError, got %v", err)
+			}
+			for _, want := range []string{"198.51.100.7:8080", tc.from, "clear text", "https://", "insecure = true"} {
+				if !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(want)) {
+					t.Fatalf("error %q does not say %q", err, want)
+				}
+			}
+		})
 	}
 }

@@ -162,12 +162,16 @@ type Problem struct {
 	// (config_context missing from the files, or no context for a cluster
 	// in a shared kubeconfig).
 	Context *ContextError
-	Err     error
+	// Clear is set when a bearer token is configured for a server over
+	// plain http:// (tokenInClear).
+	Clear *ClearTokenError
+	Err   error
 }
 
 // Check resolves every known connection offline (kubeconfig files are
 // read; nothing is contacted, no plugin runs) and reports the clusters
-// whose kubeconfig context cannot be chosen safely and every two clusters
+// whose kubeconfig context cannot be chosen safely, those with a bearer
+// token configured for a server over plain http://, and every two clusters
 // that reach one API server. Other errors (a missing file, a plugin not
 // installed) are left to the connection, which reports them for its
 // cluster alone.
@@ -189,6 +193,11 @@ func Check(conns map[string]Connection) []Problem {
 		var ce *ContextError
 		if errors.As(err, &ce) {
 			problems = append(problems, Problem{Cluster: n, Context: ce, Err: err})
+			continue
+		}
+		var clear *ClearTokenError
+		if errors.As(err, &clear) {
+			problems = append(problems, Problem{Cluster: n, Clear: clear, Err: err})
 			continue
 		}
 		if err != nil {

@@ -277,3 +277,15 @@ func TestCheckLeavesOtherErrorsToTheConnection(t *testing.T) {
 		t.Fatalf("problems: %v", p)
 	}
 }
+
+// A bearer token configured for a server over plain http:// is reported
+// for its cluster, offline (no plugin runs).
+func TestCheckReportsATokenOverPlainHTTP(t *testing.T) {
+	p := Check(map[string]Connection{
+		"east": {Name: "east", Host: "http://198.51.100.7:8080", Exec: &Exec{APIVersion: "client.authentication.k8s.io/v1", Command: "no-such-plugin-needed"}},
+		"west": {Name: "west", Host: "https://198.51.100.8:6443", Exec: &Exec{APIVersion: "client.authentication.k8s.io/v1", Command: "no-such-plugin-needed"}},
+	})
+	if len(p) != 1 || p[0].Cluster != "east" || p[0].Clear == nil || !strings.Contains(p[0].Err.Error(), `"no-such-plugin-needed"`) {
+		t.Fatalf("problems %+v, want east's token over plain http", p)
+	}
+}

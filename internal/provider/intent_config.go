@@ -4,6 +4,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
@@ -56,4 +57,18 @@ func (s *intentSpec) withConfig(cfg string) error {
 		return objs, err
 	}
 	return nil
+}
+
+// keeping is the owner of s as the apply writes it: a composed intent's
+// contribution with KeptConfig in it (a copy: s is left as it is).
+func (s intentSpec) keeping() (engine.Owner, error) {
+	o := s.Owner
+	if s.KeptConfig == "" || o.Composition == nil {
+		return o, nil
+	}
+	c := *o.Composition
+	var err error
+	c.Contribution, err = trafficpolicy.WithConfig(c.Contribution, s.KeptConfig)
+	o.Composition = &c
+	return o, err
 }

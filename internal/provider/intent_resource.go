@@ -288,6 +288,13 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// ... but its limits count it (planObjects).
+	if cfg, err := discovery.ConfigJSON(req.Config.Raw); err == nil {
+		spec.KeptConfig = cfg
+	} else {
+		resp.Diagnostics.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
+		return
+	}
 	objects, diags := planObjects(ctx, l.data, spec)
 	resp.Diagnostics.Append(diags...)
 	objects, diags = recheckUnreadable(spec.Owner, objects, prior, unreadableOf(ctx, req.Private))

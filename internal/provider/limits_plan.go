@@ -1,11 +1,16 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
@@ -58,9 +63,61 @@ func checkLimits(data *providerData, owner engine.Owner, entries []engine.Entry,
 			}
 			seen[raw] = true
 			addAttrError(&diags, path.Root("sources"), "Traffic policy contribution too large",
-				fmt.Sprintf("The contribution this traffic policy would store on %s is %d bytes; every provider reading it accepts at most %d, and would remove it. "+
+				fmt.Sprintf("The contribution this traffic policy would store on %s is %d bytes, with the configuration it keeps for import (which the apply writes in it); every provider reading it accepts at most %d, and would remove it. "+
 					"Split the policy, or narrow its sources and match rules. Nothing was written.", en, len(raw), trafficpolicy.MaxContributionBytes))
 		}
 	}
 	return diags
+}
+
+// checkKeptAnnotations fails the plan when an object of an intent that is
+// not composed would carry more annotations than Kubernetes allows: its
+// planned annotations and, on the objects that keep it (spec.ConfigKind),
+// the configuration kept for import (spec.KeptConfig), which the apply
+// adds. (A composed intent's objects are checked with their contributions
+// by engine.Limits.) The error is at the attribute that makes most of the
+// configuration, with the fix.
+func checkKeptAnnotations(spec intentSpec, desired []engine.Desired) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if spec.Owner.Composition != nil {
+		return diags
+	}
+	for _, d := range desired {
+		annotations, _, _ := unstructured.NestedStringMap(d.Manifest, "metadata", "annotations")
+		total, kept := 0, 0
+		for k, v := range annotations {
+			if k == discovery.ConfigAnnotation {
+				continue // replaced by the kept configuration
+			}
+			total += len(k) + len(v)
+		}
+		if spec.KeptConfig != "" && d.Kind == spec.ConfigKind {
+			kept = len(discovery.ConfigAnnotation) + len(spec.KeptConfig)
+		}
+		if total+kept <= engine.MaxAnnotationBytes {
+			continue
+		}
+		attr, size := largestAttribute(spec.KeptConfig)
+		addAttrError(&diags, attr, "Kubernetes limit exceeded: annotations",
+			fmt.Sprintf("The annotations of %s would be %d bytes: the configuration this resource keeps there for import (annotation %s, %d bytes, of which %s makes %d) and %d bytes of others; Kubernetes allows at most %d in all. "+
+				"Shrink %s, or split this resource into several. Nothing was written.",
+				d.Entry, total+kept, discovery.ConfigAnnotation, kept, attr, size, total, engine.MaxAnnotationBytes, attr))
+	}
+	return diags
+}
+
+// largestAttribute is the top-level attribute of a configuration (JSON)
+// that takes the most bytes, and their number; name when there is none.
+func largestAttribute(cfg string) (path.Path, int) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(cfg), &fields); err != nil || len(fields) == 0 {
+		return path.Root("name"), 0
+	}
+	best, size := "", -1
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if len(fields[k]) > size {
+			best, size = k, len(fields[k])
+		}
+	}
+	return path.Root(best), size
 }

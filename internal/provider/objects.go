@@ -63,6 +63,10 @@ type intentSpec struct {
 	// configuration (intent_config.go); composed intents keep it in their
 	// contribution instead.
 	ConfigKind string
+	// KeptConfig is, at plan, the configuration (JSON) the apply will
+	// keep for import (withConfig): no part of a digest, so the plan does
+	// without it, but the limits it checks count it (checkLimits).
+	KeptConfig string
 	// Routing, when set, states where the intent sends requests (the
 	// routing attribute, routing.go).
 	Routing func(reg *translate.Registry) (routing.Statement, error)
@@ -117,7 +121,16 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 		return types.MapUnknown(types.StringType), d
 	}
 	shared := sharedContributions(ctx, data, spec.Owner, entries)
-	diags := checkLimits(data, spec.Owner, entries, shared)
+	// The limits are those of what the apply writes: with the
+	// configuration it keeps for import.
+	keeping, err := spec.keeping()
+	if err != nil {
+		var d diag.Diagnostics
+		d.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
+		return types.MapUnknown(types.StringType), d
+	}
+	diags := checkLimits(data, keeping, entries, shared)
+	diags.Append(checkKeptAnnotations(spec, desired)...)
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}

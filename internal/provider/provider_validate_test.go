@@ -75,6 +75,10 @@ func TestProviderConfigValidation(t *testing.T) {
         host  = "http://127.0.0.1:1"
         token = "t"
       }`, "", `Token over plain HTTP[\s\S]*clusters\["east"\]\.kubernetes\.host`},
+		{"exec token over plain http", `kubernetes = {
+        host = "http://127.0.0.1:1"
+        exec = { api_version = "client.authentication.k8s.io/v1", command = "sh" }
+      }`, "", `Token over plain HTTP[\s\S]*clusters\["east"\]\.kubernetes\.host[\s\S]*exec credential plugin "sh"`},
 		{"empty config_path", `kubernetes = {
         config_path = ""
       }`, "", `No way to connect[\s\S]*clusters\["east"\]\.kubernetes`},

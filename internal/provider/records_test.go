@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
@@ -125,6 +126,63 @@ func TestLookupTrustsAgreeingRecordsOfOneInstance(t *testing.T) {
 	got := strings.Join(ignored, "; ")
 	if !strings.Contains(got, "ConfigMap elsewhere/vd-user in cluster east") || !strings.Contains(got, "vd-user-x in cluster west (it names no instance") {
 		t.Fatalf("ignored %q, want the record elsewhere and the one without an instance ID", got)
+	}
+}
+
+// setRecordData changes the data of the record of name in cluster: key
+// set to value, or removed when value is "".
+func setRecordData(t *testing.T, f fakeClusterSet, cluster, name, key, value string) {
+	t.Helper()
+	gvr, _ := engine.ResourceOf(schemaConfigMap)
+	obj, err := f[cluster].Tracker().Get(gvr, virtualdestination.DefaultRecordsNamespace, virtualdestination.ObjectName(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := obj.(*unstructured.Unstructured)
+	if value == "" {
+		unstructured.RemoveNestedField(u.Object, "data", key)
+	} else if err := unstructured.SetNestedField(u.Object, value, "data", key); err != nil {
+		t.Fatal(err)
+	}
+	if err := f[cluster].Tracker().Update(gvr, u, u.GetNamespace()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var schemaConfigMap = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+
+// Records are versioned and read strictly: a record of an earlier build
+// (no format) agrees with this build's (format 1) when they say the same;
+// one in a newer format, or with a field this build does not know (a
+// newer build's), is not resolved with that part dropped: the lookup fails
+// saying to upgrade.
+func TestLookupReadsRecordsByFormatStrictly(t *testing.T) {
+	f := newFakeClusterSet(t, "east", "west")
+	putRecord(t, f, "east", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
+	putRecord(t, f, "west", virtualdestination.DefaultRecordsNamespace, "aaaa1111", vdIn("user", "users"), "")
+	setRecordData(t, f, "west", "user", virtualdestination.RecordFormatKey, "1")
+	in, found, _, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global")
+	if err != nil || !found || in.Backends[0].Namespace != "users" {
+		t.Fatalf("found %v, error %v: a record without format and one in format 1 that say the same must agree", found, err)
+	}
+	setRecordData(t, f, "east", "user", virtualdestination.RecordFormatKey, "2")
+	setRecordData(t, f, "west", "user", virtualdestination.RecordFormatKey, "2")
+	if _, found, _, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global"); found || err == nil ||
+		!strings.Contains(err.Error(), "record format version 2") || !strings.Contains(err.Error(), "upgrade this provider") {
+		t.Fatalf("found %v, error %v: want a record of a newer format refused, naming the upgrade", found, err)
+	}
+	raw, err := json.Marshal(vdIn("user", "users"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withField := strings.Replace(string(raw), "{", `{"mirror_to":"evil.global",`, 1)
+	for _, c := range []string{"east", "west"} {
+		setRecordData(t, f, c, "user", virtualdestination.RecordFormatKey, "1")
+		setRecordData(t, f, c, "user", virtualdestination.RecordIntentKey, withField)
+	}
+	if _, found, _, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global"); found || err == nil ||
+		!strings.Contains(err.Error(), `unknown field "mirror_to"`) || !strings.Contains(err.Error(), "upgrade this provider") {
+		t.Fatalf("found %v, error %v: want a record with an unknown field refused, naming it", found, err)
 	}
 }
 

@@ -327,6 +327,13 @@ func checkTargets(ctx context.Context, m providerModel, conns map[string]kubecli
 		case p.Context != nil:
 			addAttrError(&diags, entry(p.Cluster), "No kubeconfig context for the cluster",
 				capitalise(p.Err.Error())+" Nothing was written to any cluster.")
+		case p.Clear != nil:
+			at := entry(p.Cluster)
+			if c := conns[p.Cluster]; c.Host != "" {
+				at = at.AtName("host")
+			}
+			addAttrError(&diags, at, "Token over plain HTTP",
+				fullStop(fmt.Sprintf("Cluster %q: %v", p.Cluster, p.Err))+" Nothing was written to any cluster.")
 		default:
 			addAttrError(&diags, entry(p.Cluster), "Two clusters on one API server",
 				fmt.Sprintf("%s Nothing was written to any cluster.", capitalise(p.Err.Error())))

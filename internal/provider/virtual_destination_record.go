@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -160,13 +159,19 @@ func resolveRecords(hostname string, records []engine.Record) (virtualdestinatio
 	if ws := writersOf(records); len(ws) > 1 {
 		return virtualdestination.Intent{}, false, &recordsConflict{hostname: hostname, writers: ws}
 	}
+	// Records agree when they say the same in the same format (a record
+	// of an earlier build, without a format, and this build's rewrite of
+	// it do not differ in what they say).
 	byContent := map[string][]string{}
 	var contents []string
+	var formats []string
 	for _, r := range records {
-		if byContent[r.Intent] == nil {
-			contents = append(contents, r.Intent)
+		k := recordFormatOf(r) + "\x00" + r.Intent
+		if byContent[k] == nil {
+			contents = append(contents, k)
+			formats = append(formats, r.Format)
 		}
-		byContent[r.Intent] = append(byContent[r.Intent], r.Where())
+		byContent[k] = append(byContent[k], r.Where())
 	}
 	if len(contents) > 1 {
 		c := &recordsConflict{hostname: hostname}
@@ -175,14 +180,28 @@ func resolveRecords(hostname string, records []engine.Record) (virtualdestinatio
 		}
 		return virtualdestination.Intent{}, false, c
 	}
-	var in virtualdestination.Intent
-	if err := json.Unmarshal([]byte(contents[0]), &in); err != nil {
-		return in, false, fmt.Errorf("the record of %s (%s) cannot be read: %v", hostname, records[0].Where(), err)
+	_, raw, _ := strings.Cut(contents[0], "\x00")
+	in, err := virtualdestination.DecodeRecord(formats[0], raw)
+	var newer *virtualdestination.RecordFormatError
+	if errors.As(err, &newer) {
+		return virtualdestination.Intent{}, false, fmt.Errorf("the record of %s (%s) cannot be read: %v. Nothing is resolved from it", hostname, records[0].Where(), err)
+	}
+	if err != nil {
+		return in, false, fmt.Errorf("the record of %s (%s) cannot be read: %v; whoever wrote it did not use this provider. Delete it, and apply the virtual destination's state again", hostname, records[0].Where(), err)
 	}
 	if in.Hostname != hostname {
 		return virtualdestination.Intent{}, false, fmt.Errorf("the record %s is labelled for hostname %s but holds the intent of %q; whoever wrote it did not use this provider. Delete it, and apply the virtual destination's state again", records[0].Where(), hostname, in.Hostname)
 	}
 	return in, true, nil
+}
+
+// recordFormatOf is the format version a record is in: "1" for records
+// of builds before record formats.
+func recordFormatOf(r engine.Record) string {
+	if r.Format == "" {
+		return "1"
+	}
+	return r.Format
 }
 
 // recordsConflictDiagnostics turns a recordsConflict from a lookup into

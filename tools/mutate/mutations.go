@@ -82,6 +82,11 @@ var mutations = []mutation{
 		Package: "./internal/kubeclient",
 	},
 	{
+		ID: "kubeclient/token-over-http-accepted", Why: "an exec plugin's or a kubeconfig user's token for a server over plain http:// is accepted",
+		File: "internal/kubeclient/kubeclient.go", From: "if c.Insecure || !strings.HasPrefix(strings.ToLower(host), \"http://\") {", To: "if true {",
+		Package: "./internal/kubeclient",
+	},
+	{
 		ID: "kubeclient/shared-falls-back-to-current", Why: "a cluster without a context in a kubeconfig other clusters share falls back to the file's current context",
 		File: "internal/kubeclient/kubeclient.go", From: `if c.ConfigContext == "" && len(c.SharedWith) == 0 && len(raw.Contexts) == 1`, To: `if c.ConfigContext == "" && len(raw.Contexts) == 1`,
 		Package: "./internal/kubeclient",
@@ -139,8 +144,48 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/compose-no-retry", Why: "a composed write that lost a race is not retried",
-		File: "internal/engine/compose.go", From: "for attempt := 0; attempt < composedRetries; attempt++ {", To: "for attempt := 0; attempt < 1; attempt++ {",
+		File: "internal/engine/compose.go", From: "return false, err // someone else wrote in between: read again", To: "return true, err // mutated",
 		Package: "./internal/engine",
+	},
+	{
+		ID: "engine/records-listed-per-lookup", Why: "every record lookup lists the records namespace again instead of sharing the listing",
+		File: "internal/engine/records.go", From: "\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)", To: "\t\te.wrote(cluster, configMapKind)\n\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)",
+		Package: "./internal/engine", Run: "TestRecord",
+	},
+	{
+		ID: "vd/record-format-ignored", Why: "a record in a newer format is resolved as if this build read it",
+		File: "internal/translate/virtualdestination/record.go", From: "\tif version > RecordFormat {", To: "\tif false {",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
+		ID: "vd/record-decoder-lenient", Why: "a record with a field this build does not know is resolved without it",
+		File: "internal/translate/virtualdestination/record.go", From: "\tdec.DisallowUnknownFields()\n\tif err := dec.Decode(&in)", To: "\tif err := dec.Decode(&in)",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
+		ID: "vd/cluster-host-limit-unchecked", Why: "a hostname whose per-cluster hosts exceed Istio's 255-character host limit plans clean",
+		File: "internal/translate/virtualdestination/validate.go", From: "\tif len(longest) <= MaxIstioHostLength {", To: "\tif true {",
+		Package: "./internal/translate/virtualdestination", Run: "TestHostnameTooLongForItsPerClusterHosts",
+	},
+	{
+		ID: "provider/size-check-without-kept-config", Why: "the plan checks a contribution's size without the configuration the apply keeps in it",
+		File: "internal/provider/objects.go", From: "diags := checkLimits(data, keeping, entries, shared)", To: "diags := checkLimits(data, spec.Owner, entries, shared)\n\t_ = keeping",
+		Package: "./internal/provider", Run: "TestPlanCountsTheKeptConfigurationInTheContributionSize",
+	},
+	{
+		ID: "provider/kept-annotations-unchecked", Why: "the plan leaves the kept configuration out of the annotations of objects that are not composed",
+		File: "internal/provider/limits_plan.go", From: "kept = len(discovery.ConfigAnnotation) + len(spec.KeptConfig)", To: "kept = 0",
+		Package: "./internal/provider", Run: "TestPlanChecksTheAnnotationsOfEveryKind|TestVirtualDestinationPlanCountsTheKeptConfiguration",
+	},
+	{
+		ID: "provider/plan-without-kept-config", Why: "ModifyPlan does not give the plan the configuration the apply keeps",
+		File: "internal/provider/intent_resource.go", From: "\t\tspec.KeptConfig = cfg\n", To: "\t\t_ = cfg\n",
+		Package: "./internal/provider", Run: "TestVirtualDestinationPlanCountsTheKeptConfiguration",
+	},
+	{
+		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
+		File: "internal/engine/retry.go", From: "if err := sleep(ctx, b.Step()); err != nil {", To: "if err := ctx.Err(); err != nil {",
+		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
 	},
 	{
 		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",

@@ -31,6 +31,9 @@ func Validate(in Intent) translate.Errors {
 		errs.Add(translate.Errorf(translate.Root("hostname"), "Invalid hostname",
 			"Hostname %q is under cluster.local, which belongs to Kubernetes Services; Istio would prefer the Service. Use a global name such as user.global.", in.Hostname))
 	}
+	if translate.ValidHostname(in.Hostname) {
+		errs.Add(validateClusterHosts(in))
+	}
 	if in.Namespace != "" && !translate.ValidDNSLabel(in.Namespace) {
 		errs.Add(translate.Errorf(translate.Root("namespace"), "Invalid namespace", "Namespace %q must be a DNS-1123 label.", in.Namespace))
 	}
@@ -212,4 +215,32 @@ func validProtocol(p string) bool {
 		}
 	}
 	return false
+}
+
+// MaxIstioHostLength is the longest host Istio's validation accepts in a
+// ServiceEntry, DestinationRule or VirtualService (its FQDN check: 255
+// characters).
+const MaxIstioHostLength = 255
+
+// validateClusterHosts refuses a hostname whose per-cluster hosts
+// (ClusterHost: <cluster>.cluster.<hostname>, one per backend cluster)
+// would exceed Istio's host limit: the hostname alone passes (at most
+// 253), and the webhook would refuse the objects at apply.
+func validateClusterHosts(in Intent) translate.Errors {
+	longest, cluster := "", ""
+	for _, b := range in.Backends {
+		if h := ClusterHost(in.Hostname, b.Cluster); b.Cluster != "" && len(h) > len(longest) {
+			longest, cluster = h, b.Cluster
+		}
+	}
+	if len(longest) <= MaxIstioHostLength {
+		return nil
+	}
+	most := MaxIstioHostLength - (len(longest) - len(in.Hostname))
+	var errs translate.Errors
+	errs.Add(translate.Errorf(translate.Root("hostname"), "Hostname too long for its per-cluster hosts",
+		"Hostname %q is %d characters long; the host that reaches backend cluster %q first, %s.cluster.<hostname>, would be %d, and Istio accepts hosts of at most %d characters. "+
+			"Use a hostname of at most %d characters (or shorter backend cluster names).",
+		in.Hostname, len(in.Hostname), cluster, SubsetName(cluster), len(longest), MaxIstioHostLength, most))
+	return errs
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
 
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -524,5 +525,70 @@ func TestLocalityAvoidsIstio130Shape(t *testing.T) {
 	}
 	if _, err := Translate(in, translate.NewRegistry(clusters...)); err != nil {
 		t.Errorf("locality failover on 1.30 clusters: %v", err)
+	}
+}
+
+// hostnameOf is a valid hostname of n characters (n >= 11), labels of at
+// most 63 characters, ending in .global.
+func hostnameOf(n int) string {
+	var labels []string
+	left := n - len(".global")
+	for left > 0 {
+		l := min(left, 63)
+		if left-l == 1 { // no empty label, no trailing dot
+			l--
+		}
+		labels = append(labels, strings.Repeat("a", l))
+		left -= l + 1
+	}
+	return strings.Join(labels, ".") + ".global"
+}
+
+// A hostname whose per-cluster hosts (<cluster>.cluster.<hostname>) would
+// exceed Istio's 255-character host limit is refused at the hostname,
+// naming the longest host and the longest hostname that fits; one that
+// just fits translates, every host at most 255 characters.
+func TestHostnameTooLongForItsPerClusterHosts(t *testing.T) {
+	// The longest backend cluster is onprem: onprem.cluster. is 15.
+	fits := MaxIstioHostLength - len("onprem.cluster.")
+	in := valid()
+	in.Hostname = hostnameOf(fits + 1)
+	if len(in.Hostname) != fits+1 || !translate.ValidHostname(in.Hostname) {
+		t.Fatalf("test hostname %q (%d) is not what the test needs", in.Hostname, len(in.Hostname))
+	}
+	es := Validate(in)
+	if len(es) != 1 || es[0].Path.String() != "hostname" || !strings.Contains(es[0].Detail, `"onprem"`) ||
+		!strings.Contains(es[0].Detail, fmt.Sprintf("at most %d characters (or shorter", fits)) || !strings.Contains(es[0].Detail, "256") {
+		t.Fatalf("errors %v, want one at hostname naming onprem, the 256-character host and %d", es, fits)
+	}
+	in.Hostname = hostnameOf(fits)
+	if es := Validate(in); len(es) != 0 {
+		t.Fatalf("a hostname of %d characters is refused: %v", fits, es)
+	}
+	objs, err := Translate(in, testRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for _, o := range objs {
+		raw, err := json.Marshal(o.Resource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Spec struct {
+				Hosts []string `json:"hosts"`
+				Host  string   `json:"host"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range append(doc.Spec.Hosts, doc.Spec.Host) {
+			longest = max(longest, len(h))
+		}
+	}
+	if longest != MaxIstioHostLength {
+		t.Fatalf("the longest host written is %d characters, want exactly %d (onprem's per-cluster host)", longest, MaxIstioHostLength)
 	}
 }
