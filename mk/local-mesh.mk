@@ -2,8 +2,9 @@
 # (DESIGN.md section 5). Included from GNUmakefile; also usable on its own:
 #   make -f mk/local-mesh.mk local-mesh
 #
-#   local-mesh-bin   build kube-apiserver and etcd (cached; ~4 min cold) and
-#                    copy Istio's CRDs next to them
+#   local-mesh-bin   build kube-apiserver, etcd, Istio's webhook and Flux's
+#                    controllers (cached) and copy Istio's and Flux's CRDs
+#                    next to them
 #   local-mesh       start the clusters in the background (no-op if running);
 #                    kubeconfig: $(LOCAL_MESH_DIR)/kubeconfig, one context per cluster
 #   local-mesh-down  stop them, leaving no kube-apiserver or etcd behind
@@ -12,6 +13,8 @@
 LOCAL_MESH_ROOT     := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 LOCAL_MESH_DIR      ?= .local-mesh
 LOCAL_MESH_CLUSTERS ?= east,west,onprem
+# Clusters where Flux's controllers run (pull delivery); none by default.
+LOCAL_MESH_FLUX     ?=
 # Seconds to wait for every cluster to be ready.
 LOCAL_MESH_TIMEOUT  ?= 180
 LOCAL_MESH_CMD      := $(LOCAL_MESH_DIR)/bin/local-mesh
@@ -46,7 +49,7 @@ local-mesh: local-mesh-bin local-mesh-cmd
 	fi; \
 	: > $(LOCAL_MESH_LOG); \
 	setsid nohup $(LOCAL_MESH_CMD) up --dir $(LOCAL_MESH_DIR) --bin-dir "$(LOCAL_MESH_BIN)" \
-		--clusters $(LOCAL_MESH_CLUSTERS) >> $(LOCAL_MESH_LOG) 2>&1 < /dev/null & \
+		--clusters $(LOCAL_MESH_CLUSTERS) --flux "$(LOCAL_MESH_FLUX)" >> $(LOCAL_MESH_LOG) 2>&1 < /dev/null & \
 	pid=$$!; deadline=$$(( $$(date +%s) + $(LOCAL_MESH_TIMEOUT) )); \
 	while :; do \
 		$(LOCAL_MESH_CMD) status --dir $(LOCAL_MESH_DIR) >/dev/null; rc=$$?; \

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the kube-apiserver, etcd and Istio validation webhook binaries used
-# by the local mesh (internal/localmesh, cmd/local-mesh) from their pinned Go
-# modules (tools/apiserver, tools/etcd, tools/istio) and copies Istio's CRDs
-# next to them.
+# Builds the kube-apiserver, etcd, Istio validation webhook and Flux
+# controller binaries used by the local mesh (internal/localmesh,
+# cmd/local-mesh) from their pinned Go modules (tools/apiserver, tools/etcd,
+# tools/istio, tools/flux) and copies Istio's and Flux's CRDs next to them.
 #
 # The binaries land in a cache directory keyed by their versions and are only
 # built when missing, so a second run is instant. The directory is printed as
@@ -79,6 +79,34 @@ build istio-webhook "$root/tools/istio" ./webhook
 # Istio's analyzers against running clusters (istioctl analyze -A).
 build analyze-live "$root/tools/istio" ./analyze-live
 echo "$istio_version" > "$dir/istio-webhook.version"
+
+# Flux's source-controller and kustomize-controller, for pull delivery
+# (internal/localmesh StartFlux), from the versions tools/flux pins, with
+# their own stamp so a new Flux pin rebuilds them alone. Cold, both take
+# about 11 CPU-minutes (measured: 15 + 11 min wall on two cores shared with
+# five other builds, after an aborted first try; see docs/design.md); with
+# Go's build cache warm, a rebuild after a new stamp only links them.
+flux_version="$(cat "$root/tools/flux/go.mod" "$root/tools/flux/go.sum" | sha256sum | cut -c1-16)"
+if [[ "$(cat "$dir/flux.version" 2>/dev/null)" != "$flux_version" ]]; then
+	rm -f "$dir/source-controller" "$dir/kustomize-controller" "$dir/flux-crds.yaml"
+fi
+build source-controller "$root/tools/flux" github.com/fluxcd/source-controller -trimpath
+build kustomize-controller "$root/tools/flux" github.com/fluxcd/kustomize-controller -trimpath
+# Their CRDs ship in the modules (config/crd/bases). kustomize-controller
+# watches every source kind, so all of source-controller's CRDs go in.
+if [[ ! -f "$dir/flux-crds.yaml" ]]; then
+	{
+		for mod in github.com/fluxcd/source-controller github.com/fluxcd/kustomize-controller; do
+			for f in "$(go -C "$root/tools/flux" list -m -f '{{.Dir}}' "$mod")"/config/crd/bases/*.yaml; do
+				echo "---"
+				cat "$f"
+			done
+		done
+	} > "$dir/flux-crds.yaml.tmp"
+	mv "$dir/flux-crds.yaml.tmp" "$dir/flux-crds.yaml"
+	echo "flux-crds.yaml: copied from tools/flux's Flux modules" >&2
+fi
+echo "$flux_version" > "$dir/flux.version"
 
 # The Istio CRDs come from the istio.io/api version the provider requires.
 # They are cheap to copy, so refresh them whenever that version changes.

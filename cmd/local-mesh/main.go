@@ -1,14 +1,16 @@
 // Command local-mesh runs the local mesh of Kubernetes API servers used by
 // demos and acceptance tests (see internal/localmesh).
 //
-//	local-mesh up     [--dir .local-mesh] [--bin-dir DIR] [--clusters east,west,onprem]
+//	local-mesh up     [--dir .local-mesh] [--bin-dir DIR] [--clusters east,west,onprem] [--flux onprem]
 //	local-mesh down   [--dir .local-mesh]
 //	local-mesh status [--dir .local-mesh]
 //
 // "up" starts the clusters, writes DIR/kubeconfig (one context per cluster),
 // DIR/local-mesh.pid and, once every cluster is ready, DIR/ready; then it
 // stays in the foreground until SIGINT or SIGTERM, on which it stops every
-// cluster. It does nothing if a mesh is already running for DIR.
+// cluster. It does nothing if a mesh is already running for DIR. --flux
+// also runs Flux's source-controller and kustomize-controller against the
+// listed clusters (Mesh.StartFlux), for pull delivery.
 // "down" stops the mesh running for DIR and any kube-apiserver or etcd it
 // left behind. "status" exits 0 if a mesh is running and ready for DIR, 3 if
 // it is starting and 1 if none is running.
@@ -34,7 +36,7 @@ import (
 )
 
 const usage = `usage:
-  local-mesh up     [--dir .local-mesh] [--bin-dir DIR] [--clusters east,west,onprem]
+  local-mesh up     [--dir .local-mesh] [--bin-dir DIR] [--clusters east,west,onprem] [--flux onprem]
   local-mesh down   [--dir .local-mesh]
   local-mesh status [--dir .local-mesh]
 `
@@ -52,6 +54,7 @@ func main() {
 	dir := fs.String("dir", ".local-mesh", "directory for the kubeconfig, pid file, ready marker and cluster state")
 	binDir := fs.String("bin-dir", "", "directory with kube-apiserver, etcd and istio-crds.yaml (default $"+localmesh.EnvBinDir+")")
 	clusters := fs.String("clusters", strings.Join(localmesh.DefaultClusters, ","), "comma-separated cluster names")
+	fluxClusters := fs.String("flux", "", "comma-separated clusters where Flux's controllers run (up only)")
 	_ = fs.Parse(os.Args[2:])
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
@@ -60,7 +63,7 @@ func main() {
 
 	switch os.Args[1] {
 	case "up":
-		err = up(abs, *binDir, splitList(*clusters))
+		err = up(abs, *binDir, splitList(*clusters), splitList(*fluxClusters))
 	case "down":
 		err = down(abs)
 	case "status":
@@ -95,7 +98,13 @@ func readyFile(dir string) string { return filepath.Join(dir, "ready") }
 // up runs the mesh until SIGINT or SIGTERM. The pid file is locked (flock)
 // for as long as this process lives, which is how other invocations tell a
 // running mesh from a stale pid file.
-func up(dir, binDir string, clusters []string) error {
+func up(dir, binDir string, clusters, fluxClusters []string) error {
+	if len(fluxClusters) > 0 {
+		// Before anything starts: a missing build fails at once.
+		if err := localmesh.CheckFluxBinaries(binDir); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -131,6 +140,12 @@ func up(dir, binDir string, clusters []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	for _, c := range fluxClusters {
+		if err := m.StartFlux(ctx, c); err != nil {
+			return errors.Join(err, m.Stop())
+		}
+		fmt.Printf("Flux's controllers run against %s (logs in %s)\n", c, filepath.Join(dir, "flux", c))
 	}
 	fmt.Printf("local mesh up in %s (pid %d)\n", time.Since(start).Round(time.Millisecond), os.Getpid())
 	for _, c := range m.Clusters() {
@@ -173,7 +188,7 @@ func down(dir string) error {
 	}
 	n, err := localmesh.KillLeftovers(dir)
 	if n > 0 {
-		fmt.Printf("killed %d leftover kube-apiserver/etcd processes\n", n)
+		fmt.Printf("killed %d leftover kube-apiserver/etcd/Flux processes\n", n)
 	}
 	_ = os.Remove(readyFile(dir))
 	_ = os.Remove(pidFile(dir))

@@ -11,8 +11,9 @@ import (
 )
 
 // KillLeftovers terminates kube-apiserver and etcd processes whose data or
-// certificate directory lies inside dir (as started by Start with that Dir):
-// API servers first, as they hang on shutdown without their etcd, then etcd;
+// certificate directory lies inside dir (as started by Start with that Dir),
+// and Flux's controllers whose kubeconfig lies there (StartFlux): Flux
+// first, then API servers, as they hang on shutdown without their etcd, then etcd;
 // each with SIGTERM and, after 10 seconds, SIGKILL. It returns how many it
 // found. It is a safety net for runs that were killed before they could stop
 // their clusters; it reads /proc and finds nothing where there is none.
@@ -21,7 +22,9 @@ func KillLeftovers(dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	fluxPIDs := leftoverEnvPIDs("KUBECONFIG=" + filepath.Join(dir, "flux") + "/")
+	n := len(fluxPIDs)
+	terminate(fluxPIDs, 10*time.Second)
 	for _, flag := range []string{"--cert-dir=", "--data-dir="} {
 		pids := leftoverPIDs(flag + dir + "/")
 		n += len(pids)
@@ -48,7 +51,15 @@ func terminate(pids []int, timeout time.Duration) {
 
 // leftoverPIDs lists the processes with a command-line argument starting
 // with prefix.
-func leftoverPIDs(prefix string) []int {
+func leftoverPIDs(prefix string) []int { return pidsWith("cmdline", prefix) }
+
+// leftoverEnvPIDs lists the processes with an environment entry starting
+// with prefix.
+func leftoverEnvPIDs(prefix string) []int { return pidsWith("environ", prefix) }
+
+// pidsWith lists the processes whose /proc/<pid>/<file> (NUL-separated)
+// holds an entry starting with prefix.
+func pidsWith(file, prefix string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -56,12 +67,12 @@ func leftoverPIDs(prefix string) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), file))
 		if err != nil {
 			continue
 		}
-		for _, arg := range bytes.Split(cmdline, []byte{0}) {
-			if strings.HasPrefix(string(arg), prefix) {
+		for _, entry := range bytes.Split(data, []byte{0}) {
+			if strings.HasPrefix(string(entry), prefix) {
 				pids = append(pids, pid)
 				break
 			}

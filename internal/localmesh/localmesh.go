@@ -7,6 +7,10 @@
 // is what an Istio installation provides to configuration tools. The binaries and the CRD file come from a directory
 // prepared by tools/build-binaries.sh (usually passed as $LOCAL_MESH_BIN).
 //
+// On request (Mesh.StartFlux, flux.go), Flux's source-controller and
+// kustomize-controller run as local processes against one cluster, with
+// Flux's CRDs installed there, for pull delivery.
+//
 // There is no controller manager: namespaces that are deleted stay
 // Terminating, and nothing garbage-collects owned objects.
 //
@@ -79,6 +83,8 @@ type Mesh struct {
 	names    []string
 	clusters map[string]*cluster
 	webhook  *webhook
+	binDir   string
+	flux     fluxState
 }
 
 // cluster is one API server with its etcd.
@@ -114,7 +120,7 @@ func Start(ctx context.Context, opts Options) (*Mesh, error) {
 		return nil, err
 	}
 
-	m := &Mesh{dir: opts.Dir, names: append([]string(nil), names...), clusters: map[string]*cluster{}}
+	m := &Mesh{dir: opts.Dir, names: append([]string(nil), names...), clusters: map[string]*cluster{}, binDir: binDir}
 	if m.dir == "" {
 		if m.dir, err = os.MkdirTemp("", "localmesh-"); err != nil {
 			return nil, err
@@ -249,6 +255,8 @@ func ensureNamespace(ctx context.Context, cs kubernetes.Interface, name string) 
 // Stop stops every cluster and waits until their processes have exited. It
 // removes the directory only if Start created it.
 func (m *Mesh) Stop() error {
+	// Flux's controllers first: they talk to the API servers.
+	fluxErr := m.stopAllFlux()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(m.clusters))
 	for _, c := range m.clusters {
@@ -269,7 +277,7 @@ func (m *Mesh) Stop() error {
 	}
 	wg.Wait()
 	close(errs)
-	var all []error
+	all := []error{fluxErr}
 	for err := range errs {
 		all = append(all, err)
 	}

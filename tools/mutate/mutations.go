@@ -980,4 +980,27 @@ var mutations = []mutation{
 		File: "internal/delivery/oci/writer.go", From: "\t\t\tw.queue = append(w.queue[:i:i], w.queue[i+1:]...)\n", To: "\t\t\t_ = i\n",
 		Package: "./internal/delivery/oci", Run: "TestCancelledQueuedChangeIsNotPublished",
 	},
+	// Pull delivery through Flux (issue 35): the bootstrap objects and the
+	// Kustomization status the provider reads back, then Flux's real
+	// controllers on the local mesh.
+	{
+		ID: "flux/bootstrap-without-prune", Why: "the rendered Kustomization does not prune: an object a later revision leaves out stays on the cluster",
+		File: "internal/delivery/flux/bootstrap.go", From: "\t\t\t\"prune\":     true,", To: "\t\t\t\"prune\":     false,",
+		Package: "./internal/delivery/flux", Run: "^TestBootstrapYAML$",
+	},
+	{
+		ID: "flux/status-of-older-spec-current", Why: "a Kustomization status written for an older spec (or none yet) counts as current, so a stale Ready passes for the new revision",
+		File: "internal/delivery/flux/status.go", From: "s.Current = observed >= obj.GetGeneration() && observed > 0", To: "s.Current = observed >= 0",
+		Package: "./internal/delivery/flux", Run: "^TestParseStatus$",
+	},
+	{
+		ID: "flux/inventory-name-namespace-swapped", Why: "Flux's inventory ids are read as <name>_<namespace>_...: its inventory never matches the state's keys",
+		File: "internal/delivery/flux/status.go", From: "Namespace: parts[0], Name: parts[1]", To: "Namespace: parts[1], Name: parts[0]",
+		Package: "./internal/delivery/flux", Run: "^(TestParseStatus|TestInventoryIDRoundTrip)$",
+	},
+	{
+		ID: "localmesh/flux-outlives-mesh", Why: "Mesh.Stop leaves Flux's controllers running",
+		File: "internal/localmesh/localmesh.go", From: "\tfluxErr := m.stopAllFlux()\n", To: "\tvar fluxErr error\n",
+		Package: "./internal/delivery/flux", Run: "^TestFluxPullsAndPrunes$", Env: []string{"TF_ACC=1"},
+	},
 }
