@@ -183,6 +183,17 @@ var mutations = []mutation{
 		File: "internal/engine/managers.go", From: "if !own && skip != nil && skip(mf) {", To: "if !own && (strings.HasPrefix(mf.Manager, ManagedByValue+\"/\") || skip != nil && skip(mf)) {",
 		Package: "./internal/engine",
 	},
+	// Engine survivors (issue 37): removal order of foreign fields.
+	{
+		ID: "engine/pointers-as-strings", Why: "list indices in JSON pointers are ordered as strings: with 11 or more elements /9 is removed before /11 and the wrong element goes",
+		File: "internal/engine/drift.go", From: "\t\tif aerr == nil && berr == nil {\n", To: "\t\tif false && aerr == nil && berr == nil {\n",
+		Package: "./internal/engine", Run: "TestRemoveFieldsTakesOutExactlyTheForeignElements|TestBackToFront",
+	},
+	{
+		ID: "engine/foreign-elements-front-first", Why: "foreign list elements are removed front first: each removal shifts the ones after it, and other elements go",
+		File: "internal/engine/drift.go", From: "return removedBefore(pointers[i], pointers[j])", To: "return removedBefore(pointers[j], pointers[i])",
+		Package: "./internal/engine", Run: "TestRemoveFieldsTakesOutExactlyTheForeignElements|TestBackToFront",
+	},
 	// The translator's property test (FuzzTranslate's sweep).
 	{
 		ID: "translate/policy-name-unchecked", Why: "policy names that are no Kubernetes names reach object metadata",
