@@ -194,6 +194,17 @@ var mutations = []mutation{
 		File: "internal/engine/drift.go", From: "return removedBefore(pointers[i], pointers[j])", To: "return removedBefore(pointers[j], pointers[i])",
 		Package: "./internal/engine", Run: "TestRemoveFieldsTakesOutExactlyTheForeignElements|TestBackToFront",
 	},
+	// Engine survivors (issue 37): prune's preconditions.
+	{
+		ID: "engine/prune-without-uid-precondition", Why: "prune deletes by name what it read: an object deleted and created again by someone else in between is deleted",
+		File: "internal/engine/apply.go", From: "\terr = ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})", To: "\t_ = uid\n\terr = ri.Delete(ctx, entry.Name, metav1.DeleteOptions{})",
+		Package: "./internal/engine", Run: "TestPruneSparesAnObjectReplacedBeforeItsDelete",
+	},
+	{
+		ID: "engine/prune-listed-without-preconditions", Why: "prune deletes by name what a listing saw: an object deleted and created again by someone else since is deleted",
+		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{}",
+		Package: "./internal/engine", Run: "TestPruneSparesAnObjectReplacedBeforeItsDelete",
+	},
 	// The translator's property test (FuzzTranslate's sweep).
 	{
 		ID: "translate/policy-name-unchecked", Why: "policy names that are no Kubernetes names reach object metadata",
