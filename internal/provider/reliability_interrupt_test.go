@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -96,13 +95,17 @@ func relInterrupted(t *testing.T, interrupts int) {
 	// No clock orders the steps: the provider is frozen (SIGSTOP) before
 	// the interrupt, so it can neither finish the virtual destination nor
 	// answer Terraform's stop until Terraform has said, on its output, that
-	// it took the interrupt; a second interrupt is sent only then, while
-	// Terraform still waits for the frozen provider.
+	// it took the interrupt. A second interrupt is sent only then, while
+	// Terraform still waits for the frozen provider; once Terraform says it
+	// exits at once, the provider is killed frozen (as Terraform's exit
+	// ends its plugins; frozen, it would hold Terraform's exit), so nothing
+	// it would still answer can reach the state.
 	ctx, cancel := context.WithTimeout(context.Background(), relCommandTimeout)
 	defer cancel()
 	cmd, out := w.command(ctx, "apply", "-auto-approve", "-no-color", "-input=false")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	taken := relOutputShows(cmd, out, relInterruptTaken)
+	seen := relOutputShows(cmd, out, relInterruptTaken, relInterruptHard)
+	taken, hard := seen[0], seen[1]
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +132,13 @@ func relInterrupted(t *testing.T, interrupts int) {
 		if interrupts == 2 && relFired(taken) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
 			second = true
+			select {
+			case <-hard:
+				for _, pid := range frozen {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			case <-exited:
+			}
 		}
 		relThaw(frozen)
 	})
@@ -138,6 +148,9 @@ func relInterrupted(t *testing.T, interrupts int) {
 		t.Fatalf("the apply ended (%v) before the virtual destination wrote anything: the interrupt did not land mid-apply\n%s", err, out)
 	}
 	<-done
+	if ctx.Err() != nil {
+		t.Fatalf("Terraform did not exit by itself after the interrupt; killed after %s\n%s", relCommandTimeout, out)
+	}
 	if len(frozen) == 0 {
 		t.Fatalf("no provider process of this run was found to hold while Terraform takes the interrupt\n%s", out)
 	}
@@ -262,28 +275,33 @@ const (
 )
 
 // relOutputShows makes cmd's output (both streams) go to out as before,
-// and returns a channel closed once that output holds text. Set it before
-// cmd starts.
-func relOutputShows(cmd *exec.Cmd, out *bytes.Buffer, text string) <-chan struct{} {
-	w := &relOutputWatch{out: out, text: []byte(text), seen: make(chan struct{})}
+// and returns, for each text, a channel closed once that output holds it.
+// Set it before cmd starts.
+func relOutputShows(cmd *exec.Cmd, out *bytes.Buffer, texts ...string) []chan struct{} {
+	w := &relOutputWatch{out: out}
+	for _, text := range texts {
+		w.texts = append(w.texts, []byte(text))
+		w.seen = append(w.seen, make(chan struct{}))
+	}
 	cmd.Stdout, cmd.Stderr = w, w
 	return w.seen
 }
 
-// relOutputWatch is an output that tells when it first holds text. The
-// command writes it from one goroutine (Stdout and Stderr are the same
-// writer); out is read once the command has ended.
+// relOutputWatch is an output that tells when it first holds each text.
+// The command writes it from one goroutine (Stdout and Stderr are the
+// same writer); out is read once the command has ended.
 type relOutputWatch struct {
-	out  *bytes.Buffer
-	text []byte
-	seen chan struct{}
-	once sync.Once
+	out   *bytes.Buffer
+	texts [][]byte
+	seen  []chan struct{}
 }
 
 func (o *relOutputWatch) Write(b []byte) (int, error) {
 	n, err := o.out.Write(b)
-	if bytes.Contains(o.out.Bytes(), o.text) {
-		o.once.Do(func() { close(o.seen) })
+	for i, text := range o.texts {
+		if !relFired(o.seen[i]) && bytes.Contains(o.out.Bytes(), text) {
+			close(o.seen[i])
+		}
 	}
 	return n, err
 }
