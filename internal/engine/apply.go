@@ -580,7 +580,15 @@ func (e *Engine) prune(ctx context.Context, dyn dynamic.Interface, owner Owner, 
 	}
 	uid := live.GetUID()
 	err = ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsConflict(err):
+		// The UID precondition failed: the object read was deleted and
+		// another of the same name created since. Ours is gone; the new
+		// one is not this prune's to judge (a refresh lists it if it
+		// carries our labels).
+		logEntry(ctx, "not pruned: the object was replaced since it was read", owner, entry)
+		return nil
+	case err != nil && !apierrors.IsNotFound(err):
 		return objectError(entry, "Deleting", err)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -372,15 +371,14 @@ func rewrittenSpec(live *unstructured.Unstructured, manifest map[string]any) (ma
 			paths = append(paths, p.Copy())
 		}
 	})
-	// Deepest and last first, as removeFields does.
+	// Back to front, as removeFields removes them.
 	var pointers []string
 	for _, p := range paths {
 		if ptr, ok := pointerOf(cur.Object, p); ok {
 			pointers = append(pointers, ptr)
 		}
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(pointers)))
-	for _, ptr := range pointers {
+	for _, ptr := range backToFront(pointers) {
 		removeAt(cur.Object, ptr)
 	}
 	spec, _ := cur.Object["spec"].(map[string]any)

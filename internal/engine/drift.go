@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -202,13 +204,7 @@ func removeFields(ctx context.Context, ri dynamic.ResourceInterface, live *unstr
 		}
 		pointers = append(pointers, ptr)
 	}
-	// Deepest and last first, so that removing one list element does not
-	// shift the index of another.
-	sort.Sort(sort.Reverse(sort.StringSlice(pointers)))
-	for i, p := range pointers {
-		if i > 0 && p == pointers[i-1] {
-			continue
-		}
+	for _, p := range backToFront(pointers) {
 		ops = append(ops, map[string]any{"op": "remove", "path": p})
 	}
 	if len(ops) == len(pinOps(live)) {
@@ -219,6 +215,36 @@ func removeFields(ctx context.Context, ri dynamic.ResourceInterface, live *unstr
 		return nil, err
 	}
 	return pinnedPatch(ctx, ri, live, patch, manager)
+}
+
+// backToFront orders JSON pointers for removal one after another, each
+// once: the last element of a list first and, within one element, its
+// fields before the element itself, so that no removal shifts the index
+// of a pointer still to come. List indices compare as numbers: as strings
+// "/9" sorts after "/11", and removing the tenth element first would move
+// the twelfth to where the eleventh was, which would go instead.
+func backToFront(pointers []string) []string {
+	sort.Slice(pointers, func(i, j int) bool { return removedBefore(pointers[i], pointers[j]) })
+	return slices.Compact(pointers)
+}
+
+// removedBefore tells whether pointer a is removed before pointer b: at
+// their first different segment a's is the greater (numerically when both
+// are list indices), or b leads to a (a is inside it).
+func removedBefore(a, b string) bool {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for k := 0; k < len(as) && k < len(bs); k++ {
+		if as[k] == bs[k] {
+			continue
+		}
+		an, aerr := strconv.Atoi(as[k])
+		bn, berr := strconv.Atoi(bs[k])
+		if aerr == nil && berr == nil {
+			return an > bn
+		}
+		return as[k] > bs[k]
+	}
+	return len(as) > len(bs)
 }
 
 // pinnedPatch sends a JSON patch that starts with pinOps. The API server

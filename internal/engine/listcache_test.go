@@ -75,3 +75,41 @@ func TestRead404TakenAsAbsentOnlyWhenDiscoverySaysSo(t *testing.T) {
 		})
 	}
 }
+
+// A listing taken before an apply is not what a refresh after it answers
+// from: in one provider process (terraform apply refreshes, writes, and a
+// later refresh reads again), a Read after an Apply sees the objects it
+// created and no longer lists those it pruned.
+func TestReadAfterApplySeesItsWrites(t *testing.T) {
+	e, _ := newFakeEngine(t, "east")
+	ctx := context.Background()
+	read := func() string {
+		t.Helper()
+		got, errs := e.Read(ctx, testOwner, []schema.GroupVersionKind{serviceEntryKind}, []string{"east"}, nil)
+		if len(errs) != 0 {
+			t.Fatal(errs)
+		}
+		var keys []string
+		for _, en := range got {
+			keys = append(keys, en.Key().String())
+		}
+		return strings.Join(keys, " ")
+	}
+	if got := read(); got != "" {
+		t.Fatalf("an empty cluster lists %q", got)
+	}
+	a, b := serviceEntry(testOwner, "east", "a"), serviceEntry(testOwner, "east", "b")
+	if _, err := e.Apply(ctx, testOwner, []Desired{a, b}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := a.Key().String() + " " + b.Key().String()
+	if got := read(); got != want {
+		t.Fatalf("after creating a and b, refresh lists %q, want %q", got, want)
+	}
+	if _, err := e.Apply(ctx, testOwner, []Desired{b}, []Entry{a.Entry, b.Entry}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != b.Key().String() {
+		t.Fatalf("after pruning a, refresh lists %q, want only %q", got, b.Key().String())
+	}
+}

@@ -1,6 +1,7 @@
 // Package faultproxy is a TCP proxy for tests that puts network faults
 // between a client and a server: latency, dropped connections and refused
-// connections, switched at runtime.
+// connections, switched at runtime; and answers held back until the test
+// releases them.
 //
 // It forwards bytes and nothing else, so TLS passes through untouched: the
 // client verifies the server's own certificate, and the proxy needs no key.
@@ -26,15 +27,17 @@ type Proxy struct {
 	target string
 	addr   string
 
-	mu       sync.Mutex
-	ln       net.Listener // nil while refusing
-	latency  time.Duration
-	dropping bool
-	closed   bool
-	links    map[*link]struct{}
-	accepted int
-	upBytes  int64 // client to target
-	wg       sync.WaitGroup
+	mu        sync.Mutex
+	ln        net.Listener // nil while refusing
+	latency   time.Duration
+	hold      *hold // nil unless holding
+	dropping  bool
+	closed    bool
+	links     map[*link]struct{}
+	accepted  int
+	upBytes   int64 // client to target
+	downBytes int64 // target to client
+	wg        sync.WaitGroup
 }
 
 // New starts a proxy on a free port of 127.0.0.1 that forwards to target
@@ -74,6 +77,45 @@ func (p *Proxy) currentLatency() time.Duration {
 	return p.latency
 }
 
+// hold is one Hold: answers wait for release; kept is closed when the
+// first of them is waiting.
+type hold struct {
+	release, kept chan struct{}
+	once          sync.Once
+}
+
+// Hold keeps back, from now on and until Release, the data the target
+// sends (its answers), on every connection: requests still reach the
+// target and take effect. The returned channel is closed once an answer
+// is kept. A test holds a cluster's answers for exactly as long as it
+// chooses, where latency makes them late by an amount a loaded machine
+// can exceed. Hold while holding returns the same channel.
+func (p *Proxy) Hold() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hold == nil {
+		p.hold = &hold{release: make(chan struct{}), kept: make(chan struct{})}
+	}
+	return p.hold.kept
+}
+
+// Release delivers, in order, what Hold kept, and ends the hold.
+func (p *Proxy) Release() {
+	p.mu.Lock()
+	h := p.hold
+	p.hold = nil
+	p.mu.Unlock()
+	if h != nil {
+		close(h.release)
+	}
+}
+
+func (p *Proxy) currentHold() *hold {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hold
+}
+
 // Drop cuts every open connection (the client sees a reset) and, until
 // Heal, accepts new connections only to reset them at once: the server went
 // away, or a middlebox lost its state.
@@ -103,9 +145,11 @@ func (p *Proxy) Refuse() {
 	}
 }
 
-// Heal ends Drop and Refuse: the proxy listens on its address again and
-// forwards new connections. Latency is left as set.
+// Heal ends Drop, Refuse and Hold: the proxy listens on its address again
+// and forwards new connections, and what a hold kept is delivered.
+// Latency is left as set.
 func (p *Proxy) Heal() error {
+	p.Release()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -137,6 +181,13 @@ func (p *Proxy) BytesUp() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.upBytes
+}
+
+// BytesDown is the number of bytes delivered from the target to clients.
+func (p *Proxy) BytesDown() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.downBytes
 }
 
 // Close stops the proxy, cuts every connection and waits for its
@@ -260,6 +311,14 @@ func (p *Proxy) pump(l *link, dst, src net.Conn, up bool) {
 		}
 	}()
 	for c := range queue {
+		if h := p.currentHold(); h != nil && !up {
+			h.once.Do(func() { close(h.kept) })
+			select {
+			case <-h.release:
+			case <-l.done:
+				return
+			}
+		}
 		if wait := time.Until(c.due); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
@@ -273,11 +332,13 @@ func (p *Proxy) pump(l *link, dst, src net.Conn, up bool) {
 			l.cut(false)
 			return
 		}
+		p.mu.Lock()
 		if up {
-			p.mu.Lock()
 			p.upBytes += int64(len(c.data))
-			p.mu.Unlock()
+		} else {
+			p.downBytes += int64(len(c.data))
 		}
+		p.mu.Unlock()
 	}
 	// src reached its end and everything read was delivered: end the
 	// whole connection in order, as HTTP clients and servers do not rely on

@@ -125,12 +125,13 @@ func TestAccReliability_clusterGoesAwayMidApply(t *testing.T) {
 	// port refuses connections) as soon as its first object changed.
 	w.write(provider + relVDConfig("cut", owner.Name, 9090, `["east", "west"]`))
 	onprem.SetLatency(250 * time.Millisecond)
-	var baseline map[string]string
-	cut = relWatch(t, "onprem", owner, func(keys []string, versions map[string]string) bool {
-		if baseline == nil {
-			baseline = versions
-			return false
-		}
+	// The baseline is read before Terraform starts, so the watch compares
+	// with the objects as they were, however late it first looks.
+	_, baseline, err := relOwnedVersions(dyn(t, "onprem"), "onprem", owner)
+	if err != nil || len(baseline) == 0 {
+		t.Fatalf("reading onprem's objects before the update: %d objects, %v", len(baseline), err)
+	}
+	cut = relWatch(t, "onprem", owner, func(_ []string, versions map[string]string) bool {
 		for k, v := range baseline {
 			if versions[k] != v {
 				return true
@@ -138,8 +139,6 @@ func TestAccReliability_clusterGoesAwayMidApply(t *testing.T) {
 		}
 		return false
 	}, onprem.Refuse)
-	// The watch takes its baseline before Terraform starts writing.
-	time.Sleep(100 * time.Millisecond)
 	out = w.applyFails()
 	if !relFired(cut) {
 		t.Fatalf("the apply ended before anything changed in onprem: the fault did not land mid-apply\n%s", out)
@@ -175,11 +174,14 @@ func TestAccReliability_clusterGoesAwayMidApply(t *testing.T) {
 	}
 }
 
-// A slow cluster: with request_timeout = "2s" and four seconds of latency
-// in front of onprem, the apply fails in bounded time naming onprem as the
-// cluster that did not answer; east and west are applied, nothing in
-// onprem is lost from state, and the apply converges once onprem is fast
-// again.
+// A slow cluster: with request_timeout = "2s" and onprem's answers held
+// back by its proxy for as long as the apply runs, the apply fails naming
+// onprem as the cluster that did not answer; east and west are applied,
+// nothing in onprem is lost from state, and the apply converges once
+// onprem answers again. No clock decides: an answer that never comes can
+// be late only if requests are bounded by request_timeout, and unbounded
+// ones would hang the apply until relCommandTimeout kills it, which fails
+// the test.
 func TestAccReliability_slowCluster(t *testing.T) {
 	for _, c := range testClusters {
 		ensureNamespace(t, c, "users")
@@ -195,22 +197,18 @@ func TestAccReliability_slowCluster(t *testing.T) {
 	w.apply()
 	w.requireExact(addr, owner.Kind, owner.Name)
 
-	// onprem becomes slow. The refresh before the apply warns that onprem
-	// did not answer and keeps its entries; the apply fails naming it.
-	proxies["onprem"].SetLatency(4 * time.Second)
+	// onprem stops answering. The refresh before the apply warns that
+	// onprem did not answer and keeps its entries; the apply fails naming
+	// it.
+	proxies["onprem"].Hold()
 	w.write(provider + relVDConfig("slow", owner.Name, 9090, `["east", "west", "onprem"]`))
-	start := time.Now()
 	out := w.applyFails()
-	took := time.Since(start)
 	if !regexp.MustCompile(`Warning: Reading owned objects in cluster onprem[\s\S]*did not answer in time`).MatchString(out) {
 		t.Errorf("the refresh did not warn that onprem did not answer:\n%s", out)
 	}
 	relRequireClusterError(t, out, "onprem", `did not answer in time`)
 	if !regexp.MustCompile(`request_timeout`).MatchString(out) {
 		t.Errorf("the timeout error does not point at request_timeout:\n%s", out)
-	}
-	if took > 45*time.Second {
-		t.Errorf("the apply took %s with request_timeout = 2s: requests are not bounded", took)
 	}
 	requireStateCoversLive(t, w, addr, owner, "onprem")
 	// east and west have the new port, onprem still the old one, and

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/faultproxy"
@@ -549,7 +550,6 @@ func relWatch(t *testing.T, cluster string, owner engine.Owner, cond func(keys [
 	fired := make(chan struct{})
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
-	sel := engine.LabelManagedBy + "=" + engine.ManagedByValue + "," + engine.LabelOwnerKind + "=" + owner.Kind + "," + engine.LabelOwnerName + "=" + owner.Name
 	d := dyn(t, cluster)
 	go func() {
 		tick := time.NewTicker(5 * time.Millisecond)
@@ -560,20 +560,7 @@ func relWatch(t *testing.T, cluster string, owner engine.Owner, cond func(keys [
 				return
 			case <-tick.C:
 			}
-			var keys []string
-			versions := map[string]string{}
-			for _, gvr := range []schema.GroupVersionResource{gvrSE, gvrDR, gvrConfigMap, gvrGateway, gvrPeerAuth, gvrAuthz} {
-				list, err := d.Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
-				if err != nil {
-					continue
-				}
-				for _, o := range list.Items {
-					k := fmt.Sprintf("%s/%s/%s/%s", cluster, o.GetKind(), o.GetNamespace(), o.GetName())
-					keys = append(keys, k)
-					versions[k] = o.GetResourceVersion()
-				}
-			}
-			sort.Strings(keys)
+			keys, versions, _ := relOwnedVersions(d, cluster, owner)
 			if cond(keys, versions) {
 				close(fired)
 				then()
@@ -582,6 +569,30 @@ func relWatch(t *testing.T, cluster string, owner engine.Owner, cond func(keys [
 		}
 	}()
 	return fired
+}
+
+// relOwnedVersions lists the objects an intent owns in a cluster (as
+// liveOwned keys), with their resourceVersions; a kind that could not be
+// listed is left out, and its error returned.
+func relOwnedVersions(d dynamic.Interface, cluster string, owner engine.Owner) ([]string, map[string]string, error) {
+	sel := engine.LabelManagedBy + "=" + engine.ManagedByValue + "," + engine.LabelOwnerKind + "=" + owner.Kind + "," + engine.LabelOwnerName + "=" + owner.Name
+	var keys []string
+	versions := map[string]string{}
+	var errs []error
+	for _, gvr := range []schema.GroupVersionResource{gvrSE, gvrDR, gvrConfigMap, gvrGateway, gvrPeerAuth, gvrAuthz} {
+		list, err := d.Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, o := range list.Items {
+			k := fmt.Sprintf("%s/%s/%s/%s", cluster, o.GetKind(), o.GetNamespace(), o.GetName())
+			keys = append(keys, k)
+			versions[k] = o.GetResourceVersion()
+		}
+	}
+	sort.Strings(keys)
+	return keys, versions, errors.Join(errs...)
 }
 
 // relFired reports whether a watch has fired.

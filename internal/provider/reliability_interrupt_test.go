@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -91,27 +92,76 @@ func relInterrupted(t *testing.T, interrupts int) {
 	// SIGINT the moment the first object of the virtual destination is
 	// written to east: the apply is then writing to every cluster, and the
 	// policies that depend on the virtual destination have not started.
+	// No clock orders the steps: the provider is frozen (SIGSTOP) before
+	// the interrupt, so it can neither finish the virtual destination nor
+	// answer Terraform's stop until Terraform has said, on its output, that
+	// it took the interrupt. A second interrupt is sent only then, while
+	// Terraform still waits for the frozen provider; once Terraform says it
+	// exits at once, the provider is killed frozen (as Terraform's exit
+	// ends its plugins; frozen, it would hold Terraform's exit), so nothing
+	// it would still answer can reach the state.
 	ctx, cancel := context.WithTimeout(context.Background(), relCommandTimeout)
 	defer cancel()
 	cmd, out := w.command(ctx, "apply", "-auto-approve", "-no-color", "-input=false")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	seen := relOutputShows(cmd, out, relInterruptTaken, relInterruptHard)
+	taken, hard := seen[0], seen[1]
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	vd := engine.Owner{Kind: "virtual-destination", Name: "rel-int"}
-	interrupted := relWatch(t, "east", vd, func(keys []string, _ map[string]string) bool { return len(keys) > 0 }, func() {
-		for i := 0; i < interrupts; i++ {
-			if i > 0 {
-				// Apart enough not to merge into one signal, close
-				// enough that Terraform has not finished waiting.
-				time.Sleep(10 * time.Millisecond)
-			}
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	exited, done := make(chan struct{}), make(chan struct{})
+	var frozen []int // written by the watch before done
+	t.Cleanup(func() {
+		if relFired(done) {
+			relThaw(frozen)
 		}
 	})
+	vd := engine.Owner{Kind: "virtual-destination", Name: "rel-int"}
+	var second bool // the second interrupt was sent after Terraform took the first
+	interrupted := relWatch(t, "east", vd, func(keys []string, _ map[string]string) bool { return len(keys) > 0 }, func() {
+		defer close(done)
+		frozen = relProviderPIDs(w)
+		for _, pid := range frozen {
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		select {
+		case <-taken:
+		case <-exited:
+		}
+		if interrupts == 2 && relFired(taken) {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			second = true
+			select {
+			case <-hard:
+				for _, pid := range frozen {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			case <-exited:
+			}
+		}
+		relThaw(frozen)
+	})
 	err := cmd.Wait()
+	close(exited)
 	if !relFired(interrupted) {
 		t.Fatalf("the apply ended (%v) before the virtual destination wrote anything: the interrupt did not land mid-apply\n%s", err, out)
+	}
+	<-done
+	if ctx.Err() != nil {
+		t.Fatalf("Terraform did not exit by itself after the interrupt; killed after %s\n%s", relCommandTimeout, out)
+	}
+	if len(frozen) == 0 {
+		t.Fatalf("no provider process of this run was found to hold while Terraform takes the interrupt\n%s", out)
+	}
+	if !relFired(taken) {
+		t.Fatalf("Terraform exited (%v) without saying %q: the interrupt was not taken\n%s", err, relInterruptTaken, out)
+	}
+	if interrupts == 2 && (!second || !strings.Contains(out.String(), relInterruptHard)) {
+		t.Fatalf("Terraform did not take the second interrupt (%q not in its output):\n%s", relInterruptHard, out)
+	}
+	if interrupts == 1 && strings.Contains(out.String(), relInterruptHard) {
+		t.Fatalf("one interrupt, yet Terraform exited at once:\n%s", out)
 	}
 	if err == nil {
 		t.Fatalf("the interrupted apply succeeded:\n%s", out)
@@ -214,6 +264,53 @@ func relInterrupted(t *testing.T, interrupts int) {
 	w.destroy()
 	if left := relAllOwned(t); len(left) > 0 {
 		t.Fatalf("left after destroy: %v", left)
+	}
+}
+
+// Terraform's own words, on its output, for the first interrupt it takes
+// and for a second one that makes it exit without waiting.
+const (
+	relInterruptTaken = "Interrupt received."
+	relInterruptHard  = "Two interrupts received. Exiting immediately."
+)
+
+// relOutputShows makes cmd's output (both streams) go to out as before,
+// and returns, for each text, a channel closed once that output holds it.
+// Set it before cmd starts.
+func relOutputShows(cmd *exec.Cmd, out *bytes.Buffer, texts ...string) []chan struct{} {
+	w := &relOutputWatch{out: out}
+	for _, text := range texts {
+		w.texts = append(w.texts, []byte(text))
+		w.seen = append(w.seen, make(chan struct{}))
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	return w.seen
+}
+
+// relOutputWatch is an output that tells when it first holds each text.
+// The command writes it from one goroutine (Stdout and Stderr are the
+// same writer); out is read once the command has ended.
+type relOutputWatch struct {
+	out   *bytes.Buffer
+	texts [][]byte
+	seen  []chan struct{}
+}
+
+func (o *relOutputWatch) Write(b []byte) (int, error) {
+	n, err := o.out.Write(b)
+	for i, text := range o.texts {
+		if !relFired(o.seen[i]) && bytes.Contains(o.out.Bytes(), text) {
+			close(o.seen[i])
+		}
+	}
+	return n, err
+}
+
+// relThaw resumes processes stopped with SIGSTOP (once each: SIGCONT to a
+// running or finished process does nothing).
+func relThaw(pids []int) {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
 	}
 }
 

@@ -228,6 +228,40 @@ var mutations = []mutation{
 		File: "internal/engine/managers.go", From: "if !own && skip != nil && skip(mf) {", To: "if !own && (strings.HasPrefix(mf.Manager, ManagedByValue+\"/\") || skip != nil && skip(mf)) {",
 		Package: "./internal/engine",
 	},
+	// Engine survivors (issue 37): removal order of foreign fields.
+	{
+		ID: "engine/pointers-as-strings", Why: "list indices in JSON pointers are ordered as strings: with 11 or more elements /9 is removed before /11 and the wrong element goes",
+		File: "internal/engine/drift.go", From: "\t\tif aerr == nil && berr == nil {\n", To: "\t\tif false && aerr == nil && berr == nil {\n",
+		Package: "./internal/engine", Run: "TestRemoveFieldsTakesOutExactlyTheForeignElements|TestBackToFront",
+	},
+	{
+		ID: "engine/foreign-elements-front-first", Why: "foreign list elements are removed front first: each removal shifts the ones after it, and other elements go",
+		File: "internal/engine/drift.go", From: "return removedBefore(pointers[i], pointers[j])", To: "return removedBefore(pointers[j], pointers[i])",
+		Package: "./internal/engine", Run: "TestRemoveFieldsTakesOutExactlyTheForeignElements|TestBackToFront",
+	},
+	// Engine survivors (issue 37): prune's preconditions.
+	{
+		ID: "engine/prune-without-uid-precondition", Why: "prune deletes by name what it read: an object deleted and created again by someone else in between is deleted",
+		File: "internal/engine/apply.go", From: "\terr = ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})", To: "\t_ = uid\n\terr = ri.Delete(ctx, entry.Name, metav1.DeleteOptions{})",
+		Package: "./internal/engine", Run: "TestPruneSparesAnObjectReplacedBeforeItsDelete",
+	},
+	{
+		ID: "engine/prune-listed-without-preconditions", Why: "prune deletes by name what a listing saw: an object deleted and created again by someone else since is deleted",
+		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{}",
+		Package: "./internal/engine", Run: "TestPruneSparesAnObjectReplacedBeforeItsDelete",
+	},
+	// Engine survivors (issue 37): listings after writes.
+	{
+		ID: "engine/listings-kept-after-writes", Why: "a listing taken before an apply still answers refresh after it: created objects missing, pruned ones listed",
+		File: "internal/engine/apply.go", From: "\te.wroteEntries(want, prior) // listings taken before are out of date\n", To: "",
+		Package: "./internal/engine", Run: "TestReadAfterApplySeesItsWrites",
+	},
+	// The fault proxy's hold (issue 37: no clock decides a test).
+	{
+		ID: "faultproxy/hold-ignored", Why: "Hold does not hold: answers reach the client at once",
+		File: "internal/faultproxy/faultproxy.go", From: "if h := p.currentHold(); h != nil && !up {", To: "if h := p.currentHold(); false && h != nil && !up {",
+		Package: "./internal/faultproxy", Run: "TestHoldKeepsAnswersUntilRelease",
+	},
 	// The translator's property test (FuzzTranslate's sweep).
 	{
 		ID: "translate/policy-name-unchecked", Why: "policy names that are no Kubernetes names reach object metadata",
