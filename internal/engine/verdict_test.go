@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// restore re-creates the object of en as a backup tool does (Velero,
+// `kubectl get -o yaml` applied into a rebuilt cluster): the same
+// labels, annotations and spec, a new UID, no managedFields.
+func restore(t *testing.T, fc fakeClusters, en Entry) *unstructured.Unstructured {
+	t.Helper()
+	obj := live(t, fc[en.Cluster], en).DeepCopy()
+	gvr, err := resourceFor(en.APIVersion, en.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fc[en.Cluster].Tracker().Delete(gvr, en.Namespace, en.Name); err != nil {
+		t.Fatal(err)
+	}
+	obj.SetManagedFields(nil)
+	obj.SetUID(nextUID())
+	obj.SetResourceVersion("1")
+	if err := fc[en.Cluster].Tracker().Create(gvr, obj, en.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// A composed object restored without its managedFields keeps every
+// state's contribution, byte for byte, through the next apply of any one
+// state: trust is by content (a well-formed contribution with an instance
+// label), never by who last wrote the object. Plan and apply agree.
+func TestRestoreWithoutManagedFieldsKeepsEveryContribution(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	states := map[string]Owner{}
+	for _, n := range []string{"a", "b", "c"} {
+		states[n] = workspaceOwner(n, "id-"+n, "team-"+n)
+		if _, err := e.Apply(ctx, states[n], []Desired{d}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := restore(t, fc, d.Entry)
+	e.wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
+	found, errs := e.Contributions(ctx, states["a"], []Entry{d.Entry})
+	if len(errs) > 0 || len(found) != 3 {
+		t.Fatalf("contributions %+v (%v)", found, errs)
+	}
+	for _, v := range Judge(states["a"], found) {
+		if v.Problem() != nil {
+			t.Fatalf("plan verdict on the restored contribution %s: %s: %v", v.Name, v.Standing, v.Problem())
+		}
+	}
+	for round, n := range []string{"a", "b", "c", "a"} {
+		if _, err := e.Apply(ctx, states[n], []Desired{d}, nil); err != nil {
+			t.Fatalf("apply %d of %s after the restore: %v", round, n, err)
+		}
+		got := live(t, fc["east"], d.Entry)
+		if r := routesOf(t, fc["east"], d.Entry); r != "[team-a:route-of-a team-b:route-of-b team-c:route-of-c]" {
+			t.Fatalf("apply %d of %s after the restore: routes %s, want every state's", round, n, r)
+		}
+		for _, m := range []string{"a", "b", "c"} {
+			k := "traffic-policy.mesh-intent.io/" + m
+			if got.GetAnnotations()[k] != before.GetAnnotations()[k] || got.GetLabels()[k] != before.GetLabels()[k] {
+				t.Fatalf("apply %d of %s: contribution %s changed: %q (label %q), restored %q (label %q)", round, n, m,
+					got.GetAnnotations()[k], got.GetLabels()[k], before.GetAnnotations()[k], before.GetLabels()[k])
+			}
+		}
+	}
+}
+
+// The verdicts the plan shows and the errors the apply returns come from
+// one function: a same-name contribution of an instance this state does
+// not hold fails both with the same words.
+func TestPlanAndApplyVerdictsAgree(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	if _, err := e.Apply(ctx, workspaceOwner("a", "id-old", "team-x"), []Desired{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := workspaceOwner("a", "id-new", "team-y")
+	found, errs := e.Contributions(ctx, other, []Entry{d.Entry})
+	if len(errs) > 0 || len(found) != 1 {
+		t.Fatalf("contributions %+v (%v)", found, errs)
+	}
+	vs := Judge(other, found)
+	if vs[0].Standing != Taken || vs[0].Problem() == nil || !vs[0].Problem().Error {
+		t.Fatalf("plan verdict %+v: want the name taken, an error", vs[0])
+	}
+	_, err := e.Apply(ctx, other, []Desired{d}, nil)
+	if err == nil || !strings.Contains(err.Error(), vs[0].Problem().Detail) {
+		t.Fatalf("apply error %v\ndoes not carry the plan's words %q", err, vs[0].Problem().Detail)
+	}
+	if r := routesOf(t, fc["east"], d.Entry); r != "[team-x:route-of-a]" {
+		t.Fatalf("routes %s after the refused apply", r)
+	}
+}
+
+// A malformed contribution of the same name is this intent's to replace
+// (item 8): the plan does not fail on it and the apply writes its own.
+func TestUntrustedSameNameIsReplaced(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	if _, err := e.Apply(ctx, workspaceOwner("b", "id-b", "ws"), []Desired{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	u := live(t, fc["east"], d.Entry).DeepCopy()
+	ann, labels := u.GetAnnotations(), u.GetLabels()
+	ann["traffic-policy.mesh-intent.io/a"], labels["traffic-policy.mesh-intent.io/a"] = "garbage", "id-someone"
+	u.SetAnnotations(ann)
+	u.SetLabels(labels)
+	bumpVersion(t, u)
+	if err := fc["east"].Tracker().Update(vsResource, u, d.Entry.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	e.wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
+	a := workspaceOwner("a", "id-a", "ws")
+	found, _ := e.Contributions(ctx, a, []Entry{d.Entry})
+	for _, v := range Judge(a, found) {
+		if p := v.Problem(); p != nil && p.Error {
+			t.Fatalf("plan fails on %s (%s): %s", v.Name, v.Standing, p.Detail)
+		}
+	}
+	if _, err := e.Apply(ctx, a, []Desired{d}, nil); err != nil {
+		t.Fatalf("apply over a malformed same-name contribution: %v", err)
+	}
+	if r := routesOf(t, fc["east"], d.Entry); r != "[ws:route-of-a ws:route-of-b]" {
+		t.Fatalf("routes %s", r)
+	}
+	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-a" {
+		t.Fatal(fmt.Sprintf("label %q, want this instance's", id))
+	}
+}
