@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -138,5 +139,51 @@ func TestUntrustedSameNameIsReplaced(t *testing.T) {
 	}
 	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-a" {
 		t.Fatal(fmt.Sprintf("label %q, want this instance's", id))
+	}
+}
+
+// Composer entries are honoured only on objects a contribution really
+// targets (issue 36, item 3): a server-side apply named like a composer,
+// with a contribution label and annotation, onto a mesh_cluster's
+// deny-all AuthorizationPolicy (a kind no composed intent writes) is
+// drift its owner's refresh shows.
+func TestComposerNameOnAnIntentsOwnObjectIsDrift(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	e.FieldManager = ""
+	owner := Owner{Kind: "cluster", Name: "east", ID: "id-east"}
+	manager := owner.FieldManager(e.FieldManager)
+	gvk := schema.GroupVersionKind{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"}
+	en := Entry{Cluster: "east", APIVersion: "security.istio.io/v1", Kind: gvk.Kind, Namespace: "istio-system", Name: "mesh-default-deny"}
+	desired := map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
+		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace}, "spec": map[string]any{"action": "DENY"}}
+	addLabels(desired, owner.Labels())
+	want := mustDigest(t, desired)
+	gvr, err := resourceFor(en.APIVersion, en.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
+	labels := obj.GetLabels()
+	labels["traffic-policy.mesh-intent.io/x"] = "id-x"
+	obj.SetLabels(labels)
+	obj.SetAnnotations(map[string]string{"traffic-policy.mesh-intent.io/x": "route-of-x"})
+	obj.SetUID(nextUID())
+	obj.SetResourceVersion("1")
+	if err := unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"from": []any{map[string]any{"source": map[string]any{"principals": []any{"*"}}}}}}, "spec", "rules"); err != nil {
+		t.Fatal(err)
+	}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
+		managed(manager, metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/managed-by":{},"f:mesh-intent.io/owner-kind":{},"f:mesh-intent.io/owner-name":{},"f:mesh-intent.io/owner-id":{}}},"f:spec":{"f:action":{}}}`),
+		managed("x/traffic-policy-composer", metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:traffic-policy.mesh-intent.io/x":{}},"f:annotations":{"f:traffic-policy.mesh-intent.io/x":{}}},"f:spec":{"f:rules":{}}}`),
+	})
+	if err := fc["east"].Tracker().Create(gvr, obj, en.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	got, errs := e.Read(context.Background(), owner, []schema.GroupVersionKind{gvk}, []string{"east"}, nil)
+	if len(got) != 1 {
+		t.Fatalf("read %v (%v)", got, errs)
+	}
+	if got[0].Digest == want {
+		t.Fatal("principals [\"*\"] added under a composer's name onto the deny-all policy is not drift")
 	}
 }
