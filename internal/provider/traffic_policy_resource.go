@@ -51,8 +51,10 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 }
 
 // destination resolves where the policy points. A virtual destination is
-// looked up among those planned in this run in planPhase, and otherwise
-// taken from state (Terraform re-plans only changed resources on apply).
+// looked up among those planned in this run and the records in planPhase,
+// and otherwise taken from state (Terraform re-plans only changed
+// resources on apply). At plan, no record anywhere with every cluster
+// answering is an error, whatever the state resolved before.
 func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData, ph phase) (trafficpolicy.Destination, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	plain := m.Destination.plain()
@@ -94,8 +96,18 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 			return dest, diags
 		}
 		lookupErr = err
+		if ph == planPhase && err == nil && data != nil && data.Engine != nil && data.Registry != nil {
+			// No record anywhere, and every cluster answered: the
+			// destination is gone (destroyed). The state's resolution is
+			// never a fall-back here: applying it would re-create the
+			// destination's DestinationRule with no owner (issue 36).
+			diags.Append(unknownVirtualDestination(path.Root("destination").AtName("virtual_destination"), host, nil)...)
+			return trafficpolicy.Destination{VirtualDestination: host}, diags
+		}
 	}
 	if haveKnown {
+		// A cluster did not answer (lookupErr), or this is not a plan:
+		// the destination resolved before stands.
 		return known, diags
 	}
 	diags.Append(unknownVirtualDestination(path.Root("destination").AtName("virtual_destination"), host, lookupErr)...)
