@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 // Composed objects are shared by several intents of one kind, e.g. the
@@ -45,6 +46,10 @@ type Composition struct {
 	// Orphan, set by a roster, says whether a contribution (name and
 	// instance) is an orphan of its state (verdict.go).
 	Orphan func(name, id string) bool
+	// Owned says whether an object is another intent's own, which this
+	// contribution only joins (a virtual destination's DestinationRule):
+	// a composer never creates it. Nil: none is.
+	Owned func(key translate.Key) bool
 }
 
 // composedRetries bounds the optimistic-concurrency retries of one object.
@@ -94,6 +99,14 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	case apierrors.IsNotFound(err):
 		if remove {
 			return nil
+		}
+		if owner.Composition.Owned != nil && owner.Composition.Owned(entry.Key()) {
+			// Another intent's object, which that intent creates: made
+			// here it would have no owner (issue 36).
+			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+				Detail: fmt.Sprintf("%s belongs to the intent %s joins (its virtual destination), and it does not exist: that intent is not applied in cluster %s, or was destroyed. "+
+					"Nothing was written. Apply the destination first (reference it as mesh_virtual_destination.<name>.hostname so Terraform orders it), or remove this %s.",
+					entry, owner, entry.Cluster, strings.ReplaceAll(owner.Kind, "-", " "))}
 		}
 		live = nil
 	case err != nil:

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 // restore re-creates the object of en as a backup tool does (Velero,
@@ -185,5 +187,56 @@ func TestComposerNameOnAnIntentsOwnObjectIsDrift(t *testing.T) {
 	}
 	if got[0].Digest == want {
 		t.Fatal("principals [\"*\"] added under a composer's name onto the deny-all policy is not drift")
+	}
+}
+
+// A composer never creates an object an intent owns (a virtual
+// destination's DestinationRule, gone with its destination): the apply
+// is an error that names the fix, and nothing is written; once the owner
+// made it, the contribution joins it.
+func TestComposerNeverCreatesAnOwnedObject(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	o := composedOwner("a")
+	o.Composition.Owned = func(k translate.Key) bool { return k == d.Entry.Key() }
+	_, err := e.Apply(ctx, o, []Desired{d}, nil)
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "Apply the destination first") {
+		t.Fatalf("composing an owned object that is gone: %v; want an error naming the fix", err)
+	}
+	if got := live(t, fc["east"], d.Entry); got != nil {
+		t.Fatalf("the composer created the owned object: %v", got.Object)
+	}
+	seed(t, fc["east"], d.Entry, Owner{Kind: "virtual-destination", Name: "user", ID: "id-user"}.Labels())
+	if _, err := e.Apply(ctx, o, []Desired{d}, nil); err != nil {
+		t.Fatalf("joining the owner's object: %v", err)
+	}
+	if got := live(t, fc["east"], d.Entry); got.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-a" {
+		t.Fatalf("after joining: labels %v", got.GetLabels())
+	}
+}
+
+// An owner takes over an object only composers wrote (an earlier build's
+// composer made its DestinationRule), instead of refusing it as "already
+// owned by \"\"".
+func TestOwnerAdoptsAComposerOnlyObject(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	ctx := context.Background()
+	want := serviceEntry(testOwner, "east", "vd-a")
+	want.Entry.Kind, want.Manifest["kind"] = "DestinationRule", "DestinationRule"
+	want.Manifest["spec"] = map[string]any{"host": "a.global"}
+	composed := composedEntry()
+	composed.Entry.Kind, composed.Entry.Name = "DestinationRule", "vd-a"
+	if _, err := e.Apply(ctx, composedOwner("p"), []Desired{composed}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := live(t, fc["east"], want.Entry); got == nil || got.GetLabels()[LabelOwnerKind] != "" {
+		t.Fatalf("the composer-only object: %v", got)
+	}
+	if _, err := e.Apply(ctx, testOwner, []Desired{want}, nil); err != nil {
+		t.Fatalf("the owner's apply onto a composer-only object: %v", err)
+	}
+	if got := live(t, fc["east"], want.Entry); !testOwner.owns(got.GetLabels()) {
+		t.Fatalf("the owner did not take it over: labels %v", got.GetLabels())
 	}
 }

@@ -219,7 +219,25 @@ func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *eng
 	c.Contribution = part
 	name := self.Policy.Name
 	c.Own = func(id string) bool { return data.Roster.Holds(name, id) }
+	c.Owned = ownedByDestination(self.Destination)
 	return c
+}
+
+// ownedByDestination says which objects a policy on dest only joins: a
+// virtual destination's DestinationRule, which that destination creates
+// and owns; the composer never creates it (engine.Composition.Owned).
+func ownedByDestination(dest trafficpolicy.Destination) func(translate.Key) bool {
+	if dest.VirtualDestination == "" || dest.VirtualDestinationName == "" {
+		return nil
+	}
+	ns := dest.VirtualDestinationNamespace
+	if ns == "" {
+		ns = translate.DefaultIstioNS
+	}
+	name := virtualdestination.ObjectName(dest.VirtualDestinationName)
+	return func(k translate.Key) bool {
+		return k.Kind == "DestinationRule" && k.Namespace == ns && k.Name == name
+	}
 }
 
 // orEmpty is data, or empty provider data when there is none.
