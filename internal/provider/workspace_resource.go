@@ -44,8 +44,8 @@ import (
 //
 // The identity is the provider's workspace when the configuration sets it,
 // else one minted at create ("<terraform workspace>-<random>"). The roster
-// claims it in every registered cluster (engine/claim.go) with a token only
-// this state knows; a state that names an identity another state claims
+// claims it in every registered cluster (engine/claim.go) with a token it
+// minted (an identifier, not a secret: docs/security.md); a state that names an identity another state claims
 // fails at plan, naming the other state's claim.
 
 var (
@@ -107,8 +107,10 @@ func (r *workspaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"token": schema.StringAttribute{
-				MarkdownDescription: "Random token minted at create that marks this state's claim on the identity in the clusters; another state's claim carries another token.",
+				MarkdownDescription: "Random token minted at create that marks this state's claim on the identity in the clusters; another state's claim carries another token. " +
+					"An identifier that tells claims apart, not a secret: it is stored in the claim ConfigMap, readable by whoever can read the records namespace. Marked sensitive so that plans and other states' messages do not print it.",
 				Computed:            true,
+				Sensitive:           true,
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"traffic_policies": schema.SetAttribute{
@@ -437,8 +439,8 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, re
 	}
 	if len(takenOver) > 0 && token == "" {
 		diags.AddAttributeWarning(path.Root("id"), "Workspace claim taken over",
-			fmt.Sprintf("The apply takes over the claim on workspace identity %q (token %s, in clusters %s) with a new token. If another Terraform state still uses that claim, its next plan fails naming this one. "+
-				"No policy the old claim lists becomes this state's: none is released as an orphan.", identity, replaces, strings.Join(engine.ClaimClusters(takenOver), ", ")))
+			fmt.Sprintf("The apply takes over the claim on workspace identity %q (in clusters %s) with a new token. If another Terraform state still uses that claim, its next plan fails naming this one. "+
+				"No policy the old claim lists becomes this state's: none is released as an orphan.", identity, strings.Join(engine.ClaimClusters(takenOver), ", ")))
 	}
 	if len(theirs) == 0 {
 		return
@@ -449,20 +451,22 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, re
 			names[n] = true
 		}
 	}
+	// Tokens are never printed: they tell claims apart, and another
+	// state's is its own (docs/security.md).
 	ours := "a new roster, without a token yet"
 	if token != "" {
-		ours = "token " + token
+		ours = "its own claim token"
 	}
 	policies := "no traffic policy yet"
 	if len(names) > 0 {
 		policies = "traffic policies " + strings.Join(slices.Sorted(maps.Keys(names)), ", ")
 	}
 	diags.AddAttributeError(path.Root("id"), "Workspace identity claimed by another state",
-		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, token %s, in clusters %s, holding %s); this state's roster (%s) would claim it too. "+
+		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, with another token, in clusters %s, holding %s); this state's roster (%s) would claim it too. "+
 			"Two states with one identity could not tell their traffic policies apart, so nothing is written. "+
 			"Give this state an identity of its own: set the provider's workspace to a name no other state uses, or leave it unset so that the roster mints one. "+
 			"Only if that claim is this state's own, from a state that was lost, import the roster (terraform import <address of the mesh_workspace> %s): the import takes the claim over with a new token, so the state that wrote it is told at its next plan if it still exists, and recovers no policy as this state's.",
-			identity, engine.ClaimName(identity), theirs[0].Token, strings.Join(engine.ClaimClusters(theirs), ", "), policies, ours, identity))
+			identity, engine.ClaimName(identity), strings.Join(engine.ClaimClusters(theirs), ", "), policies, ours, identity))
 }
 
 // warnOrphans reports the orphans a plan found, one warning per policy.

@@ -612,6 +612,11 @@ var mutations = []mutation{
 		File: "internal/provider/traffic_policy_resource.go", From: "if ph == planPhase && err == nil && data != nil && data.Engine != nil", To: "if false && data != nil && data.Engine != nil",
 		Package: "./internal/provider", Run: "TestPlanOfAPolicyWhoseDestinationIsGoneFails",
 	},
+	{
+		ID: "provider/claim-token-printed", Why: "the plan error of a claimed identity prints the other state's claim token",
+		File: "internal/provider/workspace_resource.go", From: "(claim %s, with another token, in clusters", To: "(claim %s, with token \"+theirs[0].Token+\", in clusters",
+		Package: "./internal/provider", Run: "TestRosterPlanRefusesAnotherStatesIdentity",
+	},
 	// The routing statement (issue 26, part 1), caught by its hand-written
 	// unit tests and the provider's plan test.
 	{
