@@ -109,9 +109,9 @@ func (r *workspaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"token": schema.StringAttribute{
 				MarkdownDescription: "Random token minted at create that marks this state's claim on the identity in the clusters; another state's claim carries another token. " +
 					"An identifier that tells claims apart, not a secret: it is stored in the claim ConfigMap, readable by whoever can read the records namespace. Marked sensitive so that plans and other states' messages do not print it.",
-				Computed:            true,
-				Sensitive:           true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				Computed:      true,
+				Sensitive:     true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"traffic_policies": schema.SetAttribute{
 				MarkdownDescription: "Names of every `mesh_traffic_policy` this state holds, e.g. `[for p in mesh_traffic_policy.all : p.name]` or a module output. " +
