@@ -145,18 +145,30 @@ type orphan struct {
 func (o orphan) key() string { return o.Policy + "/" + o.Entry.StateKey() }
 
 // orphansAmong picks the orphans from contributions found on composed
-// objects: trusted ones (the others are removed by any writer of the
-// object and never composed) of an instance among members (this state's)
-// whose policy name is not known (listed in the roster, or held), and that
-// no other state's claim lists (a policy handed over to another state:
-// `terraform state rm` here, `terraform import` there).
-func orphansAmong(found []engine.LiveContribution, members map[string]string, known, claimedElsewhere map[string]bool) []orphan {
-	var out []orphan
-	for _, c := range found {
-		if c.ID == "" || members[c.ID] == "" || c.Untrusted != "" || known[c.Name] || claimedElsewhere[c.ID] {
-			continue
+// objects, by the one verdict on each (engine.Judge: an invalid or
+// unreadable one is never an orphan): valid ones of an instance among
+// members (this state's) that no other state's claim lists (a policy
+// handed over to another state: `terraform state rm` here, `terraform
+// import` there), and that no policy of the state holds now. Instances,
+// not names, decide: a policy whose name is known (listed in the roster,
+// or held) keeps its contribution unless this run holds another instance
+// of that name, whose old instance it then is (issue 36, item 8); held
+// are the instances held in this run, by name.
+func orphansAmong(found []engine.LiveContribution, members map[string]string, known map[string]bool, held map[string]map[string]bool, claimedElsewhere map[string]bool) []orphan {
+	roster := engine.Owner{Kind: orphanKind, Composition: &engine.Composition{Orphan: func(name, id string) bool {
+		switch {
+		case members[id] == "" || claimedElsewhere[id] || held[name][id]:
+			return false
+		case known[name]:
+			return len(held[name]) > 0 // an old instance of a held name
 		}
-		out = append(out, orphan{Policy: c.Name, ID: c.ID, Entry: c.Entry})
+		return true
+	}}}
+	var out []orphan
+	for _, v := range engine.Judge(roster, found) {
+		if v.Standing == engine.Orphan {
+			out = append(out, orphan{Policy: v.Name, ID: v.ID, Entry: v.Entry})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })
 	return out
@@ -185,7 +197,8 @@ func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveCon
 // the registered clusters: an instance one of them lists was handed over
 // to that state, and is not an orphan.
 func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveContribution, members map[string]string, known map[string]bool, token string) ([]orphan, engine.Errors) {
-	candidates := orphansAmong(found, members, known, nil)
+	held := r.data.Roster.HeldByName()
+	candidates := orphansAmong(found, members, known, held, nil)
 	if len(candidates) == 0 {
 		return nil, nil
 	}
@@ -198,7 +211,7 @@ func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveCont
 			}
 		}
 	}
-	return orphansAmong(found, members, known, elsewhere), errs
+	return orphansAmong(found, members, known, held, elsewhere), errs
 }
 
 func orphansMap(orphans []orphan) types.Map {

@@ -179,9 +179,11 @@ func requireContributors(t *testing.T, want []string) {
 	}
 }
 
-// Orphans are contributions of this state's instances (members) whose
-// policy is not listed: never another state's, whatever workspace name it
-// carries, never an untrusted one, never a listed one.
+// Orphans are contributions of this state's instances (members) that no
+// policy of the state holds: never another state's, whatever workspace
+// name it carries, never an invalid one, never a listed one's current
+// instance; an old instance of a listed name whose new instance this run
+// holds is one (instances decide, not names).
 func TestOrphansAmong(t *testing.T) {
 	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
 	found := []engine.LiveContribution{
@@ -189,18 +191,30 @@ func TestOrphansAmong(t *testing.T) {
 		{Entry: en, Name: "gone", ID: "2", Workspace: "default"},
 		{Entry: en, Name: "theirs", ID: "3", Workspace: "default"},
 		{Entry: en, Name: "old-build", ID: "4", Workspace: ""},
-		{Entry: en, Name: "forged", ID: "5", Workspace: "default", Untrusted: "it was written by kubectl"},
+		{Entry: en, Name: "forged", ID: "5", Workspace: "default", Untrusted: "not a contribution"},
 		{Entry: en, Name: "no-id", ID: "", Workspace: "default"},
 	}
 	members := map[string]string{"1": "listed", "2": "gone", "5": "forged"}
-	got := orphansAmong(found, members, map[string]bool{"listed": true}, nil)
+	got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, nil)
 	if len(got) != 1 || got[0].Policy != "gone" || got[0].ID != "2" || got[0].key() != "gone/east/VirtualService.networking.istio.io/istio-system/tp-a" {
 		t.Fatalf("orphans: %+v, want only gone (instance 2)", got)
 	}
-	if got := orphansAmong(found, nil, nil, nil); len(got) != 0 {
+	if got := orphansAmong(found, nil, nil, nil, nil); len(got) != 0 {
 		t.Fatalf("a roster with no members has no orphans (another state's policies carry the same workspace), got %+v", got)
 	}
-	if got := orphansAmong(found, members, map[string]bool{"listed": true}, map[string]bool{"2": true}); len(got) != 0 {
+	if got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, map[string]bool{"2": true}); len(got) != 0 {
 		t.Fatalf("an instance another state's claim lists (handed over) is not an orphan, got %+v", got)
+	}
+	// The listed policy was replaced: this run holds instance 9 of it, so
+	// instance 1, still on the object, is an old one to release; the held
+	// instance itself never is.
+	held := map[string]map[string]bool{"listed": {"9": true}}
+	got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil)
+	if len(got) != 2 || got[0].Policy != "gone" || got[1].Policy != "listed" || got[1].ID != "1" {
+		t.Fatalf("orphans with a new instance of a listed name held: %+v, want gone (2) and the old instance of listed (1)", got)
+	}
+	held["listed"]["1"] = true
+	if got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil); len(got) != 1 || got[0].Policy != "gone" {
+		t.Fatalf("an instance this run holds is released: %+v", got)
 	}
 }

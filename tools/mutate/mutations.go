@@ -286,7 +286,7 @@ var mutations = []mutation{
 	// A workspace's roster (provider unit tests).
 	{
 		ID: "provider/orphans-of-any-state", Why: "the roster releases contributions of instances its state never held (another state's, on the same workspace name) as orphans",
-		File: "internal/provider/workspace_resource.go", From: "c.ID == \"\" || members[c.ID] == \"\" || ", To: "c.ID == \"\" || ",
+		File: "internal/provider/workspace_resource.go", From: "case members[id] == \"\" || claimedElsewhere[id]", To: "case claimedElsewhere[id]",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
 	},
 	{
@@ -316,7 +316,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/handed-over-policy-released", Why: "a policy instance another state's claim lists (handed over with state rm and import) is released as this state's orphan",
-		File: "internal/provider/workspace_resource.go", From: " || claimedElsewhere[c.ID] {", To: " {",
+		File: "internal/provider/workspace_resource.go", From: "members[id] == \"\" || claimedElsewhere[id] || held", To: "members[id] == \"\" || held",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
 	},
 	{
@@ -616,6 +616,11 @@ var mutations = []mutation{
 		ID: "provider/claim-token-printed", Why: "the plan error of a claimed identity prints the other state's claim token",
 		File: "internal/provider/workspace_resource.go", From: "(claim %s, with another token, in clusters", To: "(claim %s, with token \"+theirs[0].Token+\", in clusters",
 		Package: "./internal/provider", Run: "TestRosterPlanRefusesAnotherStatesIdentity",
+	},
+	{
+		ID: "provider/orphans-by-name", Why: "the roster compares policy names for orphans: an old instance of a listed name is never released",
+		File: "internal/provider/workspace_resource.go", From: "return len(held[name]) > 0 // an old instance", To: "return false // an old instance",
+		Package: "./internal/provider", Run: "TestOrphansAmong",
 	},
 	// The routing statement (issue 26, part 1), caught by its hand-written
 	// unit tests and the provider's plan test.
