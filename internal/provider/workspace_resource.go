@@ -195,23 +195,49 @@ func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveCon
 // orphans picks the orphans among found (orphansAmong). Only when there
 // are candidates does it list the claims of other tokens than token in
 // the registered clusters: an instance one of them lists was handed over
-// to that state, and is not an orphan.
-func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveContribution, members map[string]string, known map[string]bool, token string) ([]orphan, engine.Errors) {
+// to that state, and is not an orphan; each such shielded candidate is a
+// warning naming the claim (shielded).
+func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveContribution, members map[string]string, known map[string]bool, token string, diags *diag.Diagnostics) ([]orphan, engine.Errors) {
 	held := r.data.Roster.HeldByName()
 	candidates := orphansAmong(found, members, known, held, nil)
 	if len(candidates) == 0 {
 		return nil, nil
 	}
 	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
-	elsewhere := map[string]bool{}
+	elsewhere, d := shielded(candidates, claims, token)
+	diags.Append(d...)
+	return orphansAmong(found, members, known, held, elsewhere), errs
+}
+
+// shielded are the instances among candidates that a claim of another
+// token than token lists (handed over to that state), with a warning per
+// instance naming the claim: it is not released, and if the claim is a
+// leftover (a killed first apply, a roster removed with state rm) the
+// warning says how to let it go.
+func shielded(candidates []orphan, claims []engine.Claim, token string) (map[string]bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	listedBy := map[string][]engine.Claim{}
 	for _, c := range claims {
 		if c.Token != token {
 			for id := range c.Members {
-				elsewhere[id] = true
+				listedBy[id] = append(listedBy[id], c)
 			}
 		}
 	}
-	return orphansAmong(found, members, known, held, elsewhere), errs
+	elsewhere := map[string]bool{}
+	order, _ := byInstance(candidates)
+	for _, o := range order {
+		cs := listedBy[o.ID]
+		if len(cs) == 0 {
+			continue
+		}
+		elsewhere[o.ID] = true
+		diags.AddWarning("Orphan shielded by another state's claim",
+			fmt.Sprintf("Traffic policy %q (instance %s) is no longer listed or held by this state, but the claim of workspace identity %q (%s, in clusters %s) lists it, so it is taken as handed over to that state and not released. "+
+				"If no state uses that identity any more (a first apply that was killed, a roster removed with terraform state rm), delete that claim ConfigMap in each cluster and apply again: this state then releases the policy.",
+				o.Policy, o.ID, cs[0].Identity, engine.ClaimName(cs[0].Identity), strings.Join(engine.ClaimClusters(cs), ", ")))
+	}
+	return elsewhere, diags
 }
 
 func orphansMap(orphans []orphan) types.Map {
@@ -363,7 +389,7 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
 	found, errs := r.contributions(ctx)
-	orphans, claimErrs := r.orphans(ctx, found, r.data.Roster.MembersWithHeld(members), r.data.Roster.WithHeld(listed), m.Token.ValueString())
+	orphans, claimErrs := r.orphans(ctx, found, r.data.Roster.MembersWithHeld(members), r.data.Roster.WithHeld(listed), m.Token.ValueString(), &resp.Diagnostics)
 	for _, e := range append(errs, claimErrs...) {
 		resp.Diagnostics.AddWarning("Orphans not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Orphans in that cluster are released by a later apply that can read it.")
 	}
@@ -543,7 +569,7 @@ func (r *workspaceResource) apply(ctx context.Context, m *workspaceModel, priorP
 	listed, _, d := listedNames(ctx, m.TrafficPolicies)
 	diags.Append(d...)
 	found, errs := r.contributions(ctx)
-	orphans, claimErrs := r.orphans(ctx, found, members, r.data.Roster.WithHeld(listed), token)
+	orphans, claimErrs := r.orphans(ctx, found, members, r.data.Roster.WithHeld(listed), token, diags)
 	diags.Append(engineDiagnostics(append(errs, claimErrs...).Err(), diag.SeverityError)...)
 	released := r.release(ctx, orphans, diags)
 	m.Orphans = orphansMap(orphans)

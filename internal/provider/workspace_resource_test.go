@@ -218,3 +218,31 @@ func TestOrphansAmong(t *testing.T) {
 		t.Fatalf("an instance this run holds is released: %+v", got)
 	}
 }
+
+// An orphan candidate that another token's claim lists is shielded (not
+// released) with a warning naming the claim and how to let it go; this
+// state's own claim shields nothing (issue 36, item 7).
+func TestShieldedOrphanIsAWarningNamingTheClaim(t *testing.T) {
+	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
+	candidates := []orphan{{Policy: "gone", ID: "2", Entry: en}, {Policy: "other", ID: "3", Entry: en}}
+	claims := []engine.Claim{
+		{Cluster: "east", Identity: "payments", Token: "tok-b", Members: map[string]string{"2": "gone"}},
+		{Cluster: "east", Identity: "mine", Token: "tok-mine", Members: map[string]string{"3": "other"}},
+	}
+	elsewhere, diags := shielded(candidates, claims, "tok-mine")
+	if !elsewhere["2"] || elsewhere["3"] || len(elsewhere) != 1 {
+		t.Fatalf("shielded %v: want instance 2 only (this state's own claim shields nothing)", elsewhere)
+	}
+	text := diagText(diags)
+	if diags.HasError() || len(diags) != 1 {
+		t.Fatalf("want one warning, got:\n%s", text)
+	}
+	for _, want := range []string{"Orphan shielded by another state's claim", `"gone"`, `"payments"`, engine.ClaimName("payments"), "east", "delete that claim"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the warning does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "tok-b") {
+		t.Fatalf("the warning prints the other state's token:\n%s", text)
+	}
+}

@@ -423,7 +423,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "make/version-not-the-changelogs", Why: "make install builds a version the changelog does not name",
-		File: "GNUmakefile", From: "VERSION := 0.1.0\n", To: "VERSION := 0.1.1\n",
+		File: "GNUmakefile", From: "VERSION := 0.1.1\n", To: "VERSION := 0.1.2\n",
 		Package: "./tools/releasecheck",
 	},
 	// Acceptance tests: they start the local mesh, so they need
@@ -616,6 +616,11 @@ var mutations = []mutation{
 		ID: "provider/claim-token-printed", Why: "the plan error of a claimed identity prints the other state's claim token",
 		File: "internal/provider/workspace_resource.go", From: "(claim %s, with another token, in clusters", To: "(claim %s, with token \"+theirs[0].Token+\", in clusters",
 		Package: "./internal/provider", Run: "TestRosterPlanRefusesAnotherStatesIdentity",
+	},
+	{
+		ID: "provider/shielded-orphan-silent", Why: "an orphan candidate another state's claim lists is kept without a word",
+		File: "internal/provider/workspace_resource.go", From: "elsewhere[o.ID] = true\n\t\tdiags.AddWarning(", To: "elsewhere[o.ID] = true\n\t\t(&diag.Diagnostics{}).AddWarning(",
+		Package: "./internal/provider", Run: "TestShieldedOrphanIsAWarningNamingTheClaim",
 	},
 	{
 		ID: "provider/orphans-by-name", Why: "the roster compares policy names for orphans: an old instance of a listed name is never released",
