@@ -246,3 +246,30 @@ func TestShieldedOrphanIsAWarningNamingTheClaim(t *testing.T) {
 		t.Fatalf("the warning prints the other state's token:\n%s", text)
 	}
 }
+
+// Importing a traffic policy instance that another state's claim lists
+// is told (issue 36, item 8), naming the identity and claim; a claim that
+// lists another instance, or this state's own explicit workspace, is not.
+func TestImportOfAPolicyAnotherClaimListsWarns(t *testing.T) {
+	claims := []engine.Claim{
+		{Cluster: "east", Identity: "payments", Token: "tok-b", Members: map[string]string{"id-a": "a"}},
+		{Cluster: "west", Identity: "payments", Token: "tok-b", Members: map[string]string{"id-a": "a"}},
+		{Cluster: "east", Identity: "accounts", Token: "tok-c", Members: map[string]string{"id-other": "a"}},
+	}
+	d := importClaimedElsewhere("a", "id-a", claims, "accounts", true)
+	text := diagText(d)
+	if d.HasError() || len(d) != 1 {
+		t.Fatalf("want one warning, got:\n%s", text)
+	}
+	for _, want := range []string{"Imported policy listed by another state's claim", `"a"`, "id-a", `"payments"`, engine.ClaimName("payments"), "east, west"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the warning does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "tok-b") {
+		t.Fatalf("the warning prints the other state's token:\n%s", text)
+	}
+	if d := importClaimedElsewhere("a", "id-a", claims, "payments", true); len(d) != 0 {
+		t.Fatalf("this state's own claim warns:\n%s", diagText(d))
+	}
+}

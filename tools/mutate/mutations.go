@@ -623,6 +623,11 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestShieldedOrphanIsAWarningNamingTheClaim",
 	},
 	{
+		ID: "provider/import-claimed-elsewhere-silent", Why: "importing a traffic policy that another state's claim lists is silent",
+		File: "internal/provider/intent_import.go", From: "if _, ok := c.Members[id]; !ok || (explicit", To: "if _, ok := c.Members[id]; ok || !ok || (explicit",
+		Package: "./internal/provider", Run: "TestImportOfAPolicyAnotherClaimListsWarns",
+	},
+	{
 		ID: "provider/orphans-by-name", Why: "the roster compares policy names for orphans: an old instance of a listed name is never released",
 		File: "internal/provider/workspace_resource.go", From: "return len(held[name]) > 0 // an old instance", To: "return false // an old instance",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
