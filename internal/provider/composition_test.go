@@ -338,7 +338,9 @@ func tamperContribution(t *testing.T, cluster, policy string) string {
 	if !strings.Contains(raw, `"timeout":"5s"`) {
 		t.Fatalf("contribution %s has no timeout to forge: %s", key, raw)
 	}
-	forged := strings.Replace(raw, `"timeout":"5s"`, `"timeout":"77s"`, 1)
+	// Every occurrence: the policy and the configuration it keeps for
+	// import, so that the forged contribution stays consistent (valid).
+	forged := strings.ReplaceAll(raw, `"timeout":"5s"`, `"timeout":"77s"`)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: forged}}})
 	if _, err := dyn(t, cluster).Resource(gvrVS).Namespace("istio-system").Patch(context.Background(), o.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-annotate"}); err != nil {
 		t.Fatal(err)
