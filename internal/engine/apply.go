@@ -519,6 +519,12 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 	if owner.Adopt && labels[LabelManagedBy] != ManagedByValue {
 		return live.GetUID(), true, nil
 	}
+	if labels[LabelManagedBy] == ManagedByValue && labels[LabelOwnerKind] == "" && len(contributingKinds(live)) > 0 {
+		// Only composers wrote it (an earlier build's composer made a
+		// virtual destination's DestinationRule): the intent takes it
+		// over, keeping the contributions (issue 36).
+		return live.GetUID(), false, nil
+	}
 	detail := fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
 		"Delete or rename it, or take it over by setting adopt_existing = true on the resource (the object is then rewritten to the intent, keeping its identity).",
 		entry)

@@ -19,8 +19,9 @@ import (
 // A workspace claim says which Terraform state holds a workspace identity
 // (the identity a roster, mesh_workspace, stands for). It is a ConfigMap
 // in the records namespace of every cluster the state registers, named
-// after the identity, and holds a token that only that state knows (kept
-// in the roster's state). A second state that names the same identity
+// after the identity, and holds a token minted by that state (kept in the
+// roster's state): an identifier that tells claims apart, not a secret
+// (docs/security.md); messages never print another state's. A second state that names the same identity
 // finds a claim with another token: a plan error, never a shared identity.
 //
 // The claim also lists the state's traffic policy instances (instance ID

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 // Composed objects are shared by several intents of one kind, e.g. the
@@ -41,6 +42,13 @@ type Composition struct {
 	// other instance it is a conflict, whatever workspace it names, since
 	// two states may carry one workspace name.
 	Own func(id string) bool
+	// Orphan, set by a roster, says whether a contribution (name and
+	// instance) is an orphan of its state (verdict.go).
+	Orphan func(name, id string) bool
+	// Owned says whether an object is another intent's own, which this
+	// contribution only joins (a virtual destination's DestinationRule):
+	// a composer never creates it. Nil: none is.
+	Owned func(key translate.Key) bool
 }
 
 // ContributionKey is the annotation (and label) key of an intent's
@@ -93,6 +101,14 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		if remove {
 			return nil
 		}
+		if owner.Composition.Owned != nil && owner.Composition.Owned(entry.Key()) {
+			// Another intent's object, which that intent creates: made
+			// here it would have no owner (issue 36).
+			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+				Detail: fmt.Sprintf("%s belongs to the intent %s joins (its virtual destination), and it does not exist: that intent is not applied in cluster %s, or was destroyed. "+
+					"Nothing was written. Apply the destination first (reference it as mesh_virtual_destination.<name>.hostname so Terraform orders it), or remove this %s.",
+					entry, owner, entry.Cluster, strings.ReplaceAll(owner.Kind, "-", " "))}
+		}
 		live = nil
 	case err != nil:
 		return err
@@ -113,55 +129,43 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			}
 			adopting = true // what it holds now is nobody's contribution
 		}
-		if id, ok := live.GetLabels()[owner.ContributionKey()]; ok && owner.ID != "" && id != owner.ID && id != "true" {
-			theirs, _ := owner.decode(live.GetAnnotations()[owner.ContributionKey()])
-			switch {
-			case remove:
-				// Another instance of the name contributes now (this one
-				// was replaced): nothing of ours is left to release.
-				return nil
-			case owner.Composition.Own == nil || !owner.Composition.Own(id):
-				return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
-					Detail: fmt.Sprintf("Another %s named %q (instance %s, from workspace %s) already contributes to %s, and this state does not hold that instance. "+
-						"Names identify contributions on a shared object, and only the instance that wrote one replaces or releases it: rename one of the two policies, "+
-						"or, if that instance is this state's own (removed with terraform state rm or lost with the state), import it instead of creating a new one.", owner.Kind, owner.Name, id, WorkspaceName(workspaceOf(theirs)), entry)}
-			default:
-				logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", id)
-			}
-		}
-		hand := handWritten(live, owner.Kind)
-		for k, v := range live.GetAnnotations() {
-			if !strings.HasPrefix(k, prefix) {
-				continue
-			}
-			name := strings.TrimPrefix(k, prefix)
-			if name == owner.Name {
+		// One verdict per contribution (verdict.go), the plan's too.
+		for _, v := range Judge(owner, owner.contributionsOn(entry, live)) {
+			switch v.Standing {
+			case Mine:
+				if v.ID != owner.ID {
+					logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
+				}
 				if remove {
-					gone = append(gone, name)
+					gone = append(gone, v.Name)
 				}
-				continue
-			}
-			c, err := owner.decode(v)
-			if hand[name] == "" {
-				if u := unreadable(err); u != nil {
-					// Written by a newer provider: kept as it is, and the
-					// object is not written (contributions.go).
-					return unreadableError(entry, owner.Kind, name, u)
+			case Theirs, Orphan:
+				contributions[v.Name] = composition.Encoded{Contribution: v.Contribution, Raw: v.Raw}
+			case Taken:
+				if remove {
+					// Another instance of the name contributes now (this
+					// one was replaced): nothing of ours is left to release.
+					return nil
 				}
-			}
-			if why := untrusted(hand[name], err); why != "" {
-				logEntry(ctx, "contribution not composed and removed: "+why, owner, entry, "annotation", k)
-				gone = append(gone, name)
-				continue
-			}
-			contributions[name] = composition.Encoded{Contribution: c, Raw: v}
-		}
-		// A contribution label without its annotation is a leftover too.
-		for k := range live.GetLabels() {
-			if name, ok := strings.CutPrefix(k, prefix); ok && name != owner.Name {
-				if _, has := live.GetAnnotations()[k]; !has {
-					gone = append(gone, name)
+				return v.err(entry)
+			case Undecided:
+				if remove {
+					// An earlier build's contribution of this name, which
+					// recorded no instance: this intent's, released.
+					gone = append(gone, v.Name)
+					continue
 				}
+				return v.err(entry)
+			case Unreadable:
+				// Written by a newer provider: kept as it is, and the
+				// object is not written.
+				return v.err(entry)
+			case Untrusted:
+				if v.Name == owner.Name && !remove {
+					continue // replaced by this intent's
+				}
+				logEntry(ctx, "contribution not composed and removed: "+v.Untrusted, owner, entry, "annotation", v.Annotation(owner.Kind))
+				gone = append(gone, v.Name)
 			}
 		}
 	}
@@ -499,10 +503,9 @@ const digestDrifted = "drifted"
 // composedState is what that check needs of a live composed object, for
 // one kind of intent: the contributions and the composer's fields.
 type composedState struct {
-	contributions map[string]string
-	// ids are the contributors' instances (their labels); handWritten
-	// says, of contributions written by others than a composer, by whom.
-	ids, handWritten map[string]string
+	// contributions are the annotations, ids the instances their labels
+	// record (a label without its annotation included), by name.
+	contributions, ids map[string]string
 	// have is the digest of the composer's spec fields; unreadable is set
 	// when its managed fields cannot be read, unheld when nobody holds
 	// the composition any more.
@@ -513,16 +516,8 @@ type composedState struct {
 }
 
 func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
-	prefix := kind + contributionInfix
-	st := composedState{contributions: map[string]string{}, ids: map[string]string{}, handWritten: handWritten(live, kind)}
-	for k, v := range live.GetAnnotations() {
-		if name, ok := strings.CutPrefix(k, prefix); ok {
-			st.contributions[name] = v
-			if id := live.GetLabels()[k]; id != "true" {
-				st.ids[name] = id
-			}
-		}
-	}
+	st := composedState{}
+	st.contributions, st.ids = contributionsOf(live, kind)
 	st.foreign, _ = e.foreignComposedFields(live)
 	// The composition is read by content: every field outside metadata
 	// that any manager holds, whatever its name, except what the intent
@@ -546,19 +541,18 @@ func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) c
 }
 
 func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState) bool {
-	// What the next writer composes: the trusted contributions.
+	// What the next writer composes: by the verdicts it will reach
+	// (verdict.go), those of any name but this one's, which it writes.
 	trusted := map[string]composition.Contribution{}
-	for name, raw := range st.contributions {
-		c, err := owner.decode(raw)
-		if st.handWritten[name] == "" && unreadable(err) != nil {
+	for _, v := range Judge(Owner{Kind: owner.Kind, Composition: owner.Composition}, owner.liveContributions(entry, st)) {
+		switch v.Standing {
+		case Unreadable:
 			return false // what it composes to is the newer writer's to say
+		case Untrusted:
+			return true // the next writer removes it
+		default:
+			trusted[v.Name] = v.Contribution
 		}
-		if untrusted(st.handWritten[name], err) == "" {
-			trusted[name] = c
-		}
-	}
-	if len(trusted) != len(st.contributions) {
-		return true // the next writer removes the others
 	}
 	manifest, err := owner.Composition.Composer.Compose(entry.Key(), trusted)
 	if err != nil || manifest == nil {

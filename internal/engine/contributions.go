@@ -7,74 +7,20 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 )
 
-// Which contributions a writer composes. Every writer of a composed object
-// republishes the contributions it finds there, so a contribution is
-// trusted only when the provider wrote it: its annotation must be held by
-// a composer's field manager alone (anything that can edit the object
-// could otherwise inject routes every writer would re-publish as its
-// own), and the intent's composer must decode it (size, schema, a valid
-// intent: Composer.Decode). An untrusted contribution is never composed: the next writer
-// removes it with its label, and its owner's refresh sees it changed.
+// Which contributions a writer composes is the verdict's to say
+// (verdict.go): a contribution is composed when its kind's composer
+// decodes it (size, schema, a valid intent: Composer.Decode), whoever
+// wrote it; one it refuses is never composed, and the next writer removes
+// it with its label.
 
 // composerSuffix ends the field manager of every composer of kind,
 // whatever the field_manager base of the writer.
 func composerSuffix(kind string) string { return "/" + kind + "-composer" }
-
-// handWritten says, for each contribution annotation of kind on live
-// (by intent name), who other than a composer wrote it; contributions only
-// composers wrote are left out. The managed fields are read once for all.
-func handWritten(live *unstructured.Unstructured, kind string) map[string]string {
-	prefix := kind + contributionInfix
-	writers := map[string][]string{}
-	for k := range live.GetAnnotations() {
-		if name, ok := strings.CutPrefix(k, prefix); ok {
-			writers[name] = nil
-		}
-	}
-	out := map[string]string{}
-	if len(writers) == 0 {
-		return out
-	}
-	for _, mf := range live.GetManagedFields() {
-		if mf.FieldsV1 == nil || mf.Subresource != "" {
-			continue
-		}
-		set, err := fieldsOf(mf)
-		if err != nil {
-			for name := range writers {
-				out[name] = err.Error()
-			}
-			return out
-		}
-		for name := range writers {
-			if set.Has(fieldpath.MakePathOrDie("metadata", "annotations", prefix+name)) {
-				writers[name] = append(writers[name], mf.Manager)
-			}
-		}
-	}
-	for name, ws := range writers {
-		var others []string
-		for _, w := range ws {
-			if composerKindOf(w) != kind {
-				others = append(others, fmt.Sprintf("field manager %q", w))
-			}
-		}
-		if len(ws) == 0 {
-			others = append(others, "no field manager")
-		}
-		if len(others) > 0 {
-			out[name] = "it was written by " + strings.Join(others, " and ") + ", not by terraform-provider-mesh"
-		}
-	}
-	return out
-}
 
 // decode reads a contribution found on an object with o's composer
 // (Composer.Decode); without a composer, nothing is read of it.
@@ -112,18 +58,6 @@ func unreadableError(entry Entry, kind, name string, err error) *Error {
 			entry, strings.ReplaceAll(kind, "-", " "), name, kind+contributionInfix, name, err.Error()), Err: err}
 }
 
-// untrusted says why a contribution must not be composed, or "" when it
-// may: handWritten is what handWritten found for it, err decode's error.
-func untrusted(handWritten string, err error) string {
-	if handWritten != "" {
-		return handWritten
-	}
-	if err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
 // LiveContribution is one contribution found on a composed object.
 type LiveContribution struct {
 	Entry Entry
@@ -135,8 +69,8 @@ type LiveContribution struct {
 	// Contribution is what the composer decoded of it (nil without a
 	// composer); it may be composed only when Untrusted is empty.
 	Contribution composition.Contribution
-	// Untrusted says why it is not composed (hand-written, or refused by
-	// the composer's Decode); empty when it is.
+	// Untrusted says why it is not composed (refused by the composer's
+	// Decode, or a label without its annotation); empty when it is.
 	Untrusted string
 	// Unreadable is set when it is in a format this build does not read
 	// (a newer provider's): it is kept, and its object cannot be written.
@@ -180,28 +114,9 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 }
 
 // liveContributions lists the contributions of owner's kind in st, the
-// composed state of the object en, by name.
+// composed state of the object en, by name (readContributions).
 func (o Owner) liveContributions(en Entry, st composedState) []LiveContribution {
-	names := make([]string, 0, len(st.contributions))
-	for n := range st.contributions {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]LiveContribution, 0, len(names))
-	for _, n := range names {
-		raw := st.contributions[n]
-		var why string
-		newer := false
-		c, err := o.decode(raw)
-		if err != nil {
-			why, newer = err.Error(), unreadable(err) != nil
-		}
-		if st.handWritten[n] != "" {
-			why, newer = st.handWritten[n], false
-		}
-		out = append(out, LiveContribution{Entry: en, Name: n, ID: st.ids[n], Raw: raw, Workspace: workspaceOf(c), Contribution: c, Untrusted: why, Unreadable: newer})
-	}
-	return out
+	return o.readContributions(en, st.contributions, st.ids)
 }
 
 // ContributionsIn lists every contribution of owner's kind (owner's name

@@ -39,49 +39,59 @@ func workspaceOwner(name, id, workspace string, held ...string) Owner {
 	return o
 }
 
-// A contribution annotation someone edited by hand is not composed and
-// is removed with its label by the next writer; the others stay.
-func TestComposeDropsHandWrittenContributions(t *testing.T) {
+// Contributions are trusted by content, never by who wrote them: one
+// edited by hand (kubectl annotate) that its composer still reads is kept
+// byte for byte and composed; one it refuses is not composed and is
+// removed with its label by the next writer, and the plan warns of it
+// first, from the same verdict.
+func TestComposeTrustsContributionsByContent(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := composedEntry()
 	ctx := context.Background()
-	for _, n := range []string{"a", "b"} {
+	for _, n := range []string{"a", "b", "x"} {
 		if _, err := e.Apply(ctx, workspaceOwner(n, "id-"+n, "ws"), []Desired{d}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// kubectl annotate --overwrite: the value changes and kubectl holds it.
-	gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"traffic-policy.mesh-intent.io/a": "ws:route-of-evil"}}})
-	ri := fc["east"].Resource(gvr).Namespace(d.Entry.Namespace)
+	// kubectl annotate --overwrite: the values change and kubectl holds them.
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		"traffic-policy.mesh-intent.io/a": "ws:route-of-edited", "traffic-policy.mesh-intent.io/x": "ws:evil"}}})
+	ri := fc["east"].Resource(vsResource).Namespace(d.Entry.Namespace)
 	obj, err := ri.Patch(ctx, d.Entry.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-annotate"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mf := append(obj.GetManagedFields(), metadataFields(obj, "kubectl-annotate", metav1.ManagedFieldsOperationUpdate)...)
-	mf[len(mf)-1].FieldsV1.SetRawString(`{"f:metadata":{"f:annotations":{"f:traffic-policy.mesh-intent.io/a":{}}}}`)
+	mf[len(mf)-1].FieldsV1.SetRawString(`{"f:metadata":{"f:annotations":{"f:traffic-policy.mesh-intent.io/a":{},"f:traffic-policy.mesh-intent.io/x":{}}}}`)
 	obj.SetManagedFields(mf)
-	if err := fc["east"].Tracker().Update(gvr, obj, d.Entry.Namespace); err != nil {
+	if err := fc["east"].Tracker().Update(vsResource, obj, d.Entry.Namespace); err != nil {
 		t.Fatal(err)
 	}
 	c := workspaceOwner("c", "id-c", "ws")
 	found, errs := e.Contributions(ctx, c, []Entry{d.Entry})
-	if len(errs) > 0 || len(found) != 2 || found[0].Untrusted == "" || !strings.Contains(found[0].Untrusted, "kubectl-annotate") || found[1].Untrusted != "" {
-		t.Fatalf("contributions %+v (errors %v): want a untrusted, naming kubectl-annotate, and b trusted", found, errs)
+	if len(errs) > 0 || len(found) != 3 {
+		t.Fatalf("contributions %+v (errors %v)", found, errs)
+	}
+	vs := Judge(c, found)
+	if vs[0].Standing != Theirs || vs[1].Standing != Theirs || vs[2].Standing != Untrusted || vs[2].Problem() == nil || vs[2].Problem().Error {
+		t.Fatalf("verdicts %+v: want a and b another state's, x not valid (a warning)", vs)
 	}
 	if _, err := e.Apply(ctx, c, []Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
-	vs := live(t, fc["east"], d.Entry)
-	routes, _, _ := unstructuredSlice(vs.Object, "spec", "routes")
-	if fmt.Sprint(routes) != "[ws:route-of-b ws:route-of-c]" {
-		t.Fatalf("composed routes %v: the hand-written contribution was republished or another lost", routes)
+	got := live(t, fc["east"], d.Entry)
+	routes, _, _ := unstructuredSlice(got.Object, "spec", "routes")
+	if fmt.Sprint(routes) != "[ws:route-of-edited ws:route-of-b ws:route-of-c]" {
+		t.Fatalf("composed routes %v: want the well-formed edit kept and the refused one left out", routes)
 	}
-	if _, ok := vs.GetAnnotations()["traffic-policy.mesh-intent.io/a"]; ok {
-		t.Fatalf("the hand-written annotation is still there: %v", vs.GetAnnotations())
+	if got.GetAnnotations()["traffic-policy.mesh-intent.io/a"] != "ws:route-of-edited" || got.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-a" {
+		t.Fatalf("the well-formed contribution was not kept byte for byte: %v %v", got.GetAnnotations(), got.GetLabels())
 	}
-	if _, ok := vs.GetLabels()["traffic-policy.mesh-intent.io/a"]; ok {
-		t.Fatalf("the hand-written contribution's label is still there: %v", vs.GetLabels())
+	if _, ok := got.GetAnnotations()["traffic-policy.mesh-intent.io/x"]; ok {
+		t.Fatalf("the refused annotation is still there: %v", got.GetAnnotations())
+	}
+	if _, ok := got.GetLabels()["traffic-policy.mesh-intent.io/x"]; ok {
+		t.Fatalf("the refused contribution's label is still there: %v", got.GetLabels())
 	}
 }
 
@@ -101,7 +111,7 @@ func TestComposeSameNameIsReplacedOnlyByItsOwnState(t *testing.T) {
 	for _, ws := range []string{"default", "team-b"} {
 		other := workspaceOwner("a", "id-other", ws)
 		_, err := e.Apply(ctx, other, []Desired{d}, nil)
-		if err == nil || !strings.Contains(err.Error(), `instance id-old, from workspace "default"`) || !strings.Contains(err.Error(), "import it") {
+		if err == nil || !strings.Contains(err.Error(), `from instance id-old (workspace "default")`) || !strings.Contains(err.Error(), "import it instead") {
 			t.Fatalf("another state's instance of the same name (workspace %q): want a conflict naming the instance, got %v", ws, err)
 		}
 		if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-old" {

@@ -10,7 +10,8 @@
 // and kind per process), digest.go (digests of the fields a manager owns),
 // managers.go (field managers: whose fields an apply may take over),
 // drift.go (fields other managers set on our objects), contributions.go
-// (the contributions a shared object holds, and hand-written ones),
+// (the contributions a shared object holds), verdict.go (the one verdict
+// on each contribution: plan, apply, refresh and the roster ask it),
 // limits.go (the API server's limits, checked at plan), sink.go (pull
 // clusters: their objects published in an OCI artifact instead of applied,
 // and read back from it), records.go

@@ -33,18 +33,21 @@ func TestForeignSpecFields(t *testing.T) {
 	})
 	live.SetManagedFields(append(live.GetManagedFields(),
 		managed("terraform-provider-mesh/traffic-policy-composer", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:trafficPolicy":{}}}`)))
-	// The composer counts only where its kind contributes.
+	// The composer counts only where its kind contributes: never on an
+	// AuthorizationPolicy (no composed kind writes one), whatever labels
+	// and annotations it carries (issue 36, item 3).
 	live.SetLabels(map[string]string{"traffic-policy.mesh-intent.io/p": "id-p"})
+	live.SetAnnotations(map[string]string{"traffic-policy.mesh-intent.io/p": "route-of-p"})
 	got, err := (&Engine{}).foreignSpecFields(live, owner, manager)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || got[0].Manager != "kubectl-edit" || got[0].Field != ".spec.rules" {
-		t.Fatalf("foreign fields %v, want only .spec.rules by kubectl-edit", got)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("foreign fields %v (%v): a composer's name with a contribution on an object no composed kind writes is foreign", got, err)
 	}
 	live.SetLabels(nil)
 	if got, err = (&Engine{}).foreignSpecFields(live, owner, manager); err != nil || len(got) != 2 {
 		t.Fatalf("foreign fields %v (%v): a composer on an object nothing composes is foreign", got, err)
+	}
+	if got[0].Manager != "kubectl-edit" || got[0].Field != ".spec.rules" {
+		t.Fatalf("foreign fields %v, want .spec.rules by kubectl-edit first", got)
 	}
 	if note := driftNote(Entry{Cluster: "east", APIVersion: "security.istio.io/v1", Kind: "AuthorizationPolicy", Namespace: "istio-system", Name: "mesh-default-deny"}, got); note.Cluster != "east" ||
 		note.Detail == "" || note.Summary != "Drift in AuthorizationPolicy istio-system/mesh-default-deny in cluster east" {

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // Field managers of shared objects (docs/design.md, "Shared objects:
@@ -56,11 +58,24 @@ func composerKindOf(m string) string {
 	return strings.TrimSuffix(m[i+1:], "-composer")
 }
 
-// contributingKinds are the kinds of intents that contribute to live.
+// contributingKinds are the kinds of intents that contribute to live: a
+// composed kind (internal/intentkind) that writes objects of live's kind,
+// with a contribution annotation and its label on live. Only on such an
+// object are a composer's fields the composition's (issue 36, item 3): a
+// composer's name and a contribution label put onto another intent's own
+// object (a mesh_cluster's deny-all policy) hide nothing.
 func contributingKinds(live *unstructured.Unstructured) map[string]bool {
 	out := map[string]bool{}
+	gvk := live.GroupVersionKind()
 	for k := range live.GetLabels() {
-		if i := strings.Index(k, contributionInfix); i > 0 {
+		i := strings.Index(k, contributionInfix)
+		if i <= 0 {
+			continue
+		}
+		if _, ok := live.GetAnnotations()[k]; !ok {
+			continue
+		}
+		if ik, ok := intentkind.ByOwner(k[:i]); ok && ik.Composed && slices.Contains(ik.Writes, gvk) {
 			out[k[:i]] = true
 		}
 	}

@@ -277,6 +277,7 @@ func TestSharedDestinationRuleAcrossFieldManagerBases(t *testing.T) {
 		"spec":     map[string]any{"host": "user.global", "trafficPolicy": map[string]any{"connectionPool": map[string]any{}}}}}
 	live.SetLabels(map[string]string{LabelManagedBy: ManagedByValue, LabelOwnerKind: "virtual-destination", LabelOwnerName: "user",
 		"traffic-policy.mesh-intent.io/p": "id-p"})
+	live.SetAnnotations(map[string]string{"traffic-policy.mesh-intent.io/p": "route-of-p"})
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{
 		managed(mine, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:host":{}}}`),
 		managed("team-a/traffic-policy-composer", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:host":{},"f:trafficPolicy":{}}}`),

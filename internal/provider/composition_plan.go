@@ -42,8 +42,8 @@ func sharedContributions(ctx context.Context, data *providerData, owner engine.O
 //     hold (another state's policy, or this state's resource forgotten
 //     with `terraform state rm`): an error, never a replacement, since
 //     workspace names are not identities;
-//   - contributions that will not be composed (written by hand, or not
-//     valid), naming the object and the annotation;
+//   - contributions that will not be composed (not valid), naming the
+//     object and the annotation;
 //   - other workspaces' contributions, so a reviewer sees who else shapes
 //     the traffic.
 //
@@ -57,41 +57,19 @@ func checkComposition(data *providerData, owner engine.Owner, entries []engine.E
 	type other struct{ name, workspace string }
 	others := map[other][]string{}
 	byObject := map[string]map[string]composition.Contribution{}
-	for _, c := range found {
-		where := c.Entry.String()
-		annotation := c.Annotation(owner.Kind)
+	// One verdict per contribution, the apply's too (engine/verdict.go):
+	// its problems are the plan's diagnostics, word for word.
+	for _, v := range engine.Judge(owner, found) {
+		if p := v.Problem(); p != nil {
+			if p.Error {
+				addAttrError(&diags, path.Root("name"), p.Summary, p.Detail)
+			} else {
+				diags.AddWarning(p.Summary, p.Detail)
+			}
+		}
+		c := v.LiveContribution
 		switch {
-		case c.Unreadable:
-			// A newer provider's: composing without it would remove its
-			// routes (engine/contributions.go).
-			addAttrError(&diags, path.Root("name"), "Contribution in a newer format",
-				fmt.Sprintf("%s holds the contribution of %s %q (annotation %s), which this provider cannot compose: %s. "+
-					"The apply would write nothing there: writing the object without it would remove that policy's routes. Upgrade this provider to the version named; the contribution is left as it is.",
-					where, kindWords(owner.Kind), c.Name, annotation, c.Untrusted))
-			continue
-		case c.Name == owner.Name:
-			if c.ID != "" && (c.ID == owner.ID || data.Roster.Holds(c.Name, c.ID)) {
-				// This instance, or this resource's previous instance, which
-				// this run replaces (its destroy releases it first).
-				continue
-			}
-			if c.ID == "" {
-				// Every apply records its instance: a contribution without
-				// one is nobody's this state can prove, so it is not taken.
-				addAttrError(&diags, path.Root("name"), "Name taken by a contribution without an instance",
-					fmt.Sprintf("%s already holds %s (%s %q), which records no instance ID (its label is not an instance), so nothing tells whose it is. "+
-						"It is never replaced on the strength of its name: rename this policy, or, if that contribution is this state's, remove its annotation and label by hand and apply again.",
-						where, annotation, kindWords(owner.Kind), owner.Name))
-				continue
-			}
-			addAttrError(&diags, path.Root("name"), "Name taken by another instance",
-				fmt.Sprintf("%s already holds %s (%s %q) from instance %s (workspace %s), which this state does not hold; this state's workspace is %q. "+
-					"Names identify contributions on a shared object, and only the instance that wrote a contribution replaces or releases it: workspace names are labels, not identities, so two states that both use %q cannot take each other's policies. "+
-					"If that policy is another state's, rename this one. If it is this state's own (its resource was removed with `terraform state rm` or lost with the state), import it instead of creating it: `terraform import <address> %s`.",
-					where, annotation, kindWords(owner.Kind), owner.Name, c.ID, engine.WorkspaceName(c.Workspace), data.Workspace, data.Workspace, owner.Name))
-		case c.Untrusted != "":
-			diags.AddWarning("Contribution not trusted",
-				fmt.Sprintf("Annotation %s on %s is not used: %s. It is never composed into the object; the next apply that writes the object removes it, and its policy's own next apply writes it again.", annotation, where, c.Untrusted))
+		case v.Standing != engine.Theirs && v.Standing != engine.Orphan:
 		case data.Roster.Holds(c.Name, c.ID):
 			// This state's other policies are planned in this run, and
 			// checked against each other there (runstate.TrafficPolicyIndex); what

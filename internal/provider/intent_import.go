@@ -139,6 +139,49 @@ func (l *intentLifecycle[M, P]) importFound(ctx context.Context, name, instance 
 	resp.State.Raw = v
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	fillDefaults(ctx, resp)
+	if kind == intentkind.TrafficPolicy.Owner && l.data.Engine != nil {
+		// Another state's roster may list the instance: told, not silent.
+		var live []string
+		for _, c := range l.data.Registry.Names() {
+			if !l.data.Retired[c] {
+				live = append(live, c)
+			}
+		}
+		claims, errs := l.data.Engine.ListClaims(ctx, live)
+		for _, e := range errs {
+			resp.Diagnostics.AddWarning("Workspace claims not read in "+e.Cluster, e.Summary+": "+e.Detail+" Whether another state's roster lists the imported policy was not checked there.")
+		}
+		resp.Diagnostics.Append(importClaimedElsewhere(name, id, claims, l.data.Workspace, l.data.WorkspaceExplicit)...)
+	}
+}
+
+// importClaimedElsewhere warns when the claim of a workspace identity
+// lists the imported traffic policy instance id: another state's roster
+// holds it (issue 36, item 8), unless the identity is this provider's
+// own workspace, set explicitly.
+func importClaimedElsewhere(name, id string, claims []engine.Claim, workspace string, explicit bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	byIdentity := map[string][]engine.Claim{}
+	var identities []string
+	for _, c := range claims {
+		if _, ok := c.Members[id]; !ok || (explicit && c.Identity == workspace) {
+			continue
+		}
+		if byIdentity[c.Identity] == nil {
+			identities = append(identities, c.Identity)
+		}
+		byIdentity[c.Identity] = append(byIdentity[c.Identity], c)
+	}
+	sort.Strings(identities)
+	for _, ident := range identities {
+		cs := byIdentity[ident]
+		diags.AddWarning("Imported policy listed by another state's claim",
+			fmt.Sprintf("Traffic policy %q (instance %s) is listed by the claim of workspace identity %q (%s, in clusters %s): the roster of the state holding that identity has it as its own. "+
+				"If that state still declares it, both states now write the same contribution; remove it there (terraform state rm and the block deleted) so that only this state holds it. "+
+				"If that claim is this state's own roster's, nothing is to be done.",
+				name, id, ident, engine.ClaimName(ident), strings.Join(engine.ClaimClusters(cs), ", ")))
+	}
+	return diags
 }
 
 // importListed is importFound for an intent a list found by name, with

@@ -51,8 +51,10 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 }
 
 // destination resolves where the policy points. A virtual destination is
-// looked up among those planned in this run in planPhase, and otherwise
-// taken from state (Terraform re-plans only changed resources on apply).
+// looked up among those planned in this run and the records in planPhase,
+// and otherwise taken from state (Terraform re-plans only changed
+// resources on apply). At plan, no record anywhere with every cluster
+// answering is an error, whatever the state resolved before.
 func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData, ph phase) (trafficpolicy.Destination, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	plain := m.Destination.plain()
@@ -94,8 +96,18 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 			return dest, diags
 		}
 		lookupErr = err
+		if ph == planPhase && err == nil && data != nil && data.Engine != nil && data.Registry != nil {
+			// No record anywhere, and every cluster answered: the
+			// destination is gone (destroyed). The state's resolution is
+			// never a fall-back here: applying it would re-create the
+			// destination's DestinationRule with no owner (issue 36).
+			diags.Append(unknownVirtualDestination(path.Root("destination").AtName("virtual_destination"), host, nil)...)
+			return trafficpolicy.Destination{VirtualDestination: host}, diags
+		}
 	}
 	if haveKnown {
+		// A cluster did not answer (lookupErr), or this is not a plan:
+		// the destination resolved before stands.
 		return known, diags
 	}
 	diags.Append(unknownVirtualDestination(path.Root("destination").AtName("virtual_destination"), host, lookupErr)...)
@@ -207,7 +219,25 @@ func trafficPolicyComposition(self trafficpolicy.Named, data *providerData) *eng
 	c.Contribution = part
 	name := self.Policy.Name
 	c.Own = func(id string) bool { return data.Roster.Holds(name, id) }
+	c.Owned = ownedByDestination(self.Destination)
 	return c
+}
+
+// ownedByDestination says which objects a policy on dest only joins: a
+// virtual destination's DestinationRule, which that destination creates
+// and owns; the composer never creates it (engine.Composition.Owned).
+func ownedByDestination(dest trafficpolicy.Destination) func(translate.Key) bool {
+	if dest.VirtualDestination == "" || dest.VirtualDestinationName == "" {
+		return nil
+	}
+	ns := dest.VirtualDestinationNamespace
+	if ns == "" {
+		ns = translate.DefaultIstioNS
+	}
+	name := virtualdestination.ObjectName(dest.VirtualDestinationName)
+	return func(k translate.Key) bool {
+		return k.Kind == "DestinationRule" && k.Namespace == ns && k.Name == name
+	}
 }
 
 // orEmpty is data, or empty provider data when there is none.

@@ -44,8 +44,8 @@ import (
 //
 // The identity is the provider's workspace when the configuration sets it,
 // else one minted at create ("<terraform workspace>-<random>"). The roster
-// claims it in every registered cluster (engine/claim.go) with a token only
-// this state knows; a state that names an identity another state claims
+// claims it in every registered cluster (engine/claim.go) with a token it
+// minted (an identifier, not a secret: docs/security.md); a state that names an identity another state claims
 // fails at plan, naming the other state's claim.
 
 var (
@@ -107,9 +107,11 @@ func (r *workspaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"token": schema.StringAttribute{
-				MarkdownDescription: "Random token minted at create that marks this state's claim on the identity in the clusters; another state's claim carries another token.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Random token minted at create that marks this state's claim on the identity in the clusters; another state's claim carries another token. " +
+					"An identifier that tells claims apart, not a secret: it is stored in the claim ConfigMap, readable by whoever can read the records namespace. Marked sensitive so that plans and other states' messages do not print it.",
+				Computed:      true,
+				Sensitive:     true,
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"traffic_policies": schema.SetAttribute{
 				MarkdownDescription: "Names of every `mesh_traffic_policy` this state holds, e.g. `[for p in mesh_traffic_policy.all : p.name]` or a module output. " +
@@ -143,18 +145,30 @@ type orphan struct {
 func (o orphan) key() string { return o.Policy + "/" + o.Entry.StateKey() }
 
 // orphansAmong picks the orphans from contributions found on composed
-// objects: trusted ones (the others are removed by any writer of the
-// object and never composed) of an instance among members (this state's)
-// whose policy name is not known (listed in the roster, or held), and that
-// no other state's claim lists (a policy handed over to another state:
-// `terraform state rm` here, `terraform import` there).
-func orphansAmong(found []engine.LiveContribution, members map[string]string, known, claimedElsewhere map[string]bool) []orphan {
-	var out []orphan
-	for _, c := range found {
-		if c.ID == "" || members[c.ID] == "" || c.Untrusted != "" || known[c.Name] || claimedElsewhere[c.ID] {
-			continue
+// objects, by the one verdict on each (engine.Judge: an invalid or
+// unreadable one is never an orphan): valid ones of an instance among
+// members (this state's) that no other state's claim lists (a policy
+// handed over to another state: `terraform state rm` here, `terraform
+// import` there), and that no policy of the state holds now. Instances,
+// not names, decide: a policy whose name is known (listed in the roster,
+// or held) keeps its contribution unless this run holds another instance
+// of that name, whose old instance it then is (issue 36, item 8); held
+// are the instances held in this run, by name.
+func orphansAmong(found []engine.LiveContribution, members map[string]string, known map[string]bool, held map[string]map[string]bool, claimedElsewhere map[string]bool) []orphan {
+	roster := engine.Owner{Kind: orphanKind, Composition: &engine.Composition{Orphan: func(name, id string) bool {
+		switch {
+		case members[id] == "" || claimedElsewhere[id] || held[name][id]:
+			return false
+		case known[name]:
+			return len(held[name]) > 0 // an old instance of a held name
 		}
-		out = append(out, orphan{Policy: c.Name, ID: c.ID, Entry: c.Entry})
+		return true
+	}}}
+	var out []orphan
+	for _, v := range engine.Judge(roster, found) {
+		if v.Standing == engine.Orphan {
+			out = append(out, orphan{Policy: v.Name, ID: v.ID, Entry: v.Entry})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })
 	return out
@@ -181,22 +195,49 @@ func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveCon
 // orphans picks the orphans among found (orphansAmong). Only when there
 // are candidates does it list the claims of other tokens than token in
 // the registered clusters: an instance one of them lists was handed over
-// to that state, and is not an orphan.
-func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveContribution, members map[string]string, known map[string]bool, token string) ([]orphan, engine.Errors) {
-	candidates := orphansAmong(found, members, known, nil)
+// to that state, and is not an orphan; each such shielded candidate is a
+// warning naming the claim (shielded).
+func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveContribution, members map[string]string, known map[string]bool, token string, diags *diag.Diagnostics) ([]orphan, engine.Errors) {
+	held := r.data.Roster.HeldByName()
+	candidates := orphansAmong(found, members, known, held, nil)
 	if len(candidates) == 0 {
 		return nil, nil
 	}
 	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
-	elsewhere := map[string]bool{}
+	elsewhere, d := shielded(candidates, claims, token)
+	diags.Append(d...)
+	return orphansAmong(found, members, known, held, elsewhere), errs
+}
+
+// shielded are the instances among candidates that a claim of another
+// token than token lists (handed over to that state), with a warning per
+// instance naming the claim: it is not released, and if the claim is a
+// leftover (a killed first apply, a roster removed with state rm) the
+// warning says how to let it go.
+func shielded(candidates []orphan, claims []engine.Claim, token string) (map[string]bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	listedBy := map[string][]engine.Claim{}
 	for _, c := range claims {
 		if c.Token != token {
 			for id := range c.Members {
-				elsewhere[id] = true
+				listedBy[id] = append(listedBy[id], c)
 			}
 		}
 	}
-	return orphansAmong(found, members, known, elsewhere), errs
+	elsewhere := map[string]bool{}
+	order, _ := byInstance(candidates)
+	for _, o := range order {
+		cs := listedBy[o.ID]
+		if len(cs) == 0 {
+			continue
+		}
+		elsewhere[o.ID] = true
+		diags.AddWarning("Orphan shielded by another state's claim",
+			fmt.Sprintf("Traffic policy %q (instance %s) is no longer listed or held by this state, but the claim of workspace identity %q (%s, in clusters %s) lists it, so it is taken as handed over to that state and not released. "+
+				"If no state uses that identity any more (a first apply that was killed, a roster removed with terraform state rm), delete that claim ConfigMap in each cluster and apply again: this state then releases the policy.",
+				o.Policy, o.ID, cs[0].Identity, engine.ClaimName(cs[0].Identity), strings.Join(engine.ClaimClusters(cs), ", ")))
+	}
+	return elsewhere, diags
 }
 
 func orphansMap(orphans []orphan) types.Map {
@@ -348,7 +389,7 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
 	found, errs := r.contributions(ctx)
-	orphans, claimErrs := r.orphans(ctx, found, r.data.Roster.MembersWithHeld(members), r.data.Roster.WithHeld(listed), m.Token.ValueString())
+	orphans, claimErrs := r.orphans(ctx, found, r.data.Roster.MembersWithHeld(members), r.data.Roster.WithHeld(listed), m.Token.ValueString(), &resp.Diagnostics)
 	for _, e := range append(errs, claimErrs...) {
 		resp.Diagnostics.AddWarning("Orphans not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Orphans in that cluster are released by a later apply that can read it.")
 	}
@@ -437,8 +478,8 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, re
 	}
 	if len(takenOver) > 0 && token == "" {
 		diags.AddAttributeWarning(path.Root("id"), "Workspace claim taken over",
-			fmt.Sprintf("The apply takes over the claim on workspace identity %q (token %s, in clusters %s) with a new token. If another Terraform state still uses that claim, its next plan fails naming this one. "+
-				"No policy the old claim lists becomes this state's: none is released as an orphan.", identity, replaces, strings.Join(engine.ClaimClusters(takenOver), ", ")))
+			fmt.Sprintf("The apply takes over the claim on workspace identity %q (in clusters %s) with a new token. If another Terraform state still uses that claim, its next plan fails naming this one. "+
+				"No policy the old claim lists becomes this state's: none is released as an orphan.", identity, strings.Join(engine.ClaimClusters(takenOver), ", ")))
 	}
 	if len(theirs) == 0 {
 		return
@@ -449,20 +490,22 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, re
 			names[n] = true
 		}
 	}
+	// Tokens are never printed: they tell claims apart, and another
+	// state's is its own (docs/security.md).
 	ours := "a new roster, without a token yet"
 	if token != "" {
-		ours = "token " + token
+		ours = "its own claim token"
 	}
 	policies := "no traffic policy yet"
 	if len(names) > 0 {
 		policies = "traffic policies " + strings.Join(slices.Sorted(maps.Keys(names)), ", ")
 	}
 	diags.AddAttributeError(path.Root("id"), "Workspace identity claimed by another state",
-		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, token %s, in clusters %s, holding %s); this state's roster (%s) would claim it too. "+
+		fmt.Sprintf("Another Terraform state claims workspace identity %q (claim %s, with another token, in clusters %s, holding %s); this state's roster (%s) would claim it too. "+
 			"Two states with one identity could not tell their traffic policies apart, so nothing is written. "+
 			"Give this state an identity of its own: set the provider's workspace to a name no other state uses, or leave it unset so that the roster mints one. "+
 			"Only if that claim is this state's own, from a state that was lost, import the roster (terraform import <address of the mesh_workspace> %s): the import takes the claim over with a new token, so the state that wrote it is told at its next plan if it still exists, and recovers no policy as this state's.",
-			identity, engine.ClaimName(identity), theirs[0].Token, strings.Join(engine.ClaimClusters(theirs), ", "), policies, ours, identity))
+			identity, engine.ClaimName(identity), strings.Join(engine.ClaimClusters(theirs), ", "), policies, ours, identity))
 }
 
 // warnOrphans reports the orphans a plan found, one warning per policy.
@@ -526,7 +569,7 @@ func (r *workspaceResource) apply(ctx context.Context, m *workspaceModel, priorP
 	listed, _, d := listedNames(ctx, m.TrafficPolicies)
 	diags.Append(d...)
 	found, errs := r.contributions(ctx)
-	orphans, claimErrs := r.orphans(ctx, found, members, r.data.Roster.WithHeld(listed), token)
+	orphans, claimErrs := r.orphans(ctx, found, members, r.data.Roster.WithHeld(listed), token, diags)
 	diags.Append(engineDiagnostics(append(errs, claimErrs...).Err(), diag.SeverityError)...)
 	released := r.release(ctx, orphans, diags)
 	m.Orphans = orphansMap(orphans)

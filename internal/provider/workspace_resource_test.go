@@ -179,9 +179,11 @@ func requireContributors(t *testing.T, want []string) {
 	}
 }
 
-// Orphans are contributions of this state's instances (members) whose
-// policy is not listed: never another state's, whatever workspace name it
-// carries, never an untrusted one, never a listed one.
+// Orphans are contributions of this state's instances (members) that no
+// policy of the state holds: never another state's, whatever workspace
+// name it carries, never an invalid one, never a listed one's current
+// instance; an old instance of a listed name whose new instance this run
+// holds is one (instances decide, not names).
 func TestOrphansAmong(t *testing.T) {
 	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
 	found := []engine.LiveContribution{
@@ -189,18 +191,85 @@ func TestOrphansAmong(t *testing.T) {
 		{Entry: en, Name: "gone", ID: "2", Workspace: "default"},
 		{Entry: en, Name: "theirs", ID: "3", Workspace: "default"},
 		{Entry: en, Name: "old-build", ID: "4", Workspace: ""},
-		{Entry: en, Name: "forged", ID: "5", Workspace: "default", Untrusted: "it was written by kubectl"},
+		{Entry: en, Name: "forged", ID: "5", Workspace: "default", Untrusted: "not a contribution"},
 		{Entry: en, Name: "no-id", ID: "", Workspace: "default"},
 	}
 	members := map[string]string{"1": "listed", "2": "gone", "5": "forged"}
-	got := orphansAmong(found, members, map[string]bool{"listed": true}, nil)
+	got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, nil)
 	if len(got) != 1 || got[0].Policy != "gone" || got[0].ID != "2" || got[0].key() != "gone/east/VirtualService.networking.istio.io/istio-system/tp-a" {
 		t.Fatalf("orphans: %+v, want only gone (instance 2)", got)
 	}
-	if got := orphansAmong(found, nil, nil, nil); len(got) != 0 {
+	if got := orphansAmong(found, nil, nil, nil, nil); len(got) != 0 {
 		t.Fatalf("a roster with no members has no orphans (another state's policies carry the same workspace), got %+v", got)
 	}
-	if got := orphansAmong(found, members, map[string]bool{"listed": true}, map[string]bool{"2": true}); len(got) != 0 {
+	if got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, map[string]bool{"2": true}); len(got) != 0 {
 		t.Fatalf("an instance another state's claim lists (handed over) is not an orphan, got %+v", got)
+	}
+	// The listed policy was replaced: this run holds instance 9 of it, so
+	// instance 1, still on the object, is an old one to release; the held
+	// instance itself never is.
+	held := map[string]map[string]bool{"listed": {"9": true}}
+	got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil)
+	if len(got) != 2 || got[0].Policy != "gone" || got[1].Policy != "listed" || got[1].ID != "1" {
+		t.Fatalf("orphans with a new instance of a listed name held: %+v, want gone (2) and the old instance of listed (1)", got)
+	}
+	held["listed"]["1"] = true
+	if got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil); len(got) != 1 || got[0].Policy != "gone" {
+		t.Fatalf("an instance this run holds is released: %+v", got)
+	}
+}
+
+// An orphan candidate that another token's claim lists is shielded (not
+// released) with a warning naming the claim and how to let it go; this
+// state's own claim shields nothing (issue 36, item 7).
+func TestShieldedOrphanIsAWarningNamingTheClaim(t *testing.T) {
+	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
+	candidates := []orphan{{Policy: "gone", ID: "2", Entry: en}, {Policy: "other", ID: "3", Entry: en}}
+	claims := []engine.Claim{
+		{Cluster: "east", Identity: "payments", Token: "tok-b", Members: map[string]string{"2": "gone"}},
+		{Cluster: "east", Identity: "mine", Token: "tok-mine", Members: map[string]string{"3": "other"}},
+	}
+	elsewhere, diags := shielded(candidates, claims, "tok-mine")
+	if !elsewhere["2"] || elsewhere["3"] || len(elsewhere) != 1 {
+		t.Fatalf("shielded %v: want instance 2 only (this state's own claim shields nothing)", elsewhere)
+	}
+	text := diagText(diags)
+	if diags.HasError() || len(diags) != 1 {
+		t.Fatalf("want one warning, got:\n%s", text)
+	}
+	for _, want := range []string{"Orphan shielded by another state's claim", `"gone"`, `"payments"`, engine.ClaimName("payments"), "east", "delete that claim"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the warning does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "tok-b") {
+		t.Fatalf("the warning prints the other state's token:\n%s", text)
+	}
+}
+
+// Importing a traffic policy instance that another state's claim lists
+// is told (issue 36, item 8), naming the identity and claim; a claim that
+// lists another instance, or this state's own explicit workspace, is not.
+func TestImportOfAPolicyAnotherClaimListsWarns(t *testing.T) {
+	claims := []engine.Claim{
+		{Cluster: "east", Identity: "payments", Token: "tok-b", Members: map[string]string{"id-a": "a"}},
+		{Cluster: "west", Identity: "payments", Token: "tok-b", Members: map[string]string{"id-a": "a"}},
+		{Cluster: "east", Identity: "accounts", Token: "tok-c", Members: map[string]string{"id-other": "a"}},
+	}
+	d := importClaimedElsewhere("a", "id-a", claims, "accounts", true)
+	text := diagText(d)
+	if d.HasError() || len(d) != 1 {
+		t.Fatalf("want one warning, got:\n%s", text)
+	}
+	for _, want := range []string{"Imported policy listed by another state's claim", `"a"`, "id-a", `"payments"`, engine.ClaimName("payments"), "east, west"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the warning does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "tok-b") {
+		t.Fatalf("the warning prints the other state's token:\n%s", text)
+	}
+	if d := importClaimedElsewhere("a", "id-a", claims, "payments", true); len(d) != 0 {
+		t.Fatalf("this state's own claim warns:\n%s", diagText(d))
 	}
 }

@@ -92,6 +92,21 @@ func (w *WorkspaceRoster) HeldIDs() map[string]bool {
 	return out
 }
 
+// HeldByName are the instance IDs held in this run, by policy name, in a
+// new map.
+func (w *WorkspaceRoster) HeldByName() map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	if w == nil {
+		return out
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name, ids := range w.held {
+		out[name] = maps.Clone(ids)
+	}
+	return out
+}
+
 // MembersWithHeld returns members (instance ID to name) and the instances
 // held so far, in a new map.
 func (w *WorkspaceRoster) MembersWithHeld(members map[string]string) map[string]string {
