@@ -66,7 +66,8 @@ var examplePlans = map[string]examplePlan{
   west = { endpoint = "", ca_certificate = "", token = "", network = "net-west", region = "us-west-2", gateway_address = "203.0.113.20" }
 }
 `, want: "Plan: 3 to add"},
-	"guides/getting-started": {want: "to add"},
+	"guides/clusters-unreachable": {vars: "registry_token = \"t\"\n", want: "Plan: 1 to add"},
+	"guides/getting-started":      {want: "to add"},
 	"guides/hcp-terraform": {
 		vars: "tfc_kubernetes_dynamic_credentials = { default = { token_path = \"\" }, aliases = {} }\n",
 		// The platform workspace's outputs, from a local state file

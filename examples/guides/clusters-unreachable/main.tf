@@ -14,6 +14,8 @@ variable "registry_token" {
 }
 
 provider "mesh" {
+  # Names this state's artifact (its tag) and its publisher: one per state.
+  workspace = "platform-prod"
   clusters = {
     # Reached by the runner: objects are written with server-side apply.
     east = {
