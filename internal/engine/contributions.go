@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -47,15 +46,6 @@ func workspaceOf(c composition.Contribution) string {
 		return ""
 	}
 	return c.Workspace()
-}
-
-// unreadableError is the error of a write refused because of the
-// contribution of name on entry.
-func unreadableError(entry Entry, kind, name string, err error) *Error {
-	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Contribution in a newer format",
-		Detail: fmt.Sprintf("%s holds the contribution of %s %q (annotation %s%s), which this provider cannot compose: %s. "+
-			"Nothing was written: writing the object without it would remove that policy's routes. Upgrade this provider to the version it names; the contribution is left as it is.",
-			entry, strings.ReplaceAll(kind, "-", " "), name, kind+contributionInfix, name, err.Error()), Err: err}
 }
 
 // LiveContribution is one contribution found on a composed object.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -140,7 +139,7 @@ func TestUntrustedSameNameIsReplaced(t *testing.T) {
 		t.Fatalf("routes %s", r)
 	}
 	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-a" {
-		t.Fatal(fmt.Sprintf("label %q, want this instance's", id))
+		t.Fatalf("label %q, want this instance's", id)
 	}
 }
 
