@@ -101,8 +101,8 @@ type fluxHarness struct {
 	boot   flux.Bootstrap
 }
 
-// dyn is an admin client of onprem (built anew: the API server may have
-// restarted).
+// dyn is an admin client of onprem, straight to its API server (not
+// through the provider's fault proxy).
 func (h *fluxHarness) dyn() dynamic.Interface { return dyn(h.t, "onprem") }
 
 // revision is Flux's name of what the tag holds now.
@@ -115,7 +115,8 @@ func (h *fluxHarness) revision() (string, error) {
 }
 
 // requestReconcile asks source- and kustomize-controller to look now
-// rather than at their next interval, the way `flux reconcile` does.
+// rather than at their next interval, the way `flux reconcile` does (the
+// time is only a value the annotation has not had before).
 func (h *fluxHarness) requestReconcile(ctx context.Context) error {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
 	for _, gvr := range []schema.GroupVersionResource{gvrOCIRepository, gvrKustomization} {
