@@ -1084,4 +1084,10 @@ var mutations = []mutation{
 		File: "internal/localmesh/localmesh.go", From: "\tfluxErr := m.stopAllFlux()\n", To: "\tvar fluxErr error\n",
 		Package: "./internal/delivery/flux", Run: "^TestFluxPullsAndPrunes$", Env: []string{"TF_ACC=1"},
 	},
+	// The whole pull path under Terraform, with Flux applying the artifact.
+	{
+		ID: "oci/changed-artifact-not-pushed", Why: "once the tag exists a changed artifact is not pushed, though the apply records it published: Flux stays at the old revision",
+		File: "internal/delivery/oci/remote.go", From: "\tif head == digest {\n", To: "\tif head != \"\" {\n",
+		Package: "./internal/provider", Run: "^TestAccPull_throughFlux$", Env: []string{"TF_ACC=1"},
+	},
 }

@@ -1,0 +1,421 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/faultproxy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/localmesh"
+)
+
+var (
+	gvrOCIRepository = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
+	gvrKustomization = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+)
+
+// fluxWorkspace is the state's workspace in TestAccPull_throughFlux, and
+// so the tag of onprem's artifact.
+const fluxWorkspace = "acc-flux"
+
+// fluxDeadline bounds each wait on Flux: a guard against a hang, not a
+// claim about how fast Flux is.
+const fluxDeadline = 3 * time.Minute
+
+// fluxDemoConfig is a demo-like configuration: east and west pushed,
+// onprem pulled through Flux from repository. user runs in east (weight
+// eastWeight) and onprem (weight 1) at one priority; account calls it
+// from west and onprem, so onprem gets the ServiceEntry that carries the
+// weights, and east and onprem the AuthorizationPolicy admitting account.
+// The provider reaches onprem's API server through the fault proxy
+// onprem; Flux reaches it directly.
+func fluxDemoConfig(t *testing.T, repository string, eastWeight int, onprem *faultproxy.Proxy) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("provider \"mesh\" {\n  clusters = {\n")
+	for _, c := range testClusters {
+		conn := kubeconfigConnection(t, c)
+		if c == "onprem" {
+			conn = relProxies{c: onprem}.connection(t, c)
+		}
+		fmt.Fprintf(&b, "    %s = {\n      kubernetes = {\n      %s\n      }\n      %s\n", c, conn, testTopology[c])
+		if c == "onprem" {
+			fmt.Fprintf(&b, "      delivery = { oci = { repository = %q, insecure = true } }\n", repository)
+		}
+		b.WriteString("    }\n")
+	}
+	fmt.Fprintf(&b, "  }\n  workspace = %q\n}\n", fluxWorkspace)
+	b.WriteString(meshClusterConfig("east", `  mtls_mode        = "STRICT"
+  expose_east_west = true
+  default_deny     = true`))
+	b.WriteString(meshClusterConfig("west", `  mtls_mode = "STRICT"`))
+	b.WriteString(meshClusterConfig("onprem", `  mtls_mode        = "STRICT"
+  expose_east_west = true
+  default_deny     = true`))
+	fmt.Fprintf(&b, `
+resource "mesh_virtual_destination" "user" {
+  name     = "user"
+  hostname = "user.global"
+  ports    = [{ number = 8080, protocol = "HTTP" }]
+  backends = [
+    { cluster = "east", namespace = "users", service = "user", priority = 0, weight = %d },
+    { cluster = "onprem", namespace = "users", service = "user", priority = 0, weight = 1 },
+  ]
+  clients = { clusters = ["west", "onprem"], namespaces = ["accounts"] }
+}
+
+resource "mesh_access_policy" "account_to_user" {
+  name        = "account-to-user"
+  destination = { virtual_destination = mesh_virtual_destination.user.hostname }
+  sources     = [{ clusters = ["west", "onprem"], namespace = "accounts", service_account = "account" }]
+  rules       = [{ methods = ["GET", "POST"], paths = ["/users/*"], ports = [8080] }]
+}
+`, eastWeight)
+	return b.String()
+}
+
+// fluxHarness is Flux on onprem, delivering the state's artifact.
+type fluxHarness struct {
+	t      *testing.T
+	target oci.Target
+	boot   flux.Bootstrap
+}
+
+// dyn is an admin client of onprem, straight to its API server (not
+// through the provider's fault proxy).
+func (h *fluxHarness) dyn() dynamic.Interface { return dyn(h.t, "onprem") }
+
+// revision is Flux's name of what the tag holds now.
+func (h *fluxHarness) revision() (string, error) {
+	digest, found, err := oci.Head(context.Background(), h.target)
+	if err != nil || !found {
+		return "", fmt.Errorf("the digest of %s: found %v, %v", h.target, found, err)
+	}
+	return flux.Revision(h.target.Tag, digest), nil
+}
+
+// requestReconcile asks source- and kustomize-controller to look now
+// rather than at their next interval, the way `flux reconcile` does (the
+// time is only a value the annotation has not had before).
+func (h *fluxHarness) requestReconcile(ctx context.Context) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
+	for _, gvr := range []schema.GroupVersionResource{gvrOCIRepository, gvrKustomization} {
+		if _, err := h.dyn().Resource(gvr).Namespace(h.boot.Namespace).Patch(ctx, h.boot.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("requesting a reconcile of %s %s: %w", gvr.Resource, h.boot.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitApplied requests a reconcile and polls the Kustomization until
+// Flux reports it Ready at the revision the tag holds, failing with Flux's
+// last status at the deadline.
+func (h *fluxHarness) waitApplied() (flux.Status, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), fluxDeadline)
+	defer cancel()
+	rev, err := h.revision()
+	if err != nil {
+		return flux.Status{}, "", err
+	}
+	if err := h.requestReconcile(ctx); err != nil {
+		return flux.Status{}, rev, err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var last flux.Status
+	var lastErr error
+	for {
+		u, err := h.dyn().Resource(gvrKustomization).Namespace(h.boot.Namespace).Get(ctx, h.boot.Name, metav1.GetOptions{})
+		if err != nil {
+			lastErr = err
+		} else if last, lastErr = flux.ParseStatus(u, "onprem"); lastErr == nil && last.AppliedAt(rev) {
+			return last, rev, nil
+		}
+		select {
+		case <-ctx.Done():
+			return last, rev, fmt.Errorf("Flux did not apply %s within %s: last status %+v (error %v)", rev, fluxDeadline, last, lastErr)
+		case <-tick.C:
+		}
+	}
+}
+
+// checkApplied waits until Flux applied the tag's revision, then checks
+// that its inventory is exactly the state's objects in onprem and that
+// every one of them is on the cluster, applied by our Kustomization.
+func (h *fluxHarness) checkApplied(s *terraform.State) error {
+	st, rev, err := h.waitApplied()
+	if err != nil {
+		return err
+	}
+	var inventory []string
+	for _, k := range st.Inventory {
+		inventory = append(inventory, fmt.Sprintf("%s/%s/%s/%s", k.Cluster, k.Kind, k.Namespace, k.Name))
+	}
+	sort.Strings(inventory)
+	var want []string
+	for addr := range s.RootModule().Resources {
+		keys, err := stateObjects(s, addr)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if strings.HasPrefix(k, "onprem/") {
+				want = append(want, k)
+			}
+		}
+	}
+	sort.Strings(want)
+	if len(want) == 0 {
+		return fmt.Errorf("the state holds no object in onprem: the test checks nothing")
+	}
+	if strings.Join(inventory, "\n") != strings.Join(want, "\n") {
+		return fmt.Errorf("at %s Flux's inventory is not the state's objects in onprem\nFlux:  %v\nstate: %v", rev, inventory, want)
+	}
+	live := liveOwnedIn(h.t, []string{"onprem"}, "", "")
+	if strings.Join(live, "\n") != strings.Join(want, "\n") {
+		return fmt.Errorf("at %s the objects on onprem are not the state's\ncluster: %v\nstate:   %v", rev, live, want)
+	}
+	// Flux applied them: each carries our Kustomization's labels.
+	sel := engine.LabelManagedBy + "=" + engine.ManagedByValue
+	for _, gvr := range allOwnedGVRs {
+		list, err := h.dyn().Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return err
+		}
+		for _, o := range list.Items {
+			if l := o.GetLabels(); l["kustomize.toolkit.fluxcd.io/name"] != h.boot.Name || l["kustomize.toolkit.fluxcd.io/namespace"] != h.boot.Namespace {
+				return fmt.Errorf("%s %s/%s on onprem was not applied by Kustomization %s/%s: labels %v", o.GetKind(), o.GetNamespace(), o.GetName(), h.boot.Namespace, h.boot.Name, l)
+			}
+		}
+	}
+	return nil
+}
+
+// checkEastWeight checks the weight of east's endpoint in onprem's
+// ServiceEntry for user.global, which Flux applied.
+func (h *fluxHarness) checkEastWeight(want int64) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		se, err := h.dyn().Resource(gvrSE).Namespace("istio-system").Get(context.Background(), "vd-user", metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("onprem's ServiceEntry istio-system/vd-user: %w", err)
+		}
+		eps, _, err := unstructured.NestedSlice(se.Object, "spec", "endpoints")
+		if err != nil {
+			return err
+		}
+		var weights []string
+		for _, e := range eps {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return fmt.Errorf("endpoint %v is not an object", e)
+			}
+			addr, _, _ := unstructured.NestedString(m, "address")
+			w, _, _ := unstructured.NestedInt64(m, "weight")
+			weights = append(weights, fmt.Sprintf("%s=%d", addr, w))
+			if addr == "203.0.113.10" && w == want {
+				return nil
+			}
+		}
+		return fmt.Errorf("onprem's ServiceEntry endpoints %v: want east's gateway 203.0.113.10 at weight %d", weights, want)
+	}
+}
+
+// TestAccPull_throughFlux is issue 35's end-to-end test: a demo-like
+// configuration with east and west delivered by push and onprem by pull,
+// Flux's real source- and kustomize-controller running against onprem
+// (Istio's webhook in front of it) with the objects flux.Bootstrap renders
+// for the state's artifact on an in-process registry. After apply Flux is
+// Ready at the digest the registry holds, its inventory is the state's
+// onprem objects and they are on the cluster; the next plan is empty; a
+// weight change is a new revision Flux applies; a tag re-pushed by hand is
+// drift the plan shows and the apply undoes (and Flux follows); with
+// onprem's API server refusing the provider, plan and apply succeed and
+// Flux applies the result; destroy leaves Flux pruning every object.
+func TestAccPull_throughFlux(t *testing.T) {
+	requireMesh(t)
+	if err := localmesh.CheckFluxBinaries(""); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+		ensureNamespace(t, c, "accounts")
+	}
+	ctx := context.Background()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	repository := strings.TrimPrefix(srv.URL, "http://") + "/mesh/onprem"
+	h := &fluxHarness{t: t,
+		target: oci.Target{Repository: repository, Tag: fluxWorkspace, Insecure: true},
+		boot: flux.Bootstrap{Name: "mesh-" + fluxWorkspace, Namespace: flux.DefaultNamespace, Repository: repository,
+			Tag: fluxWorkspace, Insecure: true, Interval: 5 * time.Second, RecordsNamespace: localmesh.RecordsNamespace},
+	}
+
+	if err := testMesh.StartFlux(ctx, "onprem"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Flux first, then its objects without their finalizers (no
+		// controller is left to remove them; destroy emptied the
+		// inventory), so the shared mesh keeps nothing of this test.
+		if err := testMesh.StopFlux("onprem"); err != nil {
+			t.Errorf("stopping Flux: %v", err)
+		}
+		for _, gvr := range []schema.GroupVersionResource{gvrKustomization, gvrOCIRepository} {
+			r := dyn(t, "onprem").Resource(gvr).Namespace(h.boot.Namespace)
+			_, err := r.Patch(context.Background(), h.boot.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			if err == nil {
+				err = r.Delete(context.Background(), h.boot.Name, metav1.DeleteOptions{})
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("removing the bootstrap's %s: %v", gvr.Resource, err)
+			}
+		}
+	})
+	objs, err := h.boot.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		gvr := map[string]schema.GroupVersionResource{flux.OCIRepositoryKind: gvrOCIRepository, flux.KustomizationKind: gvrKustomization,
+			"Namespace": {Version: "v1", Resource: "namespaces"}}[o.GetKind()]
+		var r dynamic.ResourceInterface = dyn(t, "onprem").Resource(gvr)
+		if ns := o.GetNamespace(); ns != "" {
+			r = dyn(t, "onprem").Resource(gvr).Namespace(ns)
+		}
+		if _, err := r.Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("applying the bootstrap's %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+
+	proxy, err := faultproxy.New(strings.TrimSuffix(strings.TrimPrefix(testMesh.Server("onprem"), "https://"), "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	config := fluxDemoConfig(t, repository, 3, proxy)
+	reweighted := fluxDemoConfig(t, repository, 2, proxy)
+	restored := fluxDemoConfig(t, repository, 4, proxy)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			st, rev, err := h.waitApplied()
+			if err != nil {
+				return err
+			}
+			if len(st.Inventory) != 0 {
+				return fmt.Errorf("after destroy Flux's inventory at %s still lists %v", rev, st.Inventory)
+			}
+			if left := liveOwnedIn(t, []string{"onprem"}, "", ""); len(left) != 0 {
+				return fmt.Errorf("after destroy Flux left %v on onprem", left)
+			}
+			return checkNothingOwned(t)(nil)
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					h.checkApplied,
+					h.checkEastWeight(3),
+					func(*terraform.State) error {
+						if live := liveOwnedIn(t, []string{"east"}, "", ""); len(live) == 0 {
+							return fmt.Errorf("the push cluster east got nothing")
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+			},
+			{
+				// A weight change: a new revision, which Flux applies.
+				Config: reweighted,
+				Check:  resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(2)),
+			},
+			{
+				// The tag re-pushed by hand without onprem's ServiceEntry:
+				// Flux prunes it, the plan shows the drift, the apply
+				// publishes the state's objects again and Flux restores it.
+				PreConfig: func() {
+					a, _, err := oci.Fetch(ctx, h.target)
+					if err != nil {
+						t.Fatal(err)
+					}
+					objs := a.Objects.Clone()
+					removed := 0
+					for k := range objs {
+						if strings.Contains(k, "/ServiceEntry/") {
+							delete(objs, k)
+							removed++
+						}
+					}
+					if removed == 0 {
+						t.Fatalf("the artifact holds no ServiceEntry: %v", a.Objects)
+					}
+					if _, err := oci.Publish(ctx, h.target, objs, a.Publisher); err != nil {
+						t.Fatal(err)
+					}
+					if _, rev, err := h.waitApplied(); err != nil {
+						t.Fatal(err)
+					} else if se := getObject(t, "onprem", gvrSE, "istio-system", "vd-user"); se != nil {
+						t.Fatalf("Flux applied the hand-pushed %s but left the ServiceEntry it drops", rev)
+					}
+				},
+				Config: reweighted,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("mesh_virtual_destination.user", plancheck.ResourceActionUpdate)},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(2)),
+			},
+			{
+				// onprem's API server gone for the provider (its port
+				// refuses connections): the plan and the apply of a change
+				// need only the registry. Flux, inside the cluster, is not
+				// cut off. (The local mesh cannot stop a cluster under
+				// Flux and restart both: the restarted source-controller
+				// serves artifacts on a new port, and kustomize-controller
+				// keeps retrying the old one.)
+				PreConfig: func() { proxy.Refuse() },
+				Config:    restored,
+				Check:     resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(4)),
+			},
+			{
+				// Reachable again: nothing to change, and Flux applied what
+				// was published meanwhile.
+				PreConfig: func() {
+					if err := proxy.Heal(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: restored,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(4)),
+			},
+		},
+	})
+}
