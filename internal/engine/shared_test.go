@@ -297,20 +297,8 @@ func TestSharedDestinationRuleAcrossFieldManagerBases(t *testing.T) {
 // AuthorizationPolicy under a field manager named like the provider's is
 // drift; another tool's label and a server default are not.
 func TestDriftByContentNotByManagerName(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	e.FieldManager = ""
-	owner := Owner{Kind: "cluster", Name: "east", ID: "id-east"}
-	manager := owner.FieldManager(e.FieldManager)
-	gvk := schema.GroupVersionKind{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"}
-	en := Entry{Cluster: "east", APIVersion: "security.istio.io/v1", Kind: gvk.Kind, Namespace: "istio-system", Name: "mesh-default-deny"}
-	desired := map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
-		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace}, "spec": map[string]any{"action": "DENY"}}
-	addLabels(desired, owner.Labels())
-	want := mustDigest(t, desired)
-	gvr, err := resourceFor(en.APIVersion, en.Kind)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, fc, f := newDenyAllFixture(t)
+	owner, manager, gvk, en, desired, want, gvr := f.owner, f.manager, f.gvk, f.entry, f.desired, f.digest, f.gvr
 	read := func(editor string) string {
 		t.Helper()
 		obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
@@ -354,4 +342,35 @@ func TestDriftByContentNotByManagerName(t *testing.T) {
 			t.Fatalf("a rule added under field manager %q is not drift", editor)
 		}
 	}
+}
+
+// denyAll is a mesh_cluster's deny-all AuthorizationPolicy as its owner
+// writes it, on a fake engine whose field manager is the owner's default.
+type denyAll struct {
+	owner   Owner
+	manager string
+	gvk     schema.GroupVersionKind
+	gvr     schema.GroupVersionResource
+	entry   Entry
+	desired map[string]any
+	digest  string
+}
+
+func newDenyAllFixture(t *testing.T) (*Engine, fakeClusters, denyAll) {
+	t.Helper()
+	e, fc := newFakeEngine(t, "east")
+	e.FieldManager = ""
+	owner := Owner{Kind: "cluster", Name: "east", ID: "id-east"}
+	manager := owner.FieldManager(e.FieldManager)
+	gvk := schema.GroupVersionKind{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"}
+	en := Entry{Cluster: "east", APIVersion: "security.istio.io/v1", Kind: gvk.Kind, Namespace: "istio-system", Name: "mesh-default-deny"}
+	desired := map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
+		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace}, "spec": map[string]any{"action": "DENY"}}
+	addLabels(desired, owner.Labels())
+	want := mustDigest(t, desired)
+	gvr, err := resourceFor(en.APIVersion, en.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, fc, denyAll{owner: owner, manager: manager, gvk: gvk, gvr: gvr, entry: en, desired: desired, digest: want}
 }

@@ -149,20 +149,8 @@ func TestUntrustedSameNameIsReplaced(t *testing.T) {
 // deny-all AuthorizationPolicy (a kind no composed intent writes) is
 // drift its owner's refresh shows.
 func TestComposerNameOnAnIntentsOwnObjectIsDrift(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	e.FieldManager = ""
-	owner := Owner{Kind: "cluster", Name: "east", ID: "id-east"}
-	manager := owner.FieldManager(e.FieldManager)
-	gvk := schema.GroupVersionKind{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"}
-	en := Entry{Cluster: "east", APIVersion: "security.istio.io/v1", Kind: gvk.Kind, Namespace: "istio-system", Name: "mesh-default-deny"}
-	desired := map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
-		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace}, "spec": map[string]any{"action": "DENY"}}
-	addLabels(desired, owner.Labels())
-	want := mustDigest(t, desired)
-	gvr, err := resourceFor(en.APIVersion, en.Kind)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, fc, f := newDenyAllFixture(t)
+	owner, manager, gvk, en, desired, want, gvr := f.owner, f.manager, f.gvk, f.entry, f.desired, f.digest, f.gvr
 	obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
 	labels := obj.GetLabels()
 	labels["traffic-policy.mesh-intent.io/x"] = "id-x"
