@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -17,7 +18,17 @@ import (
 // (every lost attempt is another writer's won one), so Steps covers a
 // burst of every pipeline a module release triggers; the operation's
 // context (Terraform's timeouts, an interrupt) ends the waits earlier.
-var conflictBackoff = wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 40, Cap: 2 * time.Second}
+// The jitter is applied by fullJitter: wait.Backoff's own Jitter adds up
+// to the wait on top of it, which would double the cap.
+var conflictBackoff = wait.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Steps: 40, Cap: 2 * time.Second}
+
+// fullJitter is a wait drawn uniformly from (0, d].
+func fullJitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(d))) + 1
+}
 
 // errKeptChanging is the error of writes that lost every race they ran.
 var errKeptChanging = errors.New("the object kept changing under concurrent writers")
@@ -49,7 +60,7 @@ func (e *Engine) retryConflicts(ctx context.Context, try func(attempt int) (done
 	var last error
 	for attempt := 0; attempt < steps; attempt++ {
 		if attempt > 0 {
-			if err := sleep(ctx, b.Step()); err != nil {
+			if err := sleep(ctx, fullJitter(b.Step())); err != nil {
 				return fmt.Errorf("%w, and the operation ended (%w) before it settled: %w", errKeptChanging, err, last)
 			}
 		}

@@ -32,16 +32,15 @@ func (w *waits) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // checkBackoff fails unless ds are the first waits of conflictBackoff:
-// each within its step's jitter band ([d, 2d) for a jitter of 1), growing
-// by the factor up to the cap.
+// each drawn with full jitter from (0, d], d growing by the factor up to
+// the cap.
 func checkBackoff(t *testing.T, ds []time.Duration) {
 	t.Helper()
 	step := conflictBackoff.Duration
 	for i, d := range ds {
-		lo := min(step, conflictBackoff.Cap)
-		hi := lo + time.Duration(float64(lo)*conflictBackoff.Jitter)
-		if d < lo || d > hi {
-			t.Fatalf("wait %d is %s, want within [%s, %s] (waits %v)", i+1, d, lo, hi, ds)
+		hi := min(step, conflictBackoff.Cap)
+		if d <= 0 || d > hi {
+			t.Fatalf("wait %d is %s, want within (0, %s] (waits %v)", i+1, d, hi, ds)
 		}
 		step = time.Duration(float64(step) * conflictBackoff.Factor)
 	}

@@ -184,8 +184,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
-		File: "internal/engine/retry.go", From: "if err := sleep(ctx, b.Step()); err != nil {", To: "if err := ctx.Err(); err != nil {",
+		File: "internal/engine/retry.go", From: "if err := sleep(ctx, fullJitter(b.Step())); err != nil {", To: "if err := ctx.Err(); err != nil {",
 		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
+	},
+	{
+		ID: "engine/backoff-jitter-on-top", Why: "the jitter is added on top of the wait (wait.Backoff's Jitter): waits reach twice the stated cap",
+		File: "internal/engine/retry.go", From: "\treturn time.Duration(rand.Int64N(int64(d))) + 1", To: "\treturn d + time.Duration(rand.Int64N(int64(d)))",
+		Package: "./internal/engine", Run: "TestRetryConflicts|TestBackoff",
 	},
 	{
 		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",
@@ -1060,6 +1065,11 @@ var mutations = []mutation{
 		ID: "oci/cancelled-change-published", Why: "a change whose caller gave up (cancelled) stays queued and is published: its objects land in the artifact but not in state",
 		File: "internal/delivery/oci/writer.go", From: "\t\t\tw.queue = append(w.queue[:i:i], w.queue[i+1:]...)\n", To: "\t\t\t_ = i\n",
 		Package: "./internal/delivery/oci", Run: "TestCancelledQueuedChangeIsNotPublished",
+	},
+	{
+		ID: "oci/oversized-layer-truncated", Why: "a layer over the size limit reads as a shorter archive: objects past the cut are dropped, and the next publish removes them",
+		File: "internal/delivery/oci/artifact.go", From: "\t\treturn 0, errTooLarge\n", To: "\t\treturn 0, io.EOF\n",
+		Package: "./internal/delivery/oci", Run: "TestOversizedLayerIsAnErrorNotATruncation",
 	},
 	// Pull delivery through Flux (issue 35): the bootstrap objects and the
 	// Kustomization status the provider reads back, then Flux's real

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -139,12 +140,15 @@ func parseContent(layer io.Reader) (Objects, error) {
 		return nil, fmt.Errorf("the artifact's layer is not gzip: %w", err)
 	}
 	defer zr.Close()
-	tr := tar.NewReader(io.LimitReader(zr, maxContent))
+	tr := tar.NewReader(&boundedReader{r: zr, left: maxContent})
 	out := Objects{}
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			return out, nil
+		}
+		if errors.Is(err, errTooLarge) {
+			return nil, err
 		}
 		if err != nil {
 			return nil, fmt.Errorf("the artifact's layer is not a tar: %w", err)
@@ -188,4 +192,34 @@ func splitDocuments(raw []byte) [][]byte {
 		cur = append(cur, line...)
 	}
 	return append(docs, cur)
+}
+
+// errTooLarge is a layer over maxContent once uncompressed.
+var errTooLarge = fmt.Errorf("the artifact's layer holds more than %d MiB once uncompressed", maxContent>>20)
+
+// boundedReader reads at most left bytes of r and fails, rather than
+// ending cleanly as io.LimitReader does, when r holds more: a tar cut on
+// a header boundary would otherwise read as a complete, shorter archive.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := io.ReadFull(b.r, one[:]); n == 0 && err != nil {
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
