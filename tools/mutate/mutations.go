@@ -1071,6 +1071,11 @@ var mutations = []mutation{
 		File: "internal/delivery/oci/artifact.go", From: "\t\treturn 0, errTooLarge\n", To: "\t\treturn 0, io.EOF\n",
 		Package: "./internal/delivery/oci", Run: "TestOversizedLayerIsAnErrorNotATruncation",
 	},
+	{
+		ID: "oci/registry-without-deadline", Why: "registry requests run on Terraform's context alone, which has no deadline: a registry that never answers hangs the run",
+		File: "internal/delivery/oci/remote.go", From: "\treturn context.WithTimeout(ctx, d)\n", To: "\treturn context.WithCancel(ctx)\n",
+		Package: "./internal/engine", Run: "TestRegistryRequestsHaveADeadline",
+	},
 	// Pull delivery through Flux (issue 35): the bootstrap objects and the
 	// Kustomization status the provider reads back, then Flux's real
 	// controllers on the local mesh.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -31,6 +32,23 @@ type Target struct {
 	// Transport, when set, carries the requests (tests; nil is
 	// http.DefaultTransport).
 	Transport http.RoundTripper
+	// Timeout bounds each operation (a digest read, a fetch, a push)
+	// whatever the caller's context allows: Terraform's has no deadline,
+	// and a registry that accepts connections and never answers would
+	// hang the run. Zero is DefaultTimeout.
+	Timeout time.Duration
+}
+
+// DefaultTimeout bounds one registry operation when Target.Timeout is 0.
+const DefaultTimeout = 60 * time.Second
+
+// bounded is ctx with t's per-operation deadline.
+func (t Target) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := t.Timeout
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // String is the artifact's reference, repository:tag.
@@ -146,6 +164,8 @@ func write(ctx context.Context, t Target, img v1.Image, digest, head string) (st
 	if err != nil {
 		return "", err
 	}
+	ctx, cancel := t.bounded(ctx)
+	defer cancel()
 	opts, err := t.options(ctx, ref)
 	if err != nil {
 		return "", err
@@ -163,6 +183,8 @@ func Head(ctx context.Context, t Target) (digest string, found bool, err error) 
 	if err != nil {
 		return "", false, err
 	}
+	ctx, cancel := t.bounded(ctx)
+	defer cancel()
 	opts, err := t.options(ctx, ref)
 	if err != nil {
 		return "", false, err
@@ -192,6 +214,8 @@ func Fetch(ctx context.Context, t Target) (a Artifact, found bool, err error) {
 	if err != nil {
 		return Artifact{}, false, err
 	}
+	ctx, cancel := t.bounded(ctx) // the layers are read below, within it
+	defer cancel()
 	opts, err := t.options(ctx, ref)
 	if err != nil {
 		return Artifact{}, false, err
