@@ -1076,6 +1076,11 @@ var mutations = []mutation{
 		File: "internal/delivery/oci/remote.go", From: "\treturn context.WithTimeout(ctx, d)\n", To: "\treturn context.WithCancel(ctx)\n",
 		Package: "./internal/engine", Run: "TestRegistryRequestsHaveADeadline",
 	},
+	{
+		ID: "oci/repository-credential-quoted", Why: "a repository written as user:password@host is quoted back in the plan error: the password reaches the diagnostics",
+		File: "internal/delivery/oci/remote.go", From: "return errors.New(\"the repository holds '@': write it without credentials", To: "return fmt.Errorf(\"%q holds '@': write it without credentials\", repository)\n\treturn errors.New(\"",
+		Package: "./internal/delivery/oci", Run: "TestParseRepository",
+	},
 	// Pull delivery through Flux (issue 35): the bootstrap objects and the
 	// Kustomization status the provider reads back, then Flux's real
 	// controllers on the local mesh.

@@ -370,17 +370,21 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestParseRepository(t *testing.T) {
 	for repo, want := range map[string]string{
-		"registry.example.com/mesh/east":       "",
-		"localhost:5000/mesh":                  "",
-		"oci://registry.example.com/mesh/east": "without a scheme",
-		"registry.example.com/mesh/east:v1":    "without a tag",
-		"registry.example.com/mesh@sha256:abc": "without a digest",
-		"mesh":                                 "name the registry host",
-		"registry.example.com/Mesh":            "not a repository reference",
+		"registry.example.com/mesh/east":                "",
+		"localhost:5000/mesh":                           "",
+		"oci://registry.example.com/mesh/east":          "without a scheme",
+		"registry.example.com/mesh/east:v1":             "without a tag",
+		"registry.example.com/mesh@sha256:abc":          "without a digest",
+		"https://user:s3cret@registry.example.com/mesh": "without credentials",
+		"mesh":                      "name the registry host",
+		"registry.example.com/Mesh": "not a repository reference",
 	} {
 		err := ParseRepository(repo, false)
 		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
 			t.Errorf("%s: %v, want %q", repo, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: the error quotes the credential: %v", repo, err)
 		}
 	}
 }

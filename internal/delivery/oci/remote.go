@@ -57,11 +57,13 @@ func (t Target) String() string { return t.Repository + ":" + t.Tag }
 // ParseRepository checks a repository reference: a registry host and a
 // path, without a tag or a digest. The error says what is wrong.
 func ParseRepository(repository string, insecure bool) error {
+	// '@' before the path is user:password@host, after it a digest: the
+	// value is not quoted, in case it holds a credential.
+	if strings.Contains(repository, "@") {
+		return errors.New("the repository holds '@': write it without credentials (set username and password, or token) and without a digest (the provider chooses the tag)")
+	}
 	if strings.Contains(repository, "://") {
 		return fmt.Errorf("%q: write the repository without a scheme (registry.example.com/mesh/east)", repository)
-	}
-	if strings.Contains(repository, "@") {
-		return fmt.Errorf("%q: write the repository without a digest; the provider chooses the tag", repository)
 	}
 	if !strings.Contains(repository, "/") {
 		return fmt.Errorf("%q: name the registry host too (registry.example.com/%s)", repository, repository)
