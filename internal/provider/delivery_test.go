@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -52,14 +51,7 @@ provider "mesh" {
 }
 data "mesh_clusters" "all" {}
 `, c.oci, c.extra)
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      config,
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(c.want),
-				}},
-			})
+			planFailsWith(t, config, c.want)
 		})
 	}
 }
@@ -118,10 +110,7 @@ func TestBuildDeliveryNamesTheArtifact(t *testing.T) {
 func TestComposedIntentOnPullClusterFailsThePlan(t *testing.T) {
 	t.Setenv(envConfigPath, "")
 	t.Setenv(envConfigPaths, "")
-	resource.UnitTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: `
+	planFailsWith(t, `
 provider "mesh" {
   clusters = {
     onprem = { delivery = { oci = { repository = "registry.example.com/mesh/onprem" } } }
@@ -134,9 +123,5 @@ resource "mesh_traffic_policy" "p" {
   sources     = { clusters = ["onprem"] }
   timeout     = "2s"
 }
-`,
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`cannot be delivered to pull cluster onprem[\s\S]*sources[\s\S]*by\s+push`),
-		}},
-	})
+`, `cannot be delivered to pull cluster onprem[\s\S]*sources[\s\S]*by\s+push`)
 }

@@ -105,16 +105,23 @@ provider "mesh" {
 }
 data "mesh_clusters" "all" {}
 `, c.cluster, c.extra)
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: protoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      config,
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(c.want),
-				}},
-			})
+			planFailsWith(t, config, c.want)
 		})
 	}
+}
+
+// planFailsWith plans config offline (no cluster is reached; nothing can
+// be written) and requires a plan error matching want.
+func planFailsWith(t *testing.T, config, want string) {
+	t.Helper()
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      config,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(want),
+		}},
+	})
 }
 
 func TestProviderConfigValidation_badClusterName(t *testing.T) {
