@@ -394,7 +394,12 @@ func (e *Engine) afterApply(ctx context.Context, ri dynamic.ResourceInterface, o
 
 // replace deletes an object of ours whose change touches immutable fields
 // and creates it again. The delete carries the UID of the object read, so
-// it never removes an object that replaced ours meanwhile.
+// it never removes an object that replaced ours meanwhile; the re-create
+// is a create, so it never takes over an object another writer created
+// under that name after the delete (an apply would merge into it). The
+// apply that follows is pinned to the UID the create gave, and forced:
+// the create recorded the intent's manager as an updater, and the apply
+// makes it the applier of its fields, as for every object it writes.
 func (e *Engine) replace(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, d Desired, manager string, cause error) *Error {
 	live, err := ri.Get(ctx, d.Name, metav1.GetOptions{})
 	switch {
@@ -410,9 +415,12 @@ func (e *Engine) replace(ctx context.Context, ri dynamic.ResourceInterface, owne
 			return objectError(d.Entry, "Replacing", fmt.Errorf("the change needs the object replaced (%v), and deleting it failed: %w", cause, err))
 		}
 	}
-	obj := &unstructured.Unstructured{Object: d.Manifest}
-	if _, err := ri.Apply(ctx, d.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: e.ForceConflicts}); err != nil {
+	created, err := ri.Create(ctx, &unstructured.Unstructured{Object: d.Manifest}, metav1.CreateOptions{FieldManager: manager})
+	if err != nil {
 		return objectError(d.Entry, "Replacing", fmt.Errorf("%w: %w", errNotRecreated, err))
+	}
+	if _, err := ri.Apply(ctx, d.Name, withUID(d.Manifest, created.GetUID()), metav1.ApplyOptions{FieldManager: manager, Force: true}); err != nil {
+		return objectError(d.Entry, "Replacing", err)
 	}
 	return nil
 }

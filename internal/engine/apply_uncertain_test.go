@@ -97,3 +97,78 @@ func TestImmutableRefusedNeedsTheFieldCause(t *testing.T) {
 		t.Fatal("a plain error counts as an immutable-field refusal")
 	}
 }
+
+// An object of ours whose change is refused as immutable is deleted and
+// created again (replace). If another writer creates an object of that
+// name between the delete and the re-create, the re-create fails and the
+// other object is left as it is: the re-create is a create, never an
+// apply that would take over whatever holds the name then (issue 36,
+// item 8).
+func TestReplaceDoesNotTakeOverAnObjectCreatedMeanwhile(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := fc["east"]
+	want := serviceEntry(testOwner, "east", "a")
+	seed(t, d, want.Entry, testOwner.Labels())
+	refused := false
+	d.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if !refused {
+			refused = true
+			return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "networking.istio.io", Kind: "ServiceEntry"}, "a",
+				field.ErrorList{field.Forbidden(field.NewPath("spec", "hosts"), "field is immutable")})
+		}
+		return false, nil, nil
+	})
+	d.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if err := d.Tracker().Delete(gvrServiceEntries, "istio-system", "a"); err != nil {
+			return true, nil, err
+		}
+		seed(t, d, want.Entry, map[string]string{"app": "someone-else"})
+		return true, nil, nil
+	})
+	entries, err := e.Apply(context.Background(), testOwner, []Desired{want}, nil)
+	if !refused {
+		t.Fatal("the first apply was not refused as immutable: the test did not reach replace")
+	}
+	if !errors.Is(err, errNotRecreated) {
+		t.Fatalf("want the re-create refused (%v), got %v", errNotRecreated, err)
+	}
+	if got := live(t, d, want.Entry); got.GetLabels()["app"] != "someone-else" || got.GetLabels()[LabelManagedBy] != "" {
+		t.Fatalf("the object created meanwhile was written: labels %v", got.GetLabels())
+	}
+	if len(entries) != 0 {
+		t.Fatalf("inventory %s, want nothing: the object there is not ours", keysOf(entries))
+	}
+}
+
+// A replace re-creates the object with this intent's content, applied by
+// its manager: the next apply finds it ours.
+func TestReplaceRecreatesTheObject(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := fc["east"]
+	want := serviceEntry(testOwner, "east", "a")
+	seed(t, d, want.Entry, testOwner.Labels())
+	old := live(t, d, want.Entry).GetUID()
+	refused := false
+	d.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if !refused {
+			refused = true
+			return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "networking.istio.io", Kind: "ServiceEntry"}, "a",
+				field.ErrorList{field.Forbidden(field.NewPath("spec", "hosts"), "field is immutable")})
+		}
+		return false, nil, nil
+	})
+	if _, err := e.Apply(context.Background(), testOwner, []Desired{want}, nil); err != nil {
+		t.Fatalf("replace: %v", err)
+	}
+	got := live(t, d, want.Entry)
+	if got.GetUID() == old || got.GetLabels()[LabelManagedBy] != ManagedByValue {
+		t.Fatalf("not re-created as ours: uid %s (was %s), labels %v", got.GetUID(), old, got.GetLabels())
+	}
+	applied := false
+	for _, mf := range got.GetManagedFields() {
+		applied = applied || (mf.Operation == metav1.ManagedFieldsOperationApply && mf.Manager == testOwner.FieldManager(e.FieldManager))
+	}
+	if !applied {
+		t.Fatalf("the re-created object is not applied by the intent's manager: %v", got.GetManagedFields())
+	}
+}

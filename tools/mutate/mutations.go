@@ -203,6 +203,12 @@ var mutations = []mutation{
 		Package: "./internal/engine",
 	},
 	{
+		ID: "engine/replace-recreates-by-apply", Why: "replace re-creates an object by an unpinned apply, taking over an object another writer created under its name after the delete",
+		File: "internal/engine/apply.go", From: "created, err := ri.Create(ctx, &unstructured.Unstructured{Object: d.Manifest}, metav1.CreateOptions{FieldManager: manager})",
+		To:      "created, err := ri.Apply(ctx, d.Name, &unstructured.Unstructured{Object: d.Manifest}, metav1.ApplyOptions{FieldManager: manager})",
+		Package: "./internal/engine", Run: "TestReplace",
+	},
+	{
 		ID: "engine/immutable-by-text", Why: "any Invalid error mentioning immutable replaces the object",
 		File: "internal/engine/apply.go", From: "if !fieldCause || c.Field == \"\" || c.Field == \"metadata.uid\"", To: "if _ = fieldCause; c.Field == \"metadata.uid\"",
 		Package: "./internal/engine",
