@@ -42,9 +42,11 @@ type Composition struct {
 	// other instance it is a conflict, whatever workspace it names, since
 	// two states may carry one workspace name.
 	Own func(id string) bool
-	// Orphan, set by a roster, says whether a contribution (name and
-	// instance) is an orphan of its state (verdict.go).
-	Orphan func(name, id string) bool
+	// Orphan, set by a roster, says whether a contribution is an orphan of
+	// its state (verdict.go): by its instance label, and by what its
+	// content says (its name, the workspace it names), so that a label
+	// changed by hand does not make another state's contribution one.
+	Orphan func(c LiveContribution) bool
 	// Owned says whether an object is another intent's own, which this
 	// contribution only joins (a virtual destination's DestinationRule):
 	// a composer never creates it. Nil: none is.

@@ -76,7 +76,7 @@ func Judge(o Owner, found []LiveContribution) []Verdict {
 func (o Owner) judge(c LiveContribution) Verdict {
 	v := Verdict{LiveContribution: c, Kind: o.Kind, Self: o.Name, SelfID: o.ID}
 	var own func(string) bool
-	var orphan func(string, string) bool
+	var orphan func(LiveContribution) bool
 	if o.Composition != nil {
 		own, orphan = o.Composition.Own, o.Composition.Orphan
 		if w := o.Composition.Contribution.Whole.Contribution; w != nil {
@@ -99,7 +99,7 @@ func (o Owner) judge(c LiveContribution) Verdict {
 		default:
 			v.Standing = Taken
 		}
-	case orphan != nil && c.ID != "" && orphan(c.Name, c.ID):
+	case orphan != nil && c.ID != "" && orphan(c):
 		v.Standing = Orphan
 	default:
 		v.Standing = Theirs

@@ -154,11 +154,22 @@ func (o orphan) key() string { return o.Policy + "/" + o.Entry.StateKey() }
 // or held) keeps its contribution unless this run holds another instance
 // of that name, whose old instance it then is (issue 36, item 8); held
 // are the instances held in this run, by name.
-func orphansAmong(found []engine.LiveContribution, members map[string]string, known map[string]bool, held map[string]map[string]bool, claimedElsewhere map[string]bool) []orphan {
-	roster := engine.Owner{Kind: orphanKind, Composition: &engine.Composition{Orphan: func(name, id string) bool {
+//
+// The instance label alone decides nothing: the contribution's content
+// must agree with what the roster knows of that instance (issue 36, item
+// 8: a relabelled contribution). Its name (the annotation's, which its
+// content must match to compose) is the member's name, since a policy's
+// name never changes over an instance's life; and the workspace its
+// content names, when it names one, is this state's (workspace, the
+// workspace this state's contributions record).
+func orphansAmong(found []engine.LiveContribution, members map[string]string, known map[string]bool, held map[string]map[string]bool, claimedElsewhere map[string]bool, workspace string) []orphan {
+	roster := engine.Owner{Kind: orphanKind, Composition: &engine.Composition{Orphan: func(c engine.LiveContribution) bool {
+		name, id := c.Name, c.ID
 		switch {
-		case members[id] == "" || claimedElsewhere[id] || held[name][id]:
+		case members[id] != name || claimedElsewhere[id] || held[name][id]:
 			return false
+		case c.Workspace != "" && c.Workspace != workspace:
+			return false // its content says another state wrote it
 		case known[name]:
 			return len(held[name]) > 0 // an old instance of a held name
 		}
@@ -199,14 +210,14 @@ func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveCon
 // warning naming the claim (shielded).
 func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveContribution, members map[string]string, known map[string]bool, token string, diags *diag.Diagnostics) ([]orphan, engine.Errors) {
 	held := r.data.Roster.HeldByName()
-	candidates := orphansAmong(found, members, known, held, nil)
+	candidates := orphansAmong(found, members, known, held, nil, r.data.recordedWorkspace())
 	if len(candidates) == 0 {
 		return nil, nil
 	}
 	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
 	elsewhere, d := shielded(candidates, claims, token)
 	diags.Append(d...)
-	return orphansAmong(found, members, known, held, elsewhere), errs
+	return orphansAmong(found, members, known, held, elsewhere, r.data.recordedWorkspace()), errs
 }
 
 // shielded are the instances among candidates that a claim of another

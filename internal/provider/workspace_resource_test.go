@@ -195,27 +195,56 @@ func TestOrphansAmong(t *testing.T) {
 		{Entry: en, Name: "no-id", ID: "", Workspace: "default"},
 	}
 	members := map[string]string{"1": "listed", "2": "gone", "5": "forged"}
-	got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, nil)
+	got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, nil, "default")
 	if len(got) != 1 || got[0].Policy != "gone" || got[0].ID != "2" || got[0].key() != "gone/east/VirtualService.networking.istio.io/istio-system/tp-a" {
 		t.Fatalf("orphans: %+v, want only gone (instance 2)", got)
 	}
-	if got := orphansAmong(found, nil, nil, nil, nil); len(got) != 0 {
+	if got := orphansAmong(found, nil, nil, nil, nil, "default"); len(got) != 0 {
 		t.Fatalf("a roster with no members has no orphans (another state's policies carry the same workspace), got %+v", got)
 	}
-	if got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, map[string]bool{"2": true}); len(got) != 0 {
+	if got := orphansAmong(found, members, map[string]bool{"listed": true}, nil, map[string]bool{"2": true}, "default"); len(got) != 0 {
 		t.Fatalf("an instance another state's claim lists (handed over) is not an orphan, got %+v", got)
 	}
 	// The listed policy was replaced: this run holds instance 9 of it, so
 	// instance 1, still on the object, is an old one to release; the held
 	// instance itself never is.
 	held := map[string]map[string]bool{"listed": {"9": true}}
-	got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil)
+	got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil, "default")
 	if len(got) != 2 || got[0].Policy != "gone" || got[1].Policy != "listed" || got[1].ID != "1" {
 		t.Fatalf("orphans with a new instance of a listed name held: %+v, want gone (2) and the old instance of listed (1)", got)
 	}
 	held["listed"]["1"] = true
-	if got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil); len(got) != 1 || got[0].Policy != "gone" {
+	if got = orphansAmong(found, members, map[string]bool{"listed": true}, held, nil, "default"); len(got) != 1 || got[0].Policy != "gone" {
 		t.Fatalf("an instance this run holds is released: %+v", got)
+	}
+}
+
+// Orphan release judges a contribution by what it says, not by its
+// instance label alone (issue 36, item 8): another state's contribution
+// relabelled with an instance of this state's roster is not released,
+// whether its name is not the one the roster knows for that instance or
+// its content names another workspace. The same contributions with
+// labels and content that agree are orphans.
+func TestOrphanReleaseDoesNotTrustARelabelledContribution(t *testing.T) {
+	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
+	members := map[string]string{"1": "gone", "2": "left"}
+	relabelled := []engine.LiveContribution{
+		// Another state's "payments-retries", its label set to instance 1
+		// of this state (policy "gone").
+		{Entry: en, Name: "payments-retries", ID: "1"},
+		// Another state's "left" (its content names workspace payments),
+		// labelled with this state's instance 2 of that name.
+		{Entry: en, Name: "left", ID: "2", Workspace: "payments"},
+	}
+	if got := orphansAmong(relabelled, members, nil, nil, nil, "checkout"); len(got) != 0 {
+		t.Fatalf("relabelled contributions released as orphans: %+v", got)
+	}
+	agreeing := []engine.LiveContribution{
+		{Entry: en, Name: "gone", ID: "1"},
+		{Entry: en, Name: "left", ID: "2", Workspace: "checkout"},
+	}
+	if got := orphansAmong(agreeing, members, nil, nil, nil, "checkout"); len(got) != 2 || got[0].Policy != "gone" || got[1].Policy != "left" {
+		t.Fatalf("orphans whose label and content agree: %+v, want gone (1) and left (2)", got)
 	}
 }
 

@@ -376,7 +376,7 @@ var mutations = []mutation{
 	// A workspace's roster (provider unit tests).
 	{
 		ID: "provider/orphans-of-any-state", Why: "the roster releases contributions of instances its state never held (another state's, on the same workspace name) as orphans",
-		File: "internal/provider/workspace_resource.go", From: "case members[id] == \"\" || claimedElsewhere[id]", To: "case claimedElsewhere[id]",
+		File: "internal/provider/workspace_resource.go", From: "case members[id] != name || claimedElsewhere[id]", To: "case claimedElsewhere[id]",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
 	},
 	{
@@ -406,7 +406,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/handed-over-policy-released", Why: "a policy instance another state's claim lists (handed over with state rm and import) is released as this state's orphan",
-		File: "internal/provider/workspace_resource.go", From: "members[id] == \"\" || claimedElsewhere[id] || held", To: "members[id] == \"\" || held",
+		File: "internal/provider/workspace_resource.go", From: "members[id] != name || claimedElsewhere[id] || held", To: "members[id] != name || held",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
 	},
 	{
@@ -766,6 +766,16 @@ var mutations = []mutation{
 		ID: "provider/import-claimed-elsewhere-silent", Why: "importing a traffic policy that another state's claim lists is silent",
 		File: "internal/provider/intent_import.go", From: "if _, ok := c.Members[id]; !ok || (explicit", To: "if _, ok := c.Members[id]; ok || !ok || (explicit",
 		Package: "./internal/provider", Run: "TestImportOfAPolicyAnotherClaimListsWarns",
+	},
+	{
+		ID: "provider/orphan-by-label", Why: "orphan release trusts the instance label alone: another state's contribution relabelled with an instance of this roster is released",
+		File: "internal/provider/workspace_resource.go", From: "case members[id] != name || claimedElsewhere[id]", To: "case members[id] == \"\" || claimedElsewhere[id]",
+		Package: "./internal/provider", Run: "TestOrphanReleaseDoesNotTrustARelabelledContribution",
+	},
+	{
+		ID: "provider/orphan-ignores-content-workspace", Why: "orphan release ignores the workspace a contribution's content names: another workspace's contribution, relabelled, is released",
+		File: "internal/provider/workspace_resource.go", From: "case c.Workspace != \"\" && c.Workspace != workspace:", To: "case false:",
+		Package: "./internal/provider", Run: "TestOrphanReleaseDoesNotTrustARelabelledContribution",
 	},
 	{
 		ID: "provider/orphans-by-name", Why: "the roster compares policy names for orphans: an old instance of a listed name is never released",
