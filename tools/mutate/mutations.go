@@ -328,7 +328,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "translate/compose-with-readers-registry", Why: "contributions are recomposed with the reader's registry, not as resolved",
-		File: "internal/translate/trafficpolicy/contribution.go", From: "compose(policies, registryOf(policies), false)", To: "compose(policies, reg, false)",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "compose(policies, registryOf(policies), false, false)", To: "compose(policies, reg, false, false)",
 		Package: "./internal/translate/trafficpolicy", Run: "TestContributionsComposeWithoutTheWritersRegistry",
 	},
 	{
@@ -736,6 +736,21 @@ var mutations = []mutation{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
 		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
 		Package: "./internal/engine", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",
+	},
+	{
+		ID: "engine/restore-strip-on-the-mesh", Why: "on the local mesh, contributions on a VirtualService restored without managedFields are stripped by the next state's apply",
+		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
+		Package: "./internal/provider", Run: "^TestAccReliability_restoredComposedObject$", Env: []string{"TF_ACC=1"},
+	},
+	{
+		ID: "trafficpolicy/decode-by-this-builds-rules", Why: "a contribution found on an object is checked by this build's validation: a later build that tightens a rule makes older contributions invalid, and the next writer removes them",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "func (c Contribution) check() error {\n", To: "func (c Contribution) check() error {\n\tif errs := Validate(c.Policy, c.Destination); len(errs) > 0 {\n\t\treturn errors.New(\"its policy is not valid\")\n\t}\n",
+		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeKeepsWhatALaterBuildWouldRefuse",
+	},
+	{
+		ID: "trafficpolicy/compose-by-this-builds-rules", Why: "contributions found on an object are composed only if this build's validation passes them: a tightened rule blocks every write of the object",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "compose(policies, registryOf(policies), false, false)", To: "compose(policies, registryOf(policies), false, true)",
+		Package: "./internal/translate/trafficpolicy", Run: "TestDecodeKeepsWhatALaterBuildWouldRefuse",
 	},
 	{
 		ID: "engine/composer-creates-owned", Why: "a composer creates an object another intent owns (a destroyed virtual destination's DestinationRule), with no owner",

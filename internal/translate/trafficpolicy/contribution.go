@@ -244,10 +244,20 @@ type header struct {
 }
 
 // DecodeContribution reads a contribution found on an object and checks
-// it as strictly as the policy was checked when it was planned: size,
-// known fields only, a known version, a valid policy, and (from version
-// 1) source clusters listed by name. A contribution in a format this
-// build does not read is a *FormatError (see ContributionVersion).
+// that it is one: size, known fields only, a known version, (from version
+// 1) source clusters listed by name, and a kept configuration that is an
+// object. A contribution in a format this build does not read is a
+// *FormatError (see ContributionVersion).
+//
+// The values of the policy are not checked against this build's rules
+// (Validate): they were checked by the build that wrote them, and a later
+// build that tightens a rule (a limit lowered, a combination refused)
+// must not make every other state's older contributions invalid, to be
+// removed by the next writer. So a contribution is decoded leniently for
+// keeping, composed byte for byte as its writer wrote it, and validated
+// only where this build writes it (NewPart, checkWritten). What Istio
+// then refuses of the composition is refused at apply, naming the
+// object; nothing is removed on this build's word.
 func DecodeContribution(raw string) (Contribution, error) {
 	var c Contribution
 	var h header
@@ -294,20 +304,26 @@ func DecodeContribution(raw string) (Contribution, error) {
 	if err := c.check(); err != nil {
 		return c, refuse(err)
 	}
+	if newer {
+		// A value a newer build allows may mean what this one does not
+		// know: not understood. Values of this build's format or an
+		// older one are not checked (see above).
+		if errs := Validate(c.Policy, c.Destination); len(errs) > 0 {
+			return c, refuse(fmt.Errorf("its policy is not valid: %s", errs[0].Detail))
+		}
+	}
 	return c, nil
 }
 
-// check is what a decoded contribution must hold besides its JSON: source
-// clusters listed by name (from version 1), a valid policy, and a kept
-// configuration that is an object.
+// check is what a decoded contribution must hold besides its JSON to be
+// one: source clusters listed by name (from version 1) and a kept
+// configuration that is an object. Its policy's values are not checked
+// (DecodeContribution says why).
 func (c Contribution) check() error {
 	if c.Version >= 1 {
 		if p := c.Policy.Sources.Placement; len(p.ClusterSelector) > 0 || len(p.Clusters) == 0 {
 			return errors.New("its source clusters are not listed by name")
 		}
-	}
-	if errs := Validate(c.Policy, c.Destination); len(errs) > 0 {
-		return fmt.Errorf("its policy is not valid: %s", errs[0].Detail)
 	}
 	// The decoder has checked that Config is JSON; it must be an object.
 	if c.Config != nil && !bytes.HasPrefix(bytes.TrimSpace(c.Config), []byte("{")) {
@@ -316,11 +332,16 @@ func (c Contribution) check() error {
 	return nil
 }
 
-// checkWritten is what DecodeContribution says of c encoded as raw by
-// this build (its own format, known fields only), without decoding raw.
+// checkWritten checks c, encoded as raw by this build, as this build
+// writes it: what DecodeContribution checks (without decoding raw), and
+// its policy by this build's rules (Validate), which only what this build
+// writes must pass.
 func (c Contribution) checkWritten(raw string) error {
 	if len(raw) > MaxContributionBytes {
 		return fmt.Errorf("it is %d bytes, more than the %d a traffic policy writes", len(raw), MaxContributionBytes)
+	}
+	if errs := Validate(c.Policy, c.Destination); len(errs) > 0 {
+		return fmt.Errorf("its policy is not valid: %s", errs[0].Detail)
 	}
 	return c.check()
 }
@@ -343,7 +364,15 @@ func ComposeContributions(key translate.Key, contributions map[string]string, re
 
 // composeDecoded is ComposeContributions of contributions decoded
 // already; one decoded with an error cannot be used.
-func composeDecoded(key translate.Key, contributions map[string]decoded, reg *translate.Registry) (map[string]any, error) {
+func composeDecoded(key translate.Key, contributions map[string]decoded, reg *translate.Registry) (manifest map[string]any, err error) {
+	// Contributions found on objects are not validated by this build's
+	// rules (DecodeContribution): should rendering one this build's rules
+	// refuse ever fail hard, it is this object's error, not the run's.
+	defer func() {
+		if r := recover(); r != nil {
+			manifest, err = nil, fmt.Errorf("the contributions on the object cannot be composed by this provider: %v", r)
+		}
+	}()
 	names := make([]string, 0, len(contributions))
 	for n := range contributions {
 		names = append(names, n)
@@ -377,7 +406,10 @@ func composeDecoded(key translate.Key, contributions map[string]decoded, reg *tr
 	// differently for a while: while a virtual destination is renamed,
 	// each policy moves its DestinationRule settings when it is applied.
 	// Only the parts that target key are composed into it.
-	objs, err := compose(policies, registryOf(policies), false)
+	// Not validated by this build's rules: a contribution found on an
+	// object was checked by the build that wrote it, and this build's
+	// own was checked when written (checkWritten, its decoded error).
+	objs, err := compose(policies, registryOf(policies), false, false)
 	if err != nil {
 		return nil, withOwners(err, workspaces)
 	}

@@ -223,7 +223,7 @@ func composeWhole(key translate.Key, contributions map[string]string, _ *transla
 		}
 		policies = append(policies, c.Named)
 	}
-	objs, err := compose(policies, registryOf(policies), false)
+	objs, err := compose(policies, registryOf(policies), false, false)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,6 @@ func TestDecodeContributionRefuses(t *testing.T) {
 		"newer version":     {edit(func(m map[string]any) { m["v"], m["min"], m["provider"] = 9, 9, "9.1.0" }), "format version 9, written by terraform-provider-mesh 9.1.0; composing it needs a provider that reads format version 9 (9.1.0 or later)"},
 		"min over v":        {edit(func(m map[string]any) { m["min"] = 3 }), "not a contribution format version"},
 		"selector":          {edit(func(m map[string]any) { m["policy"].(map[string]any)["sources"].(map[string]any)["Clusters"] = nil }), "not listed by name"},
-		"invalid policy":    {edit(func(m map[string]any) { m["policy"].(map[string]any)["timeout"] = "forever" }), "not valid"},
 		"not JSON":          {"route: evil", "not a traffic policy contribution"},
 		"trailing content":  {good + `{"v":1}`, "after the contribution"},
 		"config not object": {edit(func(m map[string]any) { m["config"] = "x" }), "not an object"},
@@ -272,10 +271,68 @@ func TestDecodeNewerContributionThatFailsChecksIsNotUnderstood(t *testing.T) {
 	if !errors.As(err, &format) || format.Refused == "" || !strings.Contains(err.Error(), "9.0.0 or later") {
 		t.Fatalf("a newer contribution this build's checks refuse: got %v, want a FormatError naming the provider it needs", err)
 	}
-	_, err = DecodeContribution(edit(ContributionVersion))
-	if err == nil || errors.As(err, &format) {
-		t.Fatalf("an invalid contribution of this build's format: got %v, want a plain error", err)
+	// Of this build's format, the same value is not checked: kept and
+	// composed (TestDecodeKeepsWhatALaterBuildWouldRefuse).
+	if _, err = DecodeContribution(edit(ContributionVersion)); err != nil {
+		t.Fatalf("a contribution of this build's format with a value its checks refuse: %v, want it read (kept, composed)", err)
 	}
+}
+
+// A later build that tightens validation does not remove older
+// contributions (issue 36, item 8): a contribution written under a rule
+// this build no longer allows (here retries with attempts = 0 and a
+// per-try timeout, which this build refuses as doing nothing) is decoded
+// and composed as written, while this build refuses to write the same
+// policy. Only what this build writes is validated by its rules.
+func TestDecodeKeepsWhatALaterBuildWouldRefuse(t *testing.T) {
+	in, dest := seed()
+	in.Retries = &Retries{Attempts: 0, PerTryTimeout: "1s"}
+	if errs := Validate(in, dest); len(errs) == 0 {
+		t.Fatal("the test needs a policy this build's checks refuse")
+	}
+	// What an earlier build, without that rule, wrote: the same format,
+	// encoded as this build encodes it.
+	raw, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{}, testRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeContribution(raw); err != nil {
+		t.Fatalf("an older contribution this build's checks refuse is not read (the next writer would remove it): %v", err)
+	}
+	composer := &Composer{}
+	c, err := composer.Decode(raw)
+	if err != nil {
+		t.Fatalf("Composer.Decode: %v", err)
+	}
+	valid, _ := seed()
+	objs, err := Translate(valid, dest, testRegistry()) // the objects' keys
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.Key().Kind != "VirtualService" {
+			continue
+		}
+		vs, err := composer.Compose(o.Key(), map[string]composition.Contribution{in.Name: c})
+		if err != nil {
+			t.Fatalf("composing it: %v", err)
+		}
+		// This build's own part of the same policy is checked by its rules:
+		// it does not compose.
+		own, err := NewPart(Named{Policy: in, Destination: dest}, Writer{}, testRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := composer.Compose(o.Key(), map[string]composition.Contribution{in.Name: own.Whole.Contribution}); err == nil {
+			t.Fatal("this build writes a policy its checks refuse")
+		}
+		got, _ := json.Marshal(vs["spec"])
+		if !strings.Contains(string(got), `"perTryTimeout":"1s"`) {
+			t.Fatalf("the composed VirtualService leaves out what the contribution asks for: %s", got)
+		}
+		return
+	}
+	t.Fatal("the policy writes no VirtualService")
 }
 
 // A conflict found composing contributions names both policies, their

@@ -390,7 +390,7 @@ type part struct {
 // Errors are Errors with attribute paths. A placement that depends on
 // labels not known yet yields ErrUnknownPlacement.
 func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translate.Object, error) {
-	parts, err := plan(in, dest, reg)
+	parts, err := plan(in, dest, reg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -408,12 +408,14 @@ func Translate(in Intent, dest Destination, reg *translate.Registry) ([]translat
 //
 // Errors of one policy's own are returned with its name in the detail.
 func Compose(policies []Named, reg *translate.Registry) ([]translate.Object, error) {
-	return compose(policies, reg, true)
+	return compose(policies, reg, true, true)
 }
 
 // compose is Compose; sameTargets requires every policy on a host to place
-// its objects alike (checkTargets).
-func compose(policies []Named, reg *translate.Registry, sameTargets bool) ([]translate.Object, error) {
+// its objects alike (checkTargets); validate checks each policy by this
+// build's rules (Validate), which contributions found on objects are not
+// (DecodeContribution says why).
+func compose(policies []Named, reg *translate.Registry, sameTargets, validate bool) ([]translate.Object, error) {
 	sorted := append([]Named(nil), policies...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Policy.Name < sorted[j].Policy.Name })
 	var (
@@ -427,7 +429,7 @@ func compose(policies []Named, reg *translate.Registry, sameTargets bool) ([]tra
 				"Two traffic policies are named %q; names identify policies in routes and errors, so they must be unique.", p.Policy.Name))
 			continue
 		}
-		got, err := plan(p.Policy, p.Destination, reg)
+		got, err := plan(p.Policy, p.Destination, reg, validate)
 		switch {
 		case errors.Is(err, translate.ErrUnknownPlacement):
 			unknown = true
@@ -459,7 +461,7 @@ func compose(policies []Named, reg *translate.Registry, sameTargets bool) ([]tra
 // tests show that Compose's conflicts are those of pairs.
 func CheckConflicts(a, b Named, reg *translate.Registry) error {
 	for _, p := range []Named{a, b} {
-		if _, err := plan(p.Policy, p.Destination, reg); err != nil {
+		if _, err := plan(p.Policy, p.Destination, reg, true); err != nil {
 			if errors.Is(err, translate.ErrUnknownPlacement) {
 				return err
 			}
@@ -472,8 +474,11 @@ func CheckConflicts(a, b Named, reg *translate.Registry) error {
 
 // plan validates one policy, resolves its source clusters and computes
 // its contribution in each of them.
-func plan(in Intent, dest Destination, reg *translate.Registry) ([]part, error) {
-	errs := Validate(in, dest)
+func plan(in Intent, dest Destination, reg *translate.Registry, validate bool) ([]part, error) {
+	var errs translate.Errors
+	if validate {
+		errs = Validate(in, dest)
+	}
 	clusters, err := reg.Select(in.Sources.Placement, translate.Root("sources"))
 	if errors.Is(err, translate.ErrUnknownPlacement) {
 		if len(errs) > 0 {
