@@ -124,9 +124,18 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 	return out, errs
 }
 
+// claimOf reads live as a claim. Only a claim as the provider writes it
+// is one, judged by what the object says (issue 36: a hand-made
+// ConfigMap with the claim labels vetoes nothing): the managed-by and
+// owner-kind labels, the name ClaimName gives its identity, a token that
+// its owner-id label repeats, and members that are instance IDs to
+// policy names. Anyone who can write ConfigMaps in the records namespace
+// can still write such an object: claims guard against accidents, not
+// against that access (docs/security.md).
 func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
-	if live.GetLabels()[LabelManagedBy] != ManagedByValue || live.GetLabels()[LabelOwnerKind] != intentkind.Workspace.Owner {
-		return Claim{}, fmt.Errorf("it is not a workspace claim written by terraform-provider-mesh (labels %v)", live.GetLabels())
+	labels := live.GetLabels()
+	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != intentkind.Workspace.Owner {
+		return Claim{}, fmt.Errorf("it is not a workspace claim written by terraform-provider-mesh (labels %v)", labels)
 	}
 	data, _, err := unstructured.NestedStringMap(live.Object, "data")
 	if err != nil {
@@ -138,8 +147,18 @@ func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
 			return Claim{}, fmt.Errorf("its members are not a JSON object of strings: %v", err)
 		}
 	}
-	if c.Token == "" {
+	switch {
+	case c.Token == "":
 		return Claim{}, fmt.Errorf("it has no token")
+	case c.Identity == "" || live.GetName() != ClaimName(c.Identity):
+		return Claim{}, fmt.Errorf("its name is not the claim name of the identity it names (%q)", c.Identity)
+	case labels[LabelOwnerID] != c.Token:
+		return Claim{}, fmt.Errorf("its owner-id label is not its token")
+	}
+	for id, name := range c.Members {
+		if id == "" || name == "" {
+			return Claim{}, fmt.Errorf("its members are not instance IDs to policy names")
+		}
 	}
 	return c, nil
 }

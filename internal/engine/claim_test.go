@@ -4,6 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // A claim is written once per state: another token never overwrites or
@@ -55,5 +60,43 @@ func TestClaimIsOneStatesOnly(t *testing.T) {
 	}
 	if live(t, fc["east"], e.ClaimEntry("east", "default")) != nil {
 		t.Fatal("the claim ConfigMap is still in the cluster")
+	}
+}
+
+// Only a claim as the provider writes it is one (issue 36): a ConfigMap
+// made by hand with the claim labels, under another name than its
+// identity's claim name or without the owner-id label that repeats its
+// token, is not listed, so it vetoes nothing.
+func TestListClaimsIgnoresHandMadeConfigMaps(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	ctx := context.Background()
+	if err := e.WriteClaim(ctx, Claim{Cluster: "east", Identity: "payments", Token: "t-pay", Members: map[string]string{"id-1": "ledger"}}); err != nil {
+		t.Fatal(err)
+	}
+	members := `{"id-9":"checkout"}`
+	handMade := func(name string, labels map[string]any, data map[string]any) {
+		t.Helper()
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": e.ClaimsNamespace(), "labels": labels}, "data": data}}
+		if _, err := fc["east"].Resource(configMaps).Namespace(e.ClaimsNamespace()).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimLabels := func(token string) map[string]any {
+		l := map[string]any{LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner}
+		if token != "" {
+			l[LabelOwnerID] = token
+		}
+		return l
+	}
+	// Another name than the identity's claim name.
+	handMade("keep-checkout", claimLabels("t-x"), map[string]any{claimIdentityKey: "x", claimTokenKey: "t-x", claimMembersKey: members})
+	// The claim name, without the owner-id label.
+	handMade(ClaimName("y"), claimLabels(""), map[string]any{claimIdentityKey: "y", claimTokenKey: "t-y", claimMembersKey: members})
+	// The labels only.
+	handMade("labels-only", claimLabels(""), nil)
+	claims, errs := e.ListClaims(ctx, []string{"east"})
+	if len(errs) > 0 || len(claims) != 1 || claims[0].Identity != "payments" {
+		t.Fatalf("listed claims %+v (errors %v): want the provider's claim of payments alone", claims, errs)
 	}
 }

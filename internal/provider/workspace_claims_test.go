@@ -184,3 +184,88 @@ func TestRosterOfAnOldBuildIsReplaced(t *testing.T) {
 		t.Fatalf("an update with no identity planned: state %v, diagnostics %s", state.Raw, diagText(d))
 	}
 }
+
+// Stale claims of this state's own former identities (issue 36): a claim
+// of another identity and token that lists only policy instances this
+// state holds. Another state's claim (an instance this state does not
+// hold, or the same instance ID under another name), this state's own
+// claim, and a claim of no policy are not stale.
+func TestStaleClaimsAreThisStatesFormerIdentities(t *testing.T) {
+	held := map[string]map[string]bool{"a-timeout": {"id-a": true}, "b-retries": {"id-b": true}}
+	claims := []engine.Claim{
+		{Cluster: "west", Identity: "default-dead", Token: "t-dead", Members: map[string]string{"id-a": "a-timeout", "id-b": "b-retries"}},
+		{Cluster: "east", Identity: "default-dead", Token: "t-dead", Members: map[string]string{"id-a": "a-timeout"}},
+		{Cluster: "east", Identity: "default-live", Token: "t-mine", Members: map[string]string{"id-a": "a-timeout"}},
+		{Cluster: "east", Identity: "payments", Token: "t-pay", Members: map[string]string{"id-a": "a-timeout", "id-p": "ledger"}},
+		{Cluster: "east", Identity: "renamed", Token: "t-ren", Members: map[string]string{"id-a": "other-name"}},
+		{Cluster: "east", Identity: "empty", Token: "t-empty", Members: map[string]string{}},
+	}
+	got := staleClaims(claims, "default-live", "t-mine", held)
+	if len(got) != 2 || got[0].Identity != "default-dead" || got[0].Cluster != "east" || got[1].Cluster != "west" {
+		t.Fatalf("stale claims %+v: want default-dead's in east and west only", got)
+	}
+	// A new roster (identity and token unknown at plan) finds them too.
+	if got := staleClaims(claims, "", "", held); len(got) != 3 || got[2].Identity != "default-live" {
+		t.Fatalf("stale claims of a new roster %+v: want default-dead's twice and default-live's", got)
+	}
+	if got := staleClaims(claims, "default-live", "t-mine", nil); len(got) != 0 {
+		t.Fatalf("a state that holds nothing finds stale claims: %+v", got)
+	}
+}
+
+// A claim leaked by a killed first apply (or a roster removed with
+// terraform state rm) does not veto release forever (issue 36): the next
+// roster of the state finds it, as it lists only instances the state
+// holds, names it in a plan warning, and its apply removes it in every
+// cluster. An orphan candidate it listed is then no longer shielded.
+func TestRosterRemovesTheStaleClaimOfItsFormerIdentity(t *testing.T) {
+	data := recordsData(newFakeClusterSet(t, probeRegistry().Names()...))
+	data.Workspace = "default"
+	claimEverywhere(t, data, "default-dead0001", "tok-leaked") // lists id-a, a-timeout
+	data.Roster.Hold("a-timeout", "id-a")
+	d := wsPlan(t, data, `{"id":null,"token":null,"traffic_policies":["a-timeout"],"claimed_in":null,"orphans":null}`, nil)
+	if d.HasError() {
+		t.Fatalf("plan: %s", diagText(d))
+	}
+	for _, want := range []string{"Stale claim of this state's former identity will be removed", `"default-dead0001"`, engine.ClaimName("default-dead0001"), "east, west", "a-timeout"} {
+		if !strings.Contains(diagText(d), want) {
+			t.Fatalf("the plan does not say %q:\n%s", want, diagText(d))
+		}
+	}
+	if strings.Contains(diagText(d), "tok-leaked") {
+		t.Fatalf("the plan prints the stale claim's token:\n%s", diagText(d))
+	}
+
+	ctx := context.Background()
+	r := NewWorkspaceResource().(*workspaceResource)
+	r.data = data
+	var sr resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sr)
+	v, err := discovery.ConfigValue(sr.Schema.Type().TerraformType(ctx), `{"id":null,"token":null,"traffic_policies":["a-timeout"],"claimed_in":null,"orphans":null}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diags diag.Diagnostics
+	m, _ := r.fromPlan(ctx, tfsdk.Plan{Schema: sr.Schema, Raw: v}, &diags)
+	m.ID, m.Token = types.StringUnknown(), types.StringUnknown()
+	state := tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(sr.Schema.Type().TerraformType(ctx), nil)}
+	r.apply(ctx, &m, nil, &state, fakePrivate{}, true, &diags)
+	if diags.HasError() {
+		t.Fatalf("apply: %s", diagText(diags))
+	}
+	claims, errs := data.Engine.ListClaims(ctx, probeRegistry().Names())
+	if len(errs) > 0 || len(claims) != 2 {
+		t.Fatalf("claims after the apply %+v (errors %v): want the new roster's, in east and west", claims, errs)
+	}
+	for _, c := range claims {
+		if c.Identity == "default-dead0001" || c.Token != m.Token.ValueString() {
+			t.Fatalf("claim %+v left after the apply: want the new roster's only", c)
+		}
+	}
+	// The policy leaves the state later: its contribution is a candidate,
+	// and no claim of another state shields it any more.
+	candidates := []orphan{{Policy: "a-timeout", ID: "id-a"}}
+	if elsewhere, _ := shielded(candidates, claims, m.Token.ValueString()); elsewhere["id-a"] {
+		t.Fatal("the policy is still shielded from release")
+	}
+}

@@ -251,6 +251,90 @@ func shielded(candidates []orphan, claims []engine.Claim, token string) (map[str
 	return elsewhere, diags
 }
 
+// staleClaims are the claims, among claims, of this state's own former
+// identities: of another identity than identity (this roster's, "" while
+// unknown) and another token than token, listing at least one policy
+// instance and only instances this state holds in this run (held, by
+// name). One instance is one resource in one state, so such a claim was
+// written by this state under an identity it no longer has: by a first
+// apply killed after writing it, or by a roster removed with `terraform
+// state rm` and declared again. No live roster stands behind it (a live
+// roster's claim lists its own instances, which another state does not
+// hold), and left in place it would shield those instances from release
+// as orphans forever once this state drops them. The plan names each, and
+// the apply removes it (removeStaleClaims).
+func staleClaims(claims []engine.Claim, identity, token string, held map[string]map[string]bool) []engine.Claim {
+	var out []engine.Claim
+	for _, c := range claims {
+		if c.Token == token || c.Identity == identity || len(c.Members) == 0 {
+			continue
+		}
+		ours := true
+		for id, name := range c.Members {
+			ours = ours && held[name][id]
+		}
+		if ours {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Identity != out[j].Identity {
+			return out[i].Identity < out[j].Identity
+		}
+		return out[i].Cluster < out[j].Cluster
+	})
+	return out
+}
+
+// byIdentity groups claims by identity, in order, with their clusters.
+func byIdentity(claims []engine.Claim) (order []string, clusters map[string][]engine.Claim) {
+	clusters = map[string][]engine.Claim{}
+	for _, c := range claims {
+		if clusters[c.Identity] == nil {
+			order = append(order, c.Identity)
+		}
+		clusters[c.Identity] = append(clusters[c.Identity], c)
+	}
+	return order, clusters
+}
+
+// warnStaleClaims reports the stale claims a plan found, one warning per
+// identity.
+func warnStaleClaims(diags *diag.Diagnostics, stale []engine.Claim) {
+	order, clusters := byIdentity(stale)
+	for _, identity := range order {
+		cs := clusters[identity]
+		names := map[string]bool{}
+		for _, c := range cs {
+			for _, n := range c.Members {
+				names[n] = true
+			}
+		}
+		diags.AddAttributeWarning(path.Root("id"), "Stale claim of this state's former identity will be removed",
+			fmt.Sprintf("The claim of workspace identity %q (%s, in clusters %s) lists only traffic policy instances this state holds (%s), so this state wrote it under an identity it no longer has: a first apply killed after writing it, or a roster removed with terraform state rm. "+
+				"No live roster stands behind it, and it would keep those policies from ever being released as orphans of this state. The apply removes it.",
+				identity, engine.ClaimName(identity), strings.Join(engine.ClaimClusters(cs), ", "), strings.Join(slices.Sorted(maps.Keys(names)), ", ")))
+	}
+}
+
+// removeStaleClaims deletes each stale claim, pinned to its token (a
+// claim rewritten since with another token is left alone).
+func (r *workspaceResource) removeStaleClaims(ctx context.Context, stale []engine.Claim, diags *diag.Diagnostics) {
+	for _, c := range stale {
+		if err := r.data.Engine.ReleaseClaim(ctx, c.Cluster, "", c.Identity, c.Token); err != nil {
+			diags.Append(engineDiagnostics(err, diag.SeverityError)...)
+		}
+	}
+}
+
+// ownStaleClaims lists the claims in the registered clusters and picks
+// this state's stale ones (staleClaims); clusters that cannot be read are
+// errors of their own.
+func (r *workspaceResource) ownStaleClaims(ctx context.Context, identity, token string) ([]engine.Claim, engine.Errors) {
+	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
+	return staleClaims(claims, identity, token, r.data.Roster.HeldByName()), errs
+}
+
 func orphansMap(orphans []orphan) types.Map {
 	m := make(map[string]attr.Value, len(orphans))
 	for _, o := range orphans {
@@ -397,6 +481,11 @@ func (r *workspaceResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(d...)
 		r.checkClaims(ctx, m.ID.ValueString(), m.Token.ValueString(), replaces, &resp.Diagnostics)
 	}
+	stale, staleErrs := r.ownStaleClaims(ctx, m.ID.ValueString(), m.Token.ValueString())
+	for _, e := range staleErrs {
+		resp.Diagnostics.AddWarning("Workspace claims not checked in "+e.Cluster, e.Summary+": "+e.Detail+" Stale claims of this state's former identities there are removed by a later apply that can read it.")
+	}
+	warnStaleClaims(&resp.Diagnostics, stale)
 	members, d := membersOf(ctx, req.Private)
 	resp.Diagnostics.Append(d...)
 	found, errs := r.contributions(ctx)
@@ -574,6 +663,9 @@ func (r *workspaceResource) apply(ctx context.Context, m *workspaceModel, priorP
 	if diags.HasError() {
 		return
 	}
+	stale, staleErrs := r.ownStaleClaims(ctx, identity, token)
+	diags.Append(engineDiagnostics(staleErrs.Err(), diag.SeverityError)...)
+	r.removeStaleClaims(ctx, stale, diags)
 	members, d := membersOf(ctx, priorPrivate)
 	diags.Append(d...)
 	members = r.data.Roster.MembersWithHeld(members)

@@ -793,6 +793,31 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestOrphanReleaseDoesNotTrustARelabelledContribution",
 	},
 	{
+		ID: "engine/claim-by-labels-misnamed", Why: "a hand-made ConfigMap with the claim labels, under another name than its identity's claim name, is a claim and vetoes orphan release",
+		File: "internal/engine/claim.go", From: "case c.Identity == \"\" || live.GetName() != ClaimName(c.Identity):", To: "case c.Identity == \"\":",
+		Package: "./internal/engine", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
+	},
+	{
+		ID: "engine/claim-without-owner-label", Why: "a hand-made ConfigMap without the owner-id label that repeats its token is a claim and vetoes orphan release",
+		File: "internal/engine/claim.go", From: "case labels[LabelOwnerID] != c.Token:", To: "case false:",
+		Package: "./internal/engine", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
+	},
+	{
+		ID: "provider/stale-claim-kept", Why: "a claim of this state's former identity (a killed first apply, a roster removed with state rm) is never removed and vetoes release forever",
+		File: "internal/provider/workspace_resource.go", From: "\tr.removeStaleClaims(ctx, stale, diags)\n", To: "\t_ = stale\n",
+		Package: "./internal/provider", Run: "TestRosterRemovesTheStaleClaimOfItsFormerIdentity",
+	},
+	{
+		ID: "provider/stale-claim-silent", Why: "the plan does not say that the apply removes a stale claim of this state's former identity",
+		File: "internal/provider/workspace_resource.go", From: "\twarnStaleClaims(&resp.Diagnostics, stale)\n", To: "\t_ = stale\n",
+		Package: "./internal/provider", Run: "TestRosterRemovesTheStaleClaimOfItsFormerIdentity",
+	},
+	{
+		ID: "provider/stale-claim-of-another-state", Why: "another state's claim that lists one instance this state holds is taken for this state's stale claim and removed",
+		File: "internal/provider/workspace_resource.go", From: "ours = ours && held[name][id]", To: "ours = ours || held[name][id]",
+		Package: "./internal/provider", Run: "TestStaleClaimsAreThisStatesFormerIdentities",
+	},
+	{
 		ID: "provider/orphans-by-name", Why: "the roster compares policy names for orphans: an old instance of a listed name is never released",
 		File: "internal/provider/workspace_resource.go", From: "return len(held[name]) > 0 // an old instance", To: "return false // an old instance",
 		Package: "./internal/provider", Run: "TestOrphansAmong",
