@@ -846,6 +846,19 @@ var mutations = []mutation{
 		File: "internal/translate/accesspolicy/validate.go", From: "\"Path %q is not valid: %s.\"", To: "\"Path %q is not valid: %s\"",
 		Package: "./internal/translate/accesspolicy", Run: "TestGolden",
 	},
+	// The simulation linked once (issue 37): the translating program that
+	// tools/mutate hands to the prebuilt simulation must answer as the
+	// translator does in process.
+	{
+		ID: "oracle/served-statement-empty", Why: "the translating program answers every routing request with an empty statement",
+		File: "internal/oraclecall/oraclecall.go", From: "\treturn Response{Routing: b}", To: "\treturn Response{Routing: append(b[:0], \"{}\"...)}",
+		Package: "./internal/oraclecall",
+	},
+	{
+		ID: "oracle/served-objects-dropped", Why: "the translating program answers a translation with the last object of each cluster only",
+		File: "internal/oraclecall/oraclecall.go", From: "\t\t\tresp.Objects[o.Cluster] = append(resp.Objects[o.Cluster], doc)", To: "\t\t\tresp.Objects[o.Cluster] = []string{doc}",
+		Package: "./internal/oraclecall",
+	},
 	// The other side of the agreement: the routing statement changes alone
 	// (the translator, and so Istio, unchanged); the simulation compares
 	// the two for every golden case and must fail.

@@ -391,11 +391,11 @@ func newPolicyIstiod(t *testing.T, g *goldenCase, self string, d tpDestination, 
 	backends := map[string]bool{}
 	if d.VirtualDestination != "" {
 		vd := vdOf(d)
-		objs, err := oracle.TranslateIntent("virtual-destination", vd, oracle.Registry(g.oracleRegistry()))
-		if err != nil {
-			t.Fatalf("the virtual destination %s the case names does not translate: %v\n%s", d.VirtualDestination, err, vd)
+		out := oracle.TranslateIntent(t, "virtual-destination", vd, g.oracleRegistry())
+		if out.Failed != "" {
+			t.Fatalf("the virtual destination %s the case names does not translate: %v\n%s", d.VirtualDestination, out.Failed, vd)
 		}
-		docs = append(docs, istioDocs(oracle.Render(t, objs).Objects[self])...)
+		docs = append(docs, istioDocs(out.Objects[self])...)
 		service, namespace = vdBackend(d)
 		for _, c := range d.BackendClusters {
 			backends[c] = true
