@@ -5,14 +5,15 @@
 //
 //	go run ./tools/mutate            every mutation
 //	go run ./tools/mutate -only id   the mutations whose ID contains id
-//	go run ./tools/mutate -quick     leave out the slow ones (make test)
+//	go run ./tools/mutate -quick     leave out the slow ones, for a look while editing
 //	go run ./tools/mutate -parallel 1   one at a time (default: one per CPU)
 //
 // A slow mutation takes a minute or more where the others take seconds:
-// its tests start the local mesh (TF_ACC) or relink Istio's simulation.
-// -quick leaves them out but for one canary, the first of the Istio ones,
-// which shows that a translator mutation still reaches Istio; make test
-// runs -quick, make mutate runs them all.
+// its tests start the local mesh (TF_ACC) or run Istio's simulation, whose
+// test binary is linked once per run (istio.go). -quick leaves them out
+// but for one canary, the first of the Istio ones, which shows that a
+// translator mutation still reaches Istio; make mutate, and so make test,
+// runs them all.
 //
 // A mutation whose tests still pass SURVIVED, and the command fails; so
 // does one whose snippet is not found exactly once (the table must follow
