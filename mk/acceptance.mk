@@ -18,6 +18,8 @@
 # process. ACC_SHARDS=1 runs them one process, as before.
 
 ACC_SHARDS ?= 2
+# What shard 0 tests (./internal/provider alone to time the package).
+ACC_SHARD0_PKGS ?= ./...
 ACC_SHARD_DIR := $(CURDIR)/.acc-shards
 ACC_ENV = TF_ACC=1 LOCAL_MESH_BIN="$(LOCAL_MESH_BIN)" MESH_EXAMPLE_CASES="$(EXAMPLE_CASES)"
 ACC_OTHER_SHARDS := $(shell seq 1 $$(( $(ACC_SHARDS) - 1 )) 2>/dev/null)
@@ -35,8 +37,8 @@ acc-shards:
 # Shard 0: every package, without the tests the other shards run.
 test-acc-shard-0:
 	@skip=$$(cat /dev/null $(addprefix "$(ACC_SHARD_DIR)"/shard-,$(ACC_OTHER_SHARDS)) | paste -sd'|'); \
-	echo "$(ACC_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TESTARGS) -skip '^($$skip)$$' ./..."; \
-	$(ACC_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TESTARGS) -skip "^($$skip)\$$" ./...
+	echo "$(ACC_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TESTARGS) -skip '^($$skip)$$' $(ACC_SHARD0_PKGS)"; \
+	$(ACC_ENV) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(TESTARGS) -skip "^($$skip)\$$" $(ACC_SHARD0_PKGS)
 
 # Shard k (1 to ACC_SHARDS-1): the tests dealt to it.
 define acc-shard-rule
