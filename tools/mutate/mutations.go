@@ -868,6 +868,11 @@ var mutations = []mutation{
 		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
 	},
 	{
+		ID: "istio/routing-statement-timeout-dropped", Why: "the plan's routing statement leaves out a traffic policy's timeout while Istio's objects set it",
+		File: "internal/translate/routing/trafficpolicy.go", From: "r := Route{When: when, Timeout: duration(in.Timeout),", To: "r := Route{When: when, Timeout: \"\",",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
+	},
+	{
 		ID: "istio/routing-statement-mirror-percent", Why: "the plan's routing statement says a partial mirror copies every request while Istio's objects are right",
 		File: "internal/translate/routing/trafficpolicy.go", From: "\t\t\t\tp = *m.Percent", To: "\t\t\t\tp = 100",
 		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
