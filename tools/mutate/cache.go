@@ -200,6 +200,15 @@ func (c *resultCache) key(m mutation, suites []suite) (string, bool) {
 			return "", false
 		}
 		fmt.Fprintf(h, "suite %s %s %s %q %s\n", su.Dir, su.Package, su.Run, su.Args, l.key)
+		if su.Dir == istioModule {
+			// The prebuilt test binary runs the translating program
+			// (istio.go), built from the provider's module.
+			t := c.list(suite{Package: translatorPkg})
+			if t.err != nil {
+				return "", false
+			}
+			fmt.Fprintf(h, "translator %s\n", t.key)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), true
 }

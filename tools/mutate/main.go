@@ -5,14 +5,15 @@
 //
 //	go run ./tools/mutate            every mutation
 //	go run ./tools/mutate -only id   the mutations whose ID contains id
-//	go run ./tools/mutate -quick     leave out the slow ones (make test)
+//	go run ./tools/mutate -quick     leave out the slow ones, for a look while editing
 //	go run ./tools/mutate -parallel 1   one at a time (default: one per CPU)
 //
 // A slow mutation takes a minute or more where the others take seconds:
-// its tests start the local mesh (TF_ACC) or relink Istio's simulation.
-// -quick leaves them out but for one canary, the first of the Istio ones,
-// which shows that a translator mutation still reaches Istio; make test
-// runs -quick, make mutate runs them all.
+// its tests start the local mesh (TF_ACC) or run Istio's simulation, whose
+// test binary is linked once per run (istio.go). -quick leaves them out
+// but for one canary, the first of the Istio ones, which shows that a
+// translator mutation still reaches Istio; make mutate, and so make test,
+// runs them all.
 //
 // A mutation whose tests still pass SURVIVED, and the command fails; so
 // does one whose snippet is not found exactly once (the table must follow
@@ -73,7 +74,7 @@ func main() {
 	if *useCache {
 		cache = newResultCache(root, defaultCacheDir())
 	}
-	bad := runAll(cache, tmp, todo, max(*parallel, 1))
+	bad := runAll(cache, newLinker(tmp), tmp, todo, max(*parallel, 1))
 	if left > 0 {
 		fmt.Printf("%d slow mutations left out (-quick); the canary %s ran. make mutate runs them all.\n", left, canary)
 	}
@@ -87,7 +88,7 @@ func main() {
 // returns how many were not caught. Each mutation has its own overlay
 // and the go command's build cache is safe to share; a mutation whose
 // tests start the local mesh runs alone.
-func runAll(cache *resultCache, tmp string, todo []int, parallel int) int {
+func runAll(cache *resultCache, ln *linker, tmp string, todo []int, parallel int) int {
 	type row struct {
 		line   string
 		caught bool
@@ -112,7 +113,7 @@ func runAll(cache *resultCache, tmp string, todo []int, parallel int) int {
 					defer alone.RUnlock()
 				}
 				start := time.Now()
-				result, detail := run(cache, filepath.Join(tmp, fmt.Sprint(i)), m)
+				result, detail := run(cache, ln, filepath.Join(tmp, fmt.Sprint(i)), m)
 				rows[k] <- row{fmt.Sprintf("%-34s %-9s %6.1f  %s\n", m.ID, result, time.Since(start).Seconds(), detail), result == "CAUGHT"}
 			}()
 		}
@@ -149,7 +150,7 @@ func (m mutation) slow() bool {
 // run applies one mutation and reports CAUGHT, SURVIVED, STALE (snippet
 // not found exactly once) or BROKEN (does not compile). A CAUGHT found in
 // the cache, its inputs unchanged, is reported without running.
-func run(cache *resultCache, dir string, m mutation) (string, string) {
+func run(cache *resultCache, ln *linker, dir string, m mutation) (string, string) {
 	root := cache.root
 	path := filepath.Join(root, m.File)
 	src, err := os.ReadFile(path)
@@ -187,7 +188,7 @@ func run(cache *resultCache, dir string, m mutation) (string, string) {
 	var caught []string
 	var logs []testLog
 	for k, su := range suites {
-		result, detail, suiteLogs := runSuite(cache, overlayFile, mutated, m, su, filepath.Join(dir, fmt.Sprintf("suite%d", k)))
+		result, detail, suiteLogs := runSuite(cache, ln, overlayFile, mutated, m, su, filepath.Join(dir, fmt.Sprintf("suite%d", k)))
 		if result != "CAUGHT" {
 			if su.Dir != "" {
 				detail = su.Dir + " " + su.Package + ": " + detail
@@ -209,7 +210,7 @@ func run(cache *resultCache, dir string, m mutation) (string, string) {
 // runSuite runs one suite's tests on the mutated file, one package at a
 // time, each writing its test log (the files and variables it read) for
 // the result cache.
-func runSuite(cache *resultCache, overlayFile, mutated string, m mutation, su suite, dir string) (string, string, []testLog) {
+func runSuite(cache *resultCache, ln *linker, overlayFile, mutated string, m mutation, su suite, dir string) (string, string, []testLog) {
 	l := cache.list(su)
 	if l.err != nil {
 		return "BROKEN", l.err.Error(), nil
@@ -220,7 +221,12 @@ func runSuite(cache *resultCache, overlayFile, mutated string, m mutation, su su
 	var failed, logs = []string{}, []testLog{}
 	for k, pkg := range l.pkgs {
 		logFile := filepath.Join(dir, fmt.Sprintf("testlog%d.txt", k))
-		result, detail := runPackage(cache.root, overlayFile, mutated, m, su, pkg, logFile)
+		var result, detail string
+		if su.Dir == istioModule && ln.prebuiltReaches(cache.root, m.File) {
+			result, detail = runPrebuilt(cache, ln, overlayFile, m, su, pkg, l.dirs[k], logFile)
+		} else {
+			result, detail = runPackage(cache.root, overlayFile, mutated, m, su, pkg, logFile)
+		}
 		switch result {
 		case "CAUGHT":
 			failed = append(failed, detail)
@@ -246,7 +252,7 @@ func runPackage(root, overlayFile, mutated string, m mutation, su suite, pkg, lo
 	args = append(append(append(args, "-args"), su.Args...), "-test.testlogfile="+logFile)
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join(root, su.Dir)
-	cmd.Env = append(os.Environ(), m.Env...)
+	cmd.Env = testEnv(m)
 	if !strings.HasSuffix(m.File, ".go") {
 		// The overlay reaches only what the go command reads. A test that
 		// runs another file (the GNUmakefile) finds the mutated copy here.
@@ -264,6 +270,18 @@ func runPackage(root, overlayFile, mutated string, m mutation, su suite, pkg, lo
 		return "BROKEN", "go test failed without a failing test:\n" + string(out)
 	}
 	return "CAUGHT", strings.Join(failed, " ")
+}
+
+// testEnv is the environment m's tests run in: ours, without a
+// translating program of our own, and m's.
+func testEnv(m mutation) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, oracleEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, m.Env...)
 }
 
 // mutatedFileEnv names, for a mutation of a file that is not Go source,

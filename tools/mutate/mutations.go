@@ -902,6 +902,19 @@ var mutations = []mutation{
 		File: "internal/translate/accesspolicy/validate.go", From: "\"Path %q is not valid: %s.\"", To: "\"Path %q is not valid: %s\"",
 		Package: "./internal/translate/accesspolicy", Run: "TestGolden",
 	},
+	// The simulation linked once (issue 37): the translating program that
+	// tools/mutate hands to the prebuilt simulation must answer as the
+	// translator does in process.
+	{
+		ID: "oracle/served-statement-empty", Why: "the translating program answers every routing request with an empty statement",
+		File: "internal/oraclecall/oraclecall.go", From: "\treturn Response{Routing: b}", To: "\treturn Response{Routing: append(b[:0], \"{}\"...)}",
+		Package: "./internal/oraclecall",
+	},
+	{
+		ID: "oracle/served-objects-dropped", Why: "the translating program answers a translation with the last object of each cluster only",
+		File: "internal/oraclecall/oraclecall.go", From: "\t\t\tresp.Objects[o.Cluster] = append(resp.Objects[o.Cluster], doc)", To: "\t\t\tresp.Objects[o.Cluster] = []string{doc}",
+		Package: "./internal/oraclecall",
+	},
 	// The other side of the agreement: the routing statement changes alone
 	// (the translator, and so Istio, unchanged); the simulation compares
 	// the two for every golden case and must fail.
@@ -909,6 +922,11 @@ var mutations = []mutation{
 		ID: "istio/routing-statement-reversed", Why: "the plan's routing statement lists failover backwards while Istio's objects are right",
 		File: "internal/translate/routing/virtualdestination.go", From: "return steps[i] < steps[j]", To: "return steps[i] > steps[j]",
 		Suites: []suite{simulation("TestVirtualDestinationTraffic")},
+	},
+	{
+		ID: "istio/routing-statement-timeout-dropped", Why: "the plan's routing statement leaves out a traffic policy's timeout while Istio's objects set it",
+		File: "internal/translate/routing/trafficpolicy.go", From: "r := Route{When: when, Timeout: duration(in.Timeout),", To: "r := Route{When: when, Timeout: \"\",",
+		Suites: []suite{simulation("TestTrafficPolicyTraffic")},
 	},
 	{
 		ID: "istio/routing-statement-mirror-percent", Why: "the plan's routing statement says a partial mirror copies every request while Istio's objects are right",

@@ -25,7 +25,7 @@ import (
 // vdRouting is the routing statement of the case's virtual destination.
 func (g *goldenCase) vdRouting(t *testing.T) routing.Destination {
 	t.Helper()
-	d, err := oracle.RoutingVirtualDestination(g.raw, oracle.Registry(g.oracleRegistry()))
+	d, err := oracle.RoutingVirtualDestination(g.raw, g.oracleRegistry())
 	if err != nil {
 		t.Fatalf("the routing statement of %s: %v", g.name, err)
 	}
@@ -92,7 +92,7 @@ func (g *goldenCase) tpRoutings(t *testing.T, pds []pd) []routing.Traffic {
 		if pds[i].d.VirtualDestination != "" {
 			vd = vdOf(pds[i].d)
 		}
-		r, err := oracle.RoutingTrafficPolicy(p, vd, oracle.Registry(g.oracleRegistry()))
+		r, err := oracle.RoutingTrafficPolicy(p, vd, g.oracleRegistry())
 		if err != nil {
 			t.Fatalf("the routing statement of %s: %v", g.name, err)
 		}
@@ -184,7 +184,7 @@ func mirrorPercent(m *route.RouteAction_RequestMirrorPolicy) float64 {
 // apRouting is the routing statement of the access-policy case.
 func (g *goldenCase) apRouting(t *testing.T) routing.Access {
 	t.Helper()
-	a, err := oracle.RoutingAccessPolicy(g.raw, oracle.Registry(g.oracleRegistry()))
+	a, err := oracle.RoutingAccessPolicy(g.raw, g.oracleRegistry())
 	if err != nil {
 		t.Fatalf("the routing statement of %s: %v", g.name, err)
 	}

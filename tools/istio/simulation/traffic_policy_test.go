@@ -188,6 +188,10 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 	b.WriteString("# its weighted Envoy clusters and mirror; for a cluster subset of a service, its\n")
 	b.WriteString("# endpoints by Envoy priority. `make simulation UPDATE=1` rewrites it.\n")
 	stated := g.tpRoutings(t, pds)
+	if g.planned != nil && len(pds) == 1 {
+		// An example's case: Istio judges the words its plan showed.
+		stated = []routing.Traffic{plannedTraffic(t, g.planned)}
+	}
 	clusters := map[string]bool{}
 	for _, st := range stated {
 		for c := range st.Sources {
@@ -311,6 +315,9 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 					// takes several policies' settings).
 					x.p.checkRoute(t, row, a)
 					own = append(own, r)
+					if isStated {
+						checkStatedSettings(t, c, host, st, r)
+					}
 				}
 				if isStated {
 					checkStatedRoute(t, g, c, host, x.d, st, a)
@@ -391,11 +398,11 @@ func newPolicyIstiod(t *testing.T, g *goldenCase, self string, d tpDestination, 
 	backends := map[string]bool{}
 	if d.VirtualDestination != "" {
 		vd := vdOf(d)
-		objs, err := oracle.TranslateIntent("virtual-destination", vd, oracle.Registry(g.oracleRegistry()))
-		if err != nil {
-			t.Fatalf("the virtual destination %s the case names does not translate: %v\n%s", d.VirtualDestination, err, vd)
+		out := oracle.TranslateIntent(t, "virtual-destination", vd, g.oracleRegistry())
+		if out.Failed != "" {
+			t.Fatalf("the virtual destination %s the case names does not translate: %v\n%s", d.VirtualDestination, out.Failed, vd)
 		}
-		docs = append(docs, istioDocs(oracle.Render(t, objs).Objects[self])...)
+		docs = append(docs, istioDocs(out.Objects[self])...)
 		service, namespace = vdBackend(d)
 		for _, c := range d.BackendClusters {
 			backends[c] = true

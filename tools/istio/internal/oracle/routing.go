@@ -2,58 +2,50 @@ package oracle
 
 import (
 	"encoding/json"
+	"errors"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/oraclecall"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // The routing statement (internal/translate/routing) is the plan's own
 // account of where an intent sends requests, computed from the intent
 // and the registry alone. The simulation compares it with what Istio
 // makes of the translator's objects: two independent computations of one
-// promise, so a change to either side alone fails.
+// promise, so a change to either side alone fails. Like the translator,
+// it runs through internal/oraclecall (Call).
 
 // RoutingVirtualDestination is the routing statement of a virtual
 // destination intent.
-func RoutingVirtualDestination(raw json.RawMessage, reg *translate.Registry) (routing.Destination, error) {
-	var in virtualdestination.Intent
-	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-		return routing.Destination{}, err
-	}
-	return routing.VirtualDestination(in, reg)
+func RoutingVirtualDestination(raw json.RawMessage, reg []RegistryCluster) (routing.Destination, error) {
+	var d routing.Destination
+	err := routingOf(oraclecall.Request{Op: "routing", Intent: "virtual-destination", Raw: raw, Registry: reg}, &d)
+	return d, err
 }
 
 // RoutingTrafficPolicy is the routing statement of a traffic policy on a
 // virtual destination (vd, its intent) or, vd nil, a Kubernetes service.
-func RoutingTrafficPolicy(policy, vd json.RawMessage, reg *translate.Registry) (routing.Traffic, error) {
-	var in trafficpolicy.Intent
-	if err := yaml.UnmarshalStrict(policy, &in); err != nil {
-		return routing.Traffic{}, err
-	}
-	var dest *virtualdestination.Intent
-	if vd != nil {
-		dest = &virtualdestination.Intent{}
-		if err := yaml.UnmarshalStrict(vd, dest); err != nil {
-			return routing.Traffic{}, err
-		}
-	}
-	return routing.TrafficPolicy(in, dest, reg)
+func RoutingTrafficPolicy(policy, vd json.RawMessage, reg []RegistryCluster) (routing.Traffic, error) {
+	var r routing.Traffic
+	err := routingOf(oraclecall.Request{Op: "routing", Intent: "traffic-policy", Raw: policy, VD: vd, Registry: reg}, &r)
+	return r, err
 }
 
 // RoutingAccessPolicy is the routing statement of an access-policy case's
 // intent (policy and destination).
-func RoutingAccessPolicy(raw json.RawMessage, reg *translate.Registry) (routing.Access, error) {
-	var in struct {
-		Policy      accesspolicy.Intent      `json:"policy"`
-		Destination accesspolicy.Destination `json:"destination"`
+func RoutingAccessPolicy(raw json.RawMessage, reg []RegistryCluster) (routing.Access, error) {
+	var a routing.Access
+	err := routingOf(oraclecall.Request{Op: "routing", Intent: "access-policy", Raw: raw, Registry: reg}, &a)
+	return a, err
+}
+
+func routingOf(req oraclecall.Request, out any) error {
+	resp, err := Call(req)
+	if err != nil {
+		return err
 	}
-	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-		return routing.Access{}, err
+	if resp.Err != "" {
+		return errors.New(resp.Err)
 	}
-	return routing.AccessPolicy(in.Policy, in.Destination, reg)
+	return json.Unmarshal(resp.Routing, out)
 }

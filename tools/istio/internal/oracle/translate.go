@@ -1,21 +1,19 @@
 package oracle
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/oraclecall"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/translatetest"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
 // The oracles translate each case's intent LIVE, with the provider's own
@@ -25,6 +23,12 @@ import (
 // translator (tools/mutate, go test -overlay) is judged by Istio's
 // answers, not by a byte comparison with a golden file. The translator's
 // own TestGolden keeps the golden files equal to this output.
+//
+// The translator runs through internal/oraclecall: in this process, or,
+// when MESH_ORACLE_TRANSLATOR names a program (tools/oracletranslate),
+// in that program, one request per run. tools/mutate builds this module's
+// test binaries once and hands each translator mutation's program to
+// them, so that a mutation does not relink istiod.
 
 // Translated is one case's output: per cluster, its YAML documents (each
 // starting with "# cluster: <name>", as the golden files write them), or
@@ -53,13 +57,7 @@ func Translate(t testing.TB, intent, input string) Translated {
 	if err := yaml.UnmarshalStrict(raw, &in); err != nil {
 		t.Fatalf("%s: %v", input, err)
 	}
-	objs, err := TranslateIntent(intent, in.Intent, Registry(in.Registry))
-	var out Translated
-	if err != nil {
-		out = Translated{Failed: err.Error()}
-	} else {
-		out = Render(t, objs)
-	}
+	out := TranslateIntent(t, intent, in.Intent, in.Registry)
 	checkOutcome(t, input, out)
 	return out
 }
@@ -90,59 +88,44 @@ func checkOutcome(t testing.TB, input string, live Translated) {
 	}
 }
 
-// Render splits objects into YAML documents per cluster.
-func Render(t testing.TB, objs []translate.Object) Translated {
+// TranslateIntent runs the translator of intent on a case's intent and
+// registry.
+func TranslateIntent(t testing.TB, intent string, raw json.RawMessage, reg []RegistryCluster) Translated {
 	t.Helper()
-	out := Translated{Objects: map[string][]string{}}
-	for _, o := range objs {
-		doc := translatetest.RenderYAML(t, []translate.Object{o})
-		out.Objects[o.Cluster] = append(out.Objects[o.Cluster], string(doc))
+	resp, err := Call(oraclecall.Request{Op: "translate", Intent: intent, Raw: raw, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	if resp.Err != "" {
+		return Translated{Failed: resp.Err}
+	}
+	return Translated{Objects: resp.Objects}
 }
 
-// TranslateIntent runs the translator of intent on a golden case's intent.
-func TranslateIntent(intent string, raw json.RawMessage, reg *translate.Registry) ([]translate.Object, error) {
-	switch intent {
-	case "cluster":
-		var in cluster.Intent
-		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-			return nil, err
-		}
-		return cluster.Translate(in, reg)
-	case "virtual-destination":
-		var in virtualdestination.Intent
-		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-			return nil, err
-		}
-		return virtualdestination.Translate(in, reg)
-	case "traffic-policy":
-		var in struct {
-			Policy      *trafficpolicy.Intent     `json:"policy,omitempty"`
-			Destination trafficpolicy.Destination `json:"destination"`
-			Compose     []trafficpolicy.Named     `json:"compose,omitempty"`
-		}
-		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-			return nil, err
-		}
-		if len(in.Compose) > 0 {
-			return trafficpolicy.Compose(in.Compose, reg)
-		}
-		if in.Policy == nil {
-			return nil, errors.New("golden case has neither policy nor compose")
-		}
-		return trafficpolicy.Translate(*in.Policy, in.Destination, reg)
-	case "access-policy":
-		var in struct {
-			Policy      accesspolicy.Intent      `json:"policy"`
-			Destination accesspolicy.Destination `json:"destination"`
-		}
-		if err := yaml.UnmarshalStrict(raw, &in); err != nil {
-			return nil, err
-		}
-		return accesspolicy.Translate(in.Policy, in.Destination, reg)
+// Call answers req: through the program MESH_ORACLE_TRANSLATOR names, or
+// in this process. An error is the program's failure, not the answer's.
+func Call(req oraclecall.Request) (oraclecall.Response, error) {
+	prog := os.Getenv(oraclecall.Env)
+	if prog == "" {
+		return oraclecall.Do(req), nil
 	}
-	return nil, fmt.Errorf("no translator for intent %q", intent)
+	in, err := json.Marshal(req)
+	if err != nil {
+		return oraclecall.Response{}, err
+	}
+	cmd := exec.Command(prog)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return oraclecall.Response{}, fmt.Errorf("%s (%s): %v: %s", prog, oraclecall.Env, err, stderr.String())
+	}
+	var resp oraclecall.Response
+	if err := json.Unmarshal(out, &resp); err != nil {
+		return oraclecall.Response{}, fmt.Errorf("%s (%s) answered %.200q: %v", prog, oraclecall.Env, out, err)
+	}
+	return resp, nil
 }
 
 // RegistryCluster is one cluster of a case's registry, as the golden
@@ -151,9 +134,6 @@ type RegistryCluster = translate.CaseCluster
 
 // Gateway is a cluster's east-west gateway as the cases write it.
 type Gateway = translate.CaseGateway
-
-// Registry is the translator's registry of a case.
-func Registry(cs []RegistryCluster) *translate.Registry { return translate.CaseRegistry(cs) }
 
 // GoldenObjects reads a golden file's documents per cluster (for the
 // checks that the live output is what the golden file records).
