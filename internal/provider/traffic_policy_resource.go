@@ -148,11 +148,8 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		}
 		// Policies planned earlier in this run that target the same
 		// destination must compose with this one: fail at plan if not.
-		others := data.TrafficPolicies.RememberAndList(self)
-		if len(others) > 1 {
-			if _, err := trafficpolicy.Compose(others, reg); err != nil {
-				return nil, err
-			}
+		if err := conflictsWith(self, data.TrafficPolicies.RememberAndList(self), reg); err != nil {
+			return nil, err
 		}
 		return objs, nil
 	}
@@ -176,6 +173,41 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		}
 	}
 	return spec, diags
+}
+
+// conflictsWith reports the conflicts between self and the other policies
+// planned on its destination so far (on, sorted by name), pair by pair
+// (Compose's conflicts are those of pairs: trafficpolicy.CheckConflicts).
+// Only pairs that hold self count: Terraform plans resources in parallel
+// and in no fixed order, so a check of the whole group would report two
+// policies' conflict on whichever policy on the destination happened to be
+// planned last, a third one that sets nothing in conflict included. Pair by
+// pair, the conflict of a and b is reported by the one of them planned
+// second (the first saw no conflict), naming both, and never by a third
+// policy, on every plan alike. ErrUnknownPlacement (a policy whose clusters
+// are known only at apply) stands when no pair conflicts.
+func conflictsWith(self trafficpolicy.Named, on []trafficpolicy.Named, reg *translate.Registry) error {
+	var (
+		errs    translate.Errors
+		unknown error
+	)
+	for _, o := range on {
+		if o.Policy.Name == self.Policy.Name {
+			continue
+		}
+		err := trafficpolicy.CheckConflicts(self, o, reg)
+		switch {
+		case err == nil:
+		case errors.Is(err, translate.ErrUnknownPlacement):
+			unknown = err
+		default:
+			errs.Add(err)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return unknown
 }
 
 // routingDestination is the virtual destination whose clients the

@@ -1110,4 +1110,10 @@ var mutations = []mutation{
 		File: "internal/delivery/oci/remote.go", From: "\tif head == digest {\n", To: "\tif head != \"\" {\n",
 		Package: "./internal/provider", Run: "^TestAccPull_throughFlux$", Env: []string{"TF_ACC=1"},
 	},
+	// Issue 38: hints you can paste, diagnostics that stay put.
+	{
+		ID: "provider/conflict-on-third-policy", Why: "a traffic-policy conflict is checked over the whole group planned so far: it lands on whichever policy is planned last, a third one that sets nothing in conflict included",
+		File: "internal/provider/traffic_policy_resource.go", From: "\t\terr := trafficpolicy.CheckConflicts(self, o, reg)\n", To: "\t\t_, err := trafficpolicy.Compose(on, reg)\n",
+		Package: "./internal/provider", Run: "^TestTrafficPolicyConflictNamedOnTheTwoConflictingPolicies$",
+	},
 }
