@@ -74,6 +74,7 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 	entries, errs = append(entries, published...), append(errs, publishErrs...)
 	SortEntries(entries)
 	errs.sort()
+	e.finishApplyErrors(errs, clustersOf(want, stale))
 	e.wroteEntries(want, prior) // listings taken before are out of date
 	return entries, errs.Err()
 }

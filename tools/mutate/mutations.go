@@ -1116,4 +1116,14 @@ var mutations = []mutation{
 		File: "internal/provider/traffic_policy_resource.go", From: "\t\terr := trafficpolicy.CheckConflicts(self, o, reg)\n", To: "\t\t_, err := trafficpolicy.Compose(on, reg)\n",
 		Package: "./internal/provider", Run: "^TestTrafficPolicyConflictNamedOnTheTwoConflictingPolicies$",
 	},
+	{
+		ID: "kubeclient/hint-without-context", Why: "a kubectl hint names no kubeconfig context: pasted, it acts on whatever cluster the user's current context points at",
+		File: "internal/kubeclient/hints.go", From: "\t\tflags = append(flags, \"--context\", contextName(c, chosenContext(c, files)))\n", To: "",
+		Package: "./internal/kubeclient", Run: "^TestKubectlNamesTheCluster$",
+	},
+	{
+		ID: "engine/hint-not-rendered-for-cluster", Why: "an apply's kubectl hint keeps the context named like the cluster instead of the kubeconfig and context the provider uses for it",
+		File: "internal/engine/errors.go", From: "if src != nil && er.hint != nil && er.render != nil {", To: "if false {",
+		Package: "./internal/engine", Run: "^TestMissingNamespaceHintNamesTheCluster$",
+	},
 }

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+)
+
+// hintingClusters are fake clusters that render hints as kubeclient.Set
+// does for a cluster read from a kubeconfig.
+type hintingClusters struct{ fakeClusters }
+
+func (h hintingClusters) Kubectl(cluster string, hint kubeclient.Hint) string {
+	return kubeclient.Kubectl(kubeclient.Connection{Name: cluster, ConfigPath: "/etc/mesh/kubeconfig", ConfigContext: "ctx-" + cluster}, hint)
+}
+
+// A namespace that does not exist is reported with the command that
+// creates it in that cluster: kubectl with the kubeconfig and context the
+// provider uses for the cluster, not the user's current context.
+func TestMissingNamespaceHintNamesTheCluster(t *testing.T) {
+	missing := apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "users")
+	for _, tc := range []struct {
+		name   string
+		hinted bool
+		want   string
+	}{
+		{"clients that render hints", true, "Create it (kubectl --kubeconfig /etc/mesh/kubeconfig --context ctx-west create namespace users), then apply again."},
+		{"clients that do not", false, "Create it (kubectl --context west create namespace users), then apply again."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, fc := newFakeEngine(t, "east", "west")
+			if tc.hinted {
+				e.Clients = hintingClusters{fc}
+			}
+			failWrites(fc["west"], missing)
+			_, err := e.Apply(context.Background(), testOwner, []Desired{serviceEntry(testOwner, "east", "a"), serviceEntry(testOwner, "west", "a")}, nil)
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) != 1 {
+				t.Fatalf("want one error, got %v", err)
+			}
+			if errs[0].Cluster != "west" || !strings.Contains(errs[0].Detail, tc.want) {
+				t.Errorf("detail %q, want it to hold %q", errs[0].Detail, tc.want)
+			}
+		})
+	}
+}
+
+// unreachableWest is fake clusters where west refuses connections, as
+// client-go reports it (a *url.Error).
+type unreachableWest struct{ fakeClusters }
+
+func (u unreachableWest) Get(cluster string) (*kubeclient.Clients, error) {
+	if cluster == "west" {
+		return nil, &url.Error{Op: "Get", URL: "https://west.example.com:6443/api", Err: errors.New("dial tcp 10.0.0.2:6443: connect: connection refused")}
+	}
+	return u.fakeClusters.Get(cluster)
+}
+
+// An unreachable cluster's error says that the other clusters were
+// written only where they were: after an apply across clusters, not in the
+// same error read at plan (issue 38: a plan-time warning said objects
+// "were still applied and are recorded in state").
+func TestUnreachableWordingFollowsThePhase(t *testing.T) {
+	const applied = "were still applied and are recorded in state"
+	refused := &url.Error{Op: "Get", URL: "https://west.example.com:6443/api", Err: errors.New("connection refused")}
+	if d := clusterError("west", "Reading owned objects", refused).Detail; strings.Contains(d, applied) {
+		t.Errorf("a read's error says objects were applied: %s", d)
+	}
+	e, fc := newFakeEngine(t, "east", "west")
+	e.Clients = unreachableWest{fc}
+	_, err := e.Apply(context.Background(), testOwner, []Desired{serviceEntry(testOwner, "east", "a"), serviceEntry(testOwner, "west", "a")}, nil)
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 {
+		t.Fatalf("want one error, got %v", err)
+	}
+	if d := errs[0].Detail; !strings.Contains(d, "Cluster west is unreachable") || !strings.Contains(d, applied) {
+		t.Errorf("the apply's error: %s", d)
+	}
+}
+
+// A cluster silent earlier in the run is explained once: when it went
+// silent and that it is not asked again, without the same clause twice.
+func TestSilentClusterExplainedOnce(t *testing.T) {
+	err := &url.Error{Op: "Get", URL: "https://west.example.com:6443/api", Err: &kubeclient.SilentError{Cluster: "west", First: errors.New("context deadline exceeded")}}
+	d := clusterError("west", "Reading owned objects", err).Detail
+	if strings.Count(d, "again") != 1 || !strings.Contains(d, "context deadline exceeded") {
+		t.Errorf("detail %q: want the first failure and one 'again'", d)
+	}
+}
