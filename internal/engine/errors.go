@@ -158,11 +158,18 @@ func describe(cluster string, err error) string {
 	var netErr net.Error
 	var urlErr *url.Error
 	var silent *kubeclient.SilentError
+	var execErr *kubeclient.ExecError
 	switch {
 	case errors.Is(err, kubeclient.ErrNotRegistered):
 		return fmt.Sprintf("Cluster %s is no longer in the provider's clusters, but this intent still has objects there (see objects in state), "+
 			"which can be neither updated nor deleted. Add the cluster back to the provider block to let apply or destroy remove them. "+
 			"If the cluster itself is gone for good, add %q to the provider's retired_clusters: those objects are then dropped from state, with a warning, without contacting it.", cluster, cluster)
+	case errors.As(err, &execErr):
+		stderr := strings.TrimSpace(execErr.Stderr)
+		if stderr == "" {
+			stderr = "(it wrote nothing to stderr)"
+		}
+		return fmt.Sprintf("The exec credential plugin %q of cluster %s %s. Its stderr: %s. Fix what it reports and run it by hand where Terraform runs to check; a plugin that waits for an interactive login cannot run under Terraform.", execErr.Command, cluster, execErr.Outcome, stderr)
 	case strings.Contains(err.Error(), "getting credentials: exec"):
 		return fmt.Sprintf("The exec credential plugin of cluster %s failed, or did not finish within the provider's request_timeout and was stopped (%v). Run the plugin by hand where Terraform runs to see why; a plugin that waits for an interactive login cannot run under Terraform.", cluster, err)
 	case errors.As(err, &silent):

@@ -94,3 +94,21 @@ func TestSilentClusterExplainedOnce(t *testing.T) {
 		t.Errorf("detail %q: want the first failure and one 'again'", d)
 	}
 }
+
+// A failing exec credential plugin is explained by its own command and
+// stderr, as kubeclient reports it.
+func TestExecPluginFailureExplained(t *testing.T) {
+	err := &url.Error{Op: "Get", URL: "https://east.example.com/api", Err: &kubeclient.ExecError{
+		Command: "aws", Outcome: "exited with status 255", Stderr: "An error occurred (ExpiredToken)\n",
+		Err: errors.New("getting credentials: exec: executable /usr/bin/terraform-provider-mesh failed with exit code 255"),
+	}}
+	d := clusterError("east", "Reading owned objects", err).Detail
+	for _, want := range []string{`The exec credential plugin "aws" of cluster east exited with status 255.`, "Its stderr: An error occurred (ExpiredToken)."} {
+		if !strings.Contains(d, want) {
+			t.Errorf("detail %q lacks %q", d, want)
+		}
+	}
+	if strings.Contains(d, "terraform-provider-mesh") {
+		t.Errorf("detail names the provider's binary: %s", d)
+	}
+}

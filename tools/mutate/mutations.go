@@ -1126,4 +1126,9 @@ var mutations = []mutation{
 		File: "internal/engine/errors.go", From: "if src != nil && er.hint != nil && er.render != nil {", To: "if false {",
 		Package: "./internal/engine", Run: "^TestMissingNamespaceHintNamesTheCluster$",
 	},
+	{
+		ID: "kubeclient/exec-report-unread", Why: "a failing exec credential plugin is reported as client-go words it: the provider's own binary failed, the plugin's stderr lost",
+		File: "internal/kubeclient/exectimeout.go", From: "if err == nil || !strings.Contains(err.Error(), \"getting credentials: exec\") {", To: "if true {",
+		Package: "./internal/kubeclient", Run: "^TestExecPluginFailureNamesThePluginAndItsStderr$",
+	},
 }
