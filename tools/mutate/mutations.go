@@ -1131,4 +1131,9 @@ var mutations = []mutation{
 		File: "internal/kubeclient/exectimeout.go", From: "if err == nil || !strings.Contains(err.Error(), \"getting credentials: exec\") {", To: "if true {",
 		Package: "./internal/kubeclient", Run: "^TestExecPluginFailureNamesThePluginAndItsStderr$",
 	},
+	{
+		ID: "translate/no-did-you-mean", Why: "an unknown cluster name that is a typo of a registered one gets no \"did you mean\"",
+		File: "internal/translate/registry.go", From: "if best == \"\" || bestDist > limit {", To: "if true {",
+		Package: "./internal/translate", Run: "^TestUnknownClusterSuggestsTheClosestName$",
+	},
 }
