@@ -1133,7 +1133,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "translate/no-did-you-mean", Why: "an unknown cluster name that is a typo of a registered one gets no \"did you mean\"",
-		File: "internal/translate/registry.go", From: "if best == \"\" || bestDist > limit {", To: "if true {",
+		File: "internal/translate/registry.go", From: "if best == \"\" || bestDist > limit {", To: "if best == \"\" || bestDist > limit-limit-1 {",
 		Package: "./internal/translate", Run: "^TestUnknownClusterSuggestsTheClosestName$",
 	},
 }
