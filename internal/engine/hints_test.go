@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-log/tflogtest"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -110,5 +113,42 @@ func TestExecPluginFailureExplained(t *testing.T) {
 	}
 	if strings.Contains(d, "terraform-provider-mesh") {
 		t.Errorf("detail names the provider's binary: %s", d)
+	}
+}
+
+// An apply logs at INFO, per cluster, when it starts writing there and
+// when it is done, with the counts: TF_LOG=INFO shows a long apply's
+// progress (issue 38: an apply printed nothing per cluster).
+func TestApplyLogsProgressPerClusterAtInfo(t *testing.T) {
+	var out bytes.Buffer
+	ctx := tflogtest.RootLogger(context.Background(), &out)
+	e, fc := newFakeEngine(t, "east", "west")
+	failWrites(fc["west"], apierrors.NewForbidden(schema.GroupResource{Group: "networking.istio.io", Resource: "serviceentries"}, "a", errors.New("denied")))
+	if _, err := e.Apply(ctx, testOwner, []Desired{serviceEntry(testOwner, "east", "a"), serviceEntry(testOwner, "east", "b"), serviceEntry(testOwner, "west", "a")}, nil); err == nil {
+		t.Fatal("want west's write to fail")
+	}
+	entries, err := tflogtest.MultilineJSONDecode(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, en := range entries {
+		if en["@level"] != "info" {
+			continue
+		}
+		msg, _ := en["@message"].(string)
+		cluster, _ := en["cluster"].(string)
+		got[cluster+" "+msg] = fmt.Sprint(en["objects"], " ", en["failures"])
+	}
+	want := map[string]string{
+		"east engine: writing cluster": "2 <nil>",
+		"east engine: cluster written": "2 0",
+		"west engine: writing cluster": "1 <nil>",
+		"west engine: cluster written": "0 1",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("INFO %q: %q, want %q (all: %v)", k, got[k], v, got)
+		}
 	}
 }

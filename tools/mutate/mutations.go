@@ -1136,4 +1136,9 @@ var mutations = []mutation{
 		File: "internal/translate/registry.go", From: "if best == \"\" || bestDist > limit {", To: "if best == \"\" || bestDist > limit-limit-1 {",
 		Package: "./internal/translate", Run: "^TestUnknownClusterSuggestsTheClosestName$",
 	},
+	{
+		ID: "engine/progress-at-debug", Why: "an apply's per-cluster progress is logged at DEBUG only: TF_LOG=INFO shows nothing during a long apply",
+		File: "internal/engine/log.go", From: "\ttflog.Info(ctx, \"engine: \"+msg, fields)", To: "\ttflog.Debug(ctx, \"engine: \"+msg, fields)",
+		Package: "./internal/engine", Run: "^TestApplyLogsProgressPerClusterAtInfo$",
+	},
 }
