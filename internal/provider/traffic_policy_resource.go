@@ -45,7 +45,10 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 		MarkdownDescription: "How traffic from some sources to a destination behaves: routing (match, traffic shift, mirror), resilience (timeout, retries, fault injection), " +
 			"headers and CORS, and connection settings. Written as VirtualService routes and DestinationRule settings in the source clusters only, since Istio applies them at the client. " +
 			"Several policies on one destination compose into one VirtualService per cluster: requests they do not share get separate routes, shared requests get the settings of both, " +
-			"and the same setting with different values is an error that names both policies." + objectsPlanNote,
+			"and the same setting with different values is an error that names both policies." + objectsPlanNote(
+			`~ "east/VirtualService.networking.istio.io/istio-system/tp-user.global" = "5b1f0c9e27d4a836" -> "a07e44c1d2b9f315"`,
+			`+ "west/VirtualService.networking.istio.io/istio-system/tp-user.global" = "c3d98e0b6a1f7254"`,
+		),
 		Attributes: trafficPolicyAttributes(),
 	}
 }
