@@ -142,3 +142,23 @@ func TestAccHints_runAsPrinted(t *testing.T) {
 		}
 	}
 }
+
+// printedHints finds a hint in Terraform's diagnostic box, also when
+// Terraform wrapped it across lines.
+func TestPrintedHintsJoinsWrappedLines(t *testing.T) {
+	out := "│ Error: Applying east/ConfigMap/hint-records/vd-user\n" +
+		"│\n" +
+		"│ Namespace hint-records does not exist in cluster east. Create it (kubectl\n" +
+		"│ --kubeconfig /tmp/mesh/kubeconfig --context east create namespace\n" +
+		"│ hint-records): virtual destination records live there, then apply again.\n" +
+		"╵\n" +
+		"│ Namespace hint-records does not exist in cluster west. Create it (KUBECONFIG='/a:/b' kubectl --context west create namespace hint-records), then apply again.\n"
+	got := printedHints(out)
+	want := []string{
+		"kubectl --kubeconfig /tmp/mesh/kubeconfig --context east create namespace hint-records",
+		"KUBECONFIG='/a:/b' kubectl --context west create namespace hint-records",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("printedHints =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

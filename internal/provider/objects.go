@@ -46,7 +46,7 @@ func objectsPlanNote(lines ...string) string {
 		key, value, _ := strings.Cut(rest, " = ")
 		fmt.Fprintf(&b, "          %s %-*s = %s\n", op, width, key, value)
 	}
-	b.WriteString("            # (unchanged elements hidden)\n" +
+	b.WriteString("            # (4 unchanged elements hidden)\n" +
 		"        }\n" +
 		"```\n\n" +
 		"`make render` in the repository prints the content of each object a configuration plans, per cluster, as YAML, without contacting a cluster.")
