@@ -143,7 +143,7 @@ func unreachable(err error) bool {
 	var netErr net.Error
 	var urlErr *url.Error
 	switch {
-	case errors.Is(err, kubeclient.ErrNotRegistered), strings.Contains(err.Error(), "getting credentials: exec"),
+	case errors.Is(err, kubeclient.ErrNotRegistered), strings.Contains(err.Error(), "getting credentials: exec"), kubeclient.ExecErrorIn(err) != nil,
 		errors.Is(err, kubeclient.ErrSilent), errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout(),
 		errors.Is(err, context.Canceled):
 		return false
@@ -158,13 +158,13 @@ func describe(cluster string, err error) string {
 	var netErr net.Error
 	var urlErr *url.Error
 	var silent *kubeclient.SilentError
-	var execErr *kubeclient.ExecError
+	execErr := kubeclient.ExecErrorIn(err)
 	switch {
 	case errors.Is(err, kubeclient.ErrNotRegistered):
 		return fmt.Sprintf("Cluster %s is no longer in the provider's clusters, but this intent still has objects there (see objects in state), "+
 			"which can be neither updated nor deleted. Add the cluster back to the provider block to let apply or destroy remove them. "+
 			"If the cluster itself is gone for good, add %q to the provider's retired_clusters: those objects are then dropped from state, with a warning, without contacting it.", cluster, cluster)
-	case errors.As(err, &execErr):
+	case execErr != nil:
 		stderr := strings.TrimSpace(execErr.Stderr)
 		if stderr == "" {
 			stderr = "(it wrote nothing to stderr)"

@@ -3,6 +3,7 @@ package kubeclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -63,6 +64,12 @@ func TestExecPluginFailureNamesThePluginAndItsStderr(t *testing.T) {
 		}
 		if strings.Contains(execErr.Error(), self) {
 			t.Errorf("the error names the wrapper: %v", execErr)
+		}
+		// http.Client keeps only the text of an error when the request's
+		// deadline passed meanwhile; the ExecError is found by it.
+		quoted := fmt.Errorf("Get %q: %s (Client.Timeout exceeded while awaiting headers)", srv.URL, execErr.Error())
+		if got := ExecErrorIn(quoted); got != execErr {
+			t.Errorf("ExecErrorIn(%v) = %v", quoted, got)
 		}
 	}
 	if reached.Load() {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -149,7 +150,32 @@ func (t *execReportTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	_ = os.Remove(t.report) // read; the next failure writes it again
 	command, rest, _ := strings.Cut(string(raw), "\n")
 	outcome, stderr, _ := strings.Cut(rest, "\n")
-	return resp, &ExecError{Command: command, Outcome: outcome, Stderr: stderr, Err: err}
+	e := &ExecError{Command: command, Outcome: outcome, Stderr: stderr, Err: err}
+	execErrors.Store(e.Error(), e)
+	return resp, e
+}
+
+// execErrors holds every ExecError of this process by its text. When the
+// request's own deadline passes while the plugin is being stopped (both
+// are request_timeout), http.Client replaces the error with a timeout
+// error that keeps only its text; ExecErrorIn finds it again by that text.
+var execErrors sync.Map
+
+// ExecErrorIn returns the ExecError err is, wraps or quotes; nil if none.
+func ExecErrorIn(err error) *ExecError {
+	var e *ExecError
+	if errors.As(err, &e) {
+		return e
+	}
+	msg := err.Error()
+	execErrors.Range(func(k, v any) bool {
+		if strings.Contains(msg, k.(string)) {
+			e = v.(*ExecError)
+			return false
+		}
+		return true
+	})
+	return e
 }
 
 // execReportPath is where the wrapper reports the plugin failures of one
