@@ -4,7 +4,8 @@
 #
 #   local-mesh-bin   build kube-apiserver, etcd, Istio's webhook and Flux's
 #                    controllers (cached) and copy Istio's and Flux's CRDs
-#                    next to them
+#                    next to them; with LOCAL_MESH_BIN set by the caller,
+#                    only check that it holds them
 #   local-mesh       start the clusters in the background (no-op if running);
 #                    kubeconfig: $(LOCAL_MESH_DIR)/kubeconfig, one context per cluster
 #   local-mesh-down  stop them, leaving no kube-apiserver or etcd behind
@@ -26,13 +27,30 @@ LOCAL_MESH_KUBECONFIG := $(abspath $(LOCAL_MESH_DIR))/kubeconfig
 # exported because tests read $LOCAL_MESH_BIN.
 ifeq ($(origin LOCAL_MESH_BIN),undefined)
 LOCAL_MESH_BIN := $(shell $(LOCAL_MESH_ROOT)/tools/build-binaries.sh --print-dir 2>/dev/null)
+LOCAL_MESH_BIN_GIVEN :=
+else
+# Given by the caller: used as it is, never built into (local-mesh-bin
+# checks that it holds what the clusters need).
+LOCAL_MESH_BIN_GIVEN := 1
 endif
 export LOCAL_MESH_BIN
 
 .PHONY: local-mesh-bin local-mesh local-mesh-down local-mesh-status local-mesh-cmd
 
 local-mesh-bin:
+ifeq ($(LOCAL_MESH_BIN_GIVEN),1)
+	@missing=; for f in kube-apiserver etcd istio-webhook istio-crds.yaml \
+		$(if $(strip $(LOCAL_MESH_FLUX)),source-controller kustomize-controller flux-crds.yaml); do \
+		[ -e "$(LOCAL_MESH_BIN)/$$f" ] || missing="$$missing $$f"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "LOCAL_MESH_BIN=$(LOCAL_MESH_BIN) lacks:$$missing. Unset LOCAL_MESH_BIN to build them (tools/build-binaries.sh), or point it at a directory that has them." >&2; \
+		exit 1; \
+	fi; \
+	echo "local-mesh: using the binaries in LOCAL_MESH_BIN=$(LOCAL_MESH_BIN) (not rebuilt)"
+else
 	@$(LOCAL_MESH_ROOT)/tools/build-binaries.sh
+endif
 
 local-mesh-cmd:
 	@mkdir -p $(dir $(LOCAL_MESH_CMD))

@@ -55,7 +55,10 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 				ds = append(ds, d)
 			}
 		}
-		return e.upsertCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
+		logProgress(ctx, "writing cluster", owner, cluster, "objects", len(ds))
+		got, errs := e.upsertCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
+		logProgress(ctx, "cluster written", owner, cluster, "objects", len(got), "failures", len(errs))
+		return got, errs
 	})
 	entries := applied
 	if len(errs) > 0 {
@@ -67,13 +70,17 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		entries = append(entries, stale...)
 	} else {
 		left, pruneErrs := perCluster(ctx, clustersOf(stale), func(ctx context.Context, cluster string) ([]Entry, []*Error) {
-			return e.pruneCluster(ctx, owner, cluster, byCluster(stale, cluster))
+			logProgress(ctx, "pruning cluster", owner, cluster, "objects", len(byCluster(stale, cluster)))
+			left, errs := e.pruneCluster(ctx, owner, cluster, byCluster(stale, cluster))
+			logProgress(ctx, "cluster pruned", owner, cluster, "left", len(left), "failures", len(errs))
+			return left, errs
 		})
 		entries, errs = append(entries, left...), append(errs, pruneErrs...)
 	}
 	entries, errs = append(entries, published...), append(errs, publishErrs...)
 	SortEntries(entries)
 	errs.sort()
+	e.finishApplyErrors(errs, clustersOf(want, stale))
 	e.wroteEntries(want, prior) // listings taken before are out of date
 	return entries, errs.Err()
 }

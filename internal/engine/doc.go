@@ -19,7 +19,8 @@
 // (the reads import needs), retry.go (retries of writes that lost a
 // race, with backoff), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the
-// object and the fix). The intent kinds (owner kinds and the Kubernetes
+// object and the fix, with kubectl hints rendered for the cluster by
+// kubeclient). The intent kinds (owner kinds and the Kubernetes
 // kinds each writes) are described in internal/intentkind.
 //
 // The unit tests run on client-go's fake dynamic client (fake_test.go);

@@ -455,11 +455,32 @@ func build(cluster string, conn Connection, timeout time.Duration, s *silence) (
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return &silentTransport{cluster: cluster, s: s, next: rt}
 	})
-	dyn, err := dynamic.NewForConfig(cfg)
+	report := ""
+	if cfg.ExecProvider != nil && ExecWrapper != "" {
+		// Every exec plugin runs wrapped, the kubeconfig's too: under the
+		// request timeout, and reporting its failure (exectimeout.go).
+		if cfg.ExecProvider.Command != ExecWrapper {
+			timeout := cfg.Timeout
+			if timeout <= 0 {
+				timeout = DefaultTimeout
+			}
+			cfg.ExecProvider.Command, cfg.ExecProvider.Args = wrapExec(cfg.ExecProvider.Command, cfg.ExecProvider.Args, timeout)
+		}
+		report = execReportPath(cluster)
+		cfg.ExecProvider.Env = append(cfg.ExecProvider.Env, clientcmdapi.ExecEnvVar{Name: execReportEnv, Value: report})
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the HTTP client: %w", err)
+	}
+	if report != "" {
+		httpClient.Transport = &execReportTransport{report: report, next: httpClient.Transport}
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("creating the dynamic client: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	disc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("creating the discovery client: %w", err)
 	}

@@ -43,10 +43,24 @@ func (s *silence) check(cluster string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if first, ok := s.silent[cluster]; ok {
-		return fmt.Errorf("cluster %s %w (first: %v)", cluster, ErrSilent, first)
+		return &SilentError{Cluster: cluster, First: first}
 	}
 	return nil
 }
+
+// SilentError is a request not sent because the cluster did not answer in
+// time earlier in this run; errors.Is(err, ErrSilent) holds. First is the
+// failure of the request that timed out.
+type SilentError struct {
+	Cluster string
+	First   error
+}
+
+func (e *SilentError) Error() string {
+	return fmt.Sprintf("cluster %s %v (first: %v)", e.Cluster, ErrSilent, e.First)
+}
+
+func (e *SilentError) Unwrap() error { return ErrSilent }
 
 // Silent reports whether the cluster timed out earlier in this run.
 func (s *Set) Silent(cluster string) bool { return s.silence.check(cluster) != nil }

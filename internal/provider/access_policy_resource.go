@@ -98,7 +98,10 @@ func (r *accessPolicyResource) Schema(_ context.Context, _ resource.SchemaReques
 		MarkdownDescription: "Who may call a destination. Translates into ALLOW AuthorizationPolicies in the clusters where the destination runs (Istio authorizes on the server side), " +
 			"with principals `<trust_domain of the source cluster>/ns/<namespace>/sa/<service_account>`. The same intent yields different principals in different backend clusters. " +
 			"Combine with `mesh_cluster.default_deny` so that only what access policies allow gets through. " +
-			"If two clusters share a trust domain and the policy would have to tell them apart, plan fails: the intent cannot be enforced." + objectsPlanNote,
+			"If two clusters share a trust domain and the policy would have to tell them apart, plan fails: the intent cannot be enforced." + objectsPlanNote(
+			`~ "east/AuthorizationPolicy.security.istio.io/users/ap-account-to-user" = "2e9d7a41c0b85f63" -> "94c1f0ab37e6d28e"`,
+			`+ "onprem/AuthorizationPolicy.security.istio.io/users/ap-account-to-user" = "7f3a62d9e1c04b58"`,
+		),
 		Attributes: map[string]schema.Attribute{
 			"id":             idAttribute(),
 			"adopt_existing": adoptAttribute(),

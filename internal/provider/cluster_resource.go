@@ -73,7 +73,10 @@ func (r *clusterResource) Schema(_ context.Context, _ resource.SchemaRequest, re
 	resp.Schema = schema.Schema{
 		Version: schemaVersion,
 		MarkdownDescription: "A registered cluster joins the mesh: its mesh-wide bootstrap objects (east-west Gateway, mTLS mode, default deny) in its Istio root namespace. " +
-			"Its objects go to its own cluster only; destroying it removes them." + objectsPlanNote,
+			"Its objects go to its own cluster only; destroying it removes them." + objectsPlanNote(
+			`~ "east/PeerAuthentication.security.istio.io/istio-system/default" = "61b0e8c4f2a9d357" -> "d8a4c27e90f13b65"`,
+			`+ "east/AuthorizationPolicy.security.istio.io/istio-system/mesh-default-deny" = "0c57e9b2a4f6d318"`,
+		),
 		Attributes: map[string]schema.Attribute{
 			"id": idAttribute(),
 			"name": schema.StringAttribute{

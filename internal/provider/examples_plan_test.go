@@ -87,6 +87,7 @@ var examplePlans = map[string]examplePlan{
 	"guides/prerequisites":         {want: "Plan: 2 to add"},
 	"guides/reviewing-plans":       {want: "Plan: 1 to add"},
 	"guides/upgrading":             {want: "Plan: 1 to add"},
+	"guides/troubleshooting":       {want: "No changes"},
 	"modules/team": {registry: true, vars: `team = "payments"
 service = "ledger"
 namespace = "payments"

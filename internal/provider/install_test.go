@@ -156,8 +156,8 @@ func TestAccInstall_freshClone(t *testing.T) {
 	if string(entry[1]) != version {
 		t.Errorf("the lock file selects mesh-intent/mesh %s, want %s", entry[1], version)
 	}
-	if string(entry[2]) != "~> 0.1" {
-		t.Errorf("the lock file records the constraints %q, want the guide's \"~> 0.1\"", entry[2])
+	if string(entry[2]) != "~> 0.1.0" {
+		t.Errorf("the lock file records the constraints %q, want the guide's \"~> 0.1.0\"", entry[2])
 	}
 	// The package Terraform locked is the directory make install wrote.
 	if hashes := string(entry[3]); !strings.Contains(hashes, `"`+pkgHash+`"`) {

@@ -139,7 +139,7 @@ func (l *intentList) List(ctx context.Context, req list.ListRequest, stream *lis
 	}
 	if c := cfg.Cluster.ValueString(); c != "" && !slices.Contains(l.data.Registry.Names(), c) {
 		diags.AddAttributeError(path.Root("cluster"), "Unknown cluster",
-			fmt.Sprintf("%q is not a registered cluster (%s).", c, strings.Join(l.data.Registry.Names(), ", ")))
+			l.data.Registry.UnknownCluster(c)+" Fix the name, or list without cluster.")
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}

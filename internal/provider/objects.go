@@ -27,18 +27,31 @@ import (
 // keys; and a key costs less state than an object of six attributes.
 
 // objectsPlanNote ends every resource's description: how a plan shows
-// what changes where.
-const objectsPlanNote = "\n\n`objects` maps each owned object, by `<cluster>/<Kind>.<group>/<namespace>/<name>`, to its digest, " +
-	"so a plan names every object that changes and the cluster it is in, and hides the others:\n\n" +
-	"```text\n" +
-	"      ~ objects = {\n" +
-	"          ~ \"west/ServiceEntry.networking.istio.io/istio-system/vd-user\"    = \"9ebed6d579691fec\" -> \"6d834b4e9452d633\"\n" +
-	"          ~ \"west/ServiceEntry.networking.istio.io/users/vd-user-backend\"   = \"fe98b6ff6bb7d506\" -> \"54ed8bd1d9bf1741\"\n" +
-	"          + \"onprem/DestinationRule.networking.istio.io/istio-system/vd-user\" = \"3c0e5a1f8b27d914\"\n" +
-	"            # (23 unchanged elements hidden)\n" +
-	"        }\n" +
-	"```\n\n" +
-	"`make render` in the repository prints the content of each object a configuration plans, per cluster, as YAML, without contacting a cluster."
+// what changes where, with lines of that resource's own objects (each
+// "op key = digest"; the keys as objectsAttribute describes them).
+func objectsPlanNote(lines ...string) string {
+	width := 0
+	for _, l := range lines {
+		_, key, _ := strings.Cut(l, " ")
+		key, _, _ = strings.Cut(key, " = ")
+		width = max(width, len(key))
+	}
+	var b strings.Builder
+	b.WriteString("\n\n`objects` maps each owned object, by `<cluster>/<Kind>.<group>/<namespace>/<name>`, to its digest, " +
+		"so a plan names every object that changes and the cluster it is in, and hides the others:\n\n" +
+		"```text\n" +
+		"      ~ objects = {\n")
+	for _, l := range lines {
+		op, rest, _ := strings.Cut(l, " ")
+		key, value, _ := strings.Cut(rest, " = ")
+		fmt.Fprintf(&b, "          %s %-*s = %s\n", op, width, key, value)
+	}
+	b.WriteString("            # (4 unchanged elements hidden)\n" +
+		"        }\n" +
+		"```\n\n" +
+		"`make render` in the repository prints the content of each object a configuration plans, per cluster, as YAML, without contacting a cluster.")
+	return b.String()
+}
 
 func objectsAttribute(examples string) schema.MapAttribute {
 	return schema.MapAttribute{

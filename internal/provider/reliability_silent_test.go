@@ -138,7 +138,7 @@ func TestAccReliability_hangingExecPlugin(t *testing.T) {
 	relCleanup(t, w, func() { w.write(providerConfig(t, "")) })
 	w.write(providerConfigWith(t, `request_timeout = "3s"`, conn) + meshClusterConfig("onprem", `  mtls_mode = "STRICT"`))
 	out := strings.Join(strings.Fields(w.applyFails()), " ")
-	if !strings.Contains(out, "The exec credential plugin of cluster onprem failed, or did not finish within the provider's request_timeout and was stopped") {
+	if !strings.Contains(out, fmt.Sprintf("The exec credential plugin %q of cluster onprem did not finish within 3s (the provider's request_timeout) and was stopped.", plugin)) {
 		t.Fatalf("the failure does not say the exec plugin of onprem was stopped:\n%s", out)
 	}
 	if left := liveOwnedIn(t, []string{"onprem"}, "cluster", "onprem"); len(left) > 0 {

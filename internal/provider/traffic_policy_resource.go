@@ -45,7 +45,10 @@ func (r *trafficPolicyResource) Schema(_ context.Context, _ resource.SchemaReque
 		MarkdownDescription: "How traffic from some sources to a destination behaves: routing (match, traffic shift, mirror), resilience (timeout, retries, fault injection), " +
 			"headers and CORS, and connection settings. Written as VirtualService routes and DestinationRule settings in the source clusters only, since Istio applies them at the client. " +
 			"Several policies on one destination compose into one VirtualService per cluster: requests they do not share get separate routes, shared requests get the settings of both, " +
-			"and the same setting with different values is an error that names both policies." + objectsPlanNote,
+			"and the same setting with different values is an error that names both policies." + objectsPlanNote(
+			`~ "east/VirtualService.networking.istio.io/istio-system/tp-user.global" = "5b1f0c9e27d4a836" -> "a07e44c1d2b9f315"`,
+			`+ "west/VirtualService.networking.istio.io/istio-system/tp-user.global" = "c3d98e0b6a1f7254"`,
+		),
 		Attributes: trafficPolicyAttributes(),
 	}
 }
@@ -148,11 +151,8 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		}
 		// Policies planned earlier in this run that target the same
 		// destination must compose with this one: fail at plan if not.
-		others := data.TrafficPolicies.RememberAndList(self)
-		if len(others) > 1 {
-			if _, err := trafficpolicy.Compose(others, reg); err != nil {
-				return nil, err
-			}
+		if err := conflictsWith(self, data.TrafficPolicies.RememberAndList(self), reg); err != nil {
+			return nil, err
 		}
 		return objs, nil
 	}
@@ -176,6 +176,41 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		}
 	}
 	return spec, diags
+}
+
+// conflictsWith reports the conflicts between self and the other policies
+// planned on its destination so far (on, sorted by name), pair by pair
+// (Compose's conflicts are those of pairs: trafficpolicy.CheckConflicts).
+// Only pairs that hold self count: Terraform plans resources in parallel
+// and in no fixed order, so a check of the whole group would report two
+// policies' conflict on whichever policy on the destination happened to be
+// planned last, a third one that sets nothing in conflict included. Pair by
+// pair, the conflict of a and b is reported by the one of them planned
+// second (the first saw no conflict), naming both, and never by a third
+// policy, on every plan alike. ErrUnknownPlacement (a policy whose clusters
+// are known only at apply) stands when no pair conflicts.
+func conflictsWith(self trafficpolicy.Named, on []trafficpolicy.Named, reg *translate.Registry) error {
+	var (
+		errs    translate.Errors
+		unknown error
+	)
+	for _, o := range on {
+		if o.Policy.Name == self.Policy.Name {
+			continue
+		}
+		err := trafficpolicy.CheckConflicts(self, o, reg)
+		switch {
+		case err == nil:
+		case errors.Is(err, translate.ErrUnknownPlacement):
+			unknown = err
+		default:
+			errs.Add(err)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return unknown
 }
 
 // routingDestination is the virtual destination whose clients the

@@ -126,7 +126,11 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 		MarkdownDescription: "One global hostname (e.g. `user.global`) served by Kubernetes services in several clusters. " +
 			"Client clusters get a ServiceEntry and DestinationRule for the hostname (local backends by service name, remote ones through their east-west gateway) " +
 			"with failover by priority or locality; backend clusters get what their east-west gateway needs to route the hostname to the local service. " +
-			"Clusters that are neither get nothing." + objectsPlanNote,
+			"Clusters that are neither get nothing." + objectsPlanNote(
+			`~ "west/ServiceEntry.networking.istio.io/istio-system/vd-user" = "9ebed6d579691fec" -> "6d834b4e9452d633"`,
+			`~ "west/ServiceEntry.networking.istio.io/users/vd-user-backend" = "fe98b6ff6bb7d506" -> "54ed8bd1d9bf1741"`,
+			`+ "onprem/DestinationRule.networking.istio.io/istio-system/vd-user" = "3c0e5a1f8b27d914"`,
+		),
 		Attributes: map[string]schema.Attribute{
 			"id":             idAttribute(),
 			"adopt_existing": adoptAttribute(),

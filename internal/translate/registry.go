@@ -158,9 +158,7 @@ func (r *Registry) Select(p Placement, at Path) ([]string, error) {
 		seen := map[string]bool{}
 		for i, name := range p.Clusters {
 			if r.byName[name] == nil {
-				return nil, Errorf(at.Attr("clusters").Index(i), "Unknown cluster",
-					"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-					name, r.NamesForError())
+				return nil, Errorf(at.Attr("clusters").Index(i), "Unknown cluster", "%s Add it to the provider block or fix the name.", r.UnknownCluster(name))
 			}
 			if !seen[name] {
 				seen[name] = true
@@ -185,6 +183,53 @@ func (r *Registry) Select(p Placement, at Path) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// UnknownCluster says that a cluster name is not registered: the
+// registered names, and the closest of them when name looks like a typo of
+// it. The caller adds the fix.
+func (r *Registry) UnknownCluster(name string) string {
+	return fmt.Sprintf("Cluster %q is not registered in the provider's clusters (registered: %s).%s",
+		name, r.NamesForError(), r.didYouMean(name))
+}
+
+// didYouMean is ` Did you mean "x"?` for the registered name closest to
+// name, when it differs only in case or by at most a third of its letters
+// (two at least); "" otherwise. Ties go to the first name in order.
+func (r *Registry) didYouMean(name string) string {
+	best, bestDist := "", -1
+	for _, n := range r.names {
+		d := editDistance(strings.ToLower(name), strings.ToLower(n))
+		if bestDist < 0 || d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	limit := max(2, len(name)/3)
+	if best == "" || bestDist > limit {
+		return ""
+	}
+	return fmt.Sprintf(" Did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func (r *Registry) NamesForError() string {

@@ -1184,4 +1184,35 @@ var mutations = []mutation{
 		File: "internal/delivery/oci/remote.go", From: "\tif head == digest {\n", To: "\tif head != \"\" {\n",
 		Package: "./internal/provider", Run: "^TestAccPull_throughFlux$", Env: []string{"TF_ACC=1"},
 	},
+	// Issue 38: hints you can paste, diagnostics that stay put.
+	{
+		ID: "provider/conflict-on-third-policy", Why: "a traffic-policy conflict is checked over the whole group planned so far: it lands on whichever policy is planned last, a third one that sets nothing in conflict included",
+		File: "internal/provider/traffic_policy_resource.go", From: "\t\terr := trafficpolicy.CheckConflicts(self, o, reg)\n", To: "\t\t_, err := trafficpolicy.Compose(on, reg)\n",
+		Package: "./internal/provider", Run: "^TestTrafficPolicyConflictNamedOnTheTwoConflictingPolicies$",
+	},
+	{
+		ID: "kubeclient/hint-without-context", Why: "a kubectl hint names no kubeconfig context: pasted, it acts on whatever cluster the user's current context points at",
+		File: "internal/kubeclient/hints.go", From: "\t\tflags = append(flags, \"--context\", contextName(c, chosenContext(c, files)))\n", To: "",
+		Package: "./internal/kubeclient", Run: "^TestKubectlNamesTheCluster$",
+	},
+	{
+		ID: "engine/hint-not-rendered-for-cluster", Why: "an apply's kubectl hint keeps the context named like the cluster instead of the kubeconfig and context the provider uses for it",
+		File: "internal/engine/errors.go", From: "if src != nil && er.hint != nil && er.render != nil {", To: "if false {",
+		Package: "./internal/engine", Run: "^TestMissingNamespaceHintNamesTheCluster$",
+	},
+	{
+		ID: "kubeclient/exec-report-unread", Why: "a failing exec credential plugin is reported as client-go words it: the provider's own binary failed, the plugin's stderr lost",
+		File: "internal/kubeclient/exectimeout.go", From: "if err == nil || !strings.Contains(err.Error(), \"getting credentials: exec\") {", To: "if true {",
+		Package: "./internal/kubeclient", Run: "^TestExecPluginFailureNamesThePluginAndItsStderr$",
+	},
+	{
+		ID: "translate/no-did-you-mean", Why: "an unknown cluster name that is a typo of a registered one gets no \"did you mean\"",
+		File: "internal/translate/registry.go", From: "if best == \"\" || bestDist > limit {", To: "if best == \"\" || bestDist > limit-limit-1 {",
+		Package: "./internal/translate", Run: "^TestUnknownClusterSuggestsTheClosestName$",
+	},
+	{
+		ID: "engine/progress-at-debug", Why: "an apply's per-cluster progress is logged at DEBUG only: TF_LOG=INFO shows nothing during a long apply",
+		File: "internal/engine/log.go", From: "\ttflog.Info(ctx, \"engine: \"+msg, fields)", To: "\ttflog.Debug(ctx, \"engine: \"+msg, fields)",
+		Package: "./internal/engine", Run: "^TestApplyLogsProgressPerClusterAtInfo$",
+	},
 }

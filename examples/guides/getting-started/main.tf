@@ -3,7 +3,7 @@ terraform {
   required_providers {
     mesh = {
       source  = "mesh-intent/mesh"
-      version = "~> 0.1"
+      version = "~> 0.1.0"
     }
   }
 }

@@ -4,7 +4,7 @@
 # client cluster, "east > west > onprem" -> "east > west".
 terraform {
   required_providers {
-    mesh = { source = "mesh-intent/mesh", version = "~> 0.1" }
+    mesh = { source = "mesh-intent/mesh", version = "~> 0.1.0" }
   }
 }
 

@@ -70,8 +70,7 @@ func Translate(in Intent, reg *translate.Registry) ([]translate.Object, error) {
 	c := reg.Cluster(in.Name)
 	if c == nil {
 		return nil, translate.Errorf(translate.Root("name"), "Unknown cluster",
-			"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-			in.Name, reg.NamesForError())
+			"%s Add it to the provider block or fix the name.", reg.UnknownCluster(in.Name))
 	}
 	if in.ExposeEastWest && in.MTLSMode == "DISABLE" {
 		return nil, translate.Errorf(translate.Root("mtls_mode"), "Plaintext behind the east-west gateway",

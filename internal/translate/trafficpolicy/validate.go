@@ -572,8 +572,7 @@ func validateClusters(in Intent, t target, sources []string, reg *translate.Regi
 		case cluster != "" && !translate.IsUnknown(cluster):
 			if reg.Cluster(cluster) == nil {
 				errs.Add(translate.Errorf(at.Attr("cluster"), "Unknown cluster",
-					"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-					cluster, reg.NamesForError()))
+					"%s Add it to the provider block or fix the name.", reg.UnknownCluster(cluster)))
 			} else if missing := unreached(cluster); len(missing) > 0 {
 				errs.Add(translate.Errorf(at.Attr("cluster"), "Not a backend cluster",
 					"Cluster %q is not a backend of virtual destination %s that source cluster(s) %s can reach (backends: %s); requests sent there would fail. Pick a backend cluster, or add or un-exclude the backend.",

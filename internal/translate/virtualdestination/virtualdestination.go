@@ -375,8 +375,7 @@ func planVirtualDestination(in Intent, reg *translate.Registry) (*plan, error) {
 	for i, b := range in.Backends {
 		if b.Cluster != "" && reg.Cluster(b.Cluster) == nil {
 			errs.Add(translate.Errorf(translate.Root("backends").Index(i).Attr("cluster"), "Unknown cluster",
-				"Cluster %q is not registered in the provider's clusters (registered: %s). Add it to the provider block or fix the name.",
-				b.Cluster, reg.NamesForError()))
+				"%s Add it to the provider block or fix the name.", reg.UnknownCluster(b.Cluster)))
 		}
 	}
 	clients := resolve(in.Clients.Placement, translate.Root("clients"))
