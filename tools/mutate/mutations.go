@@ -1110,4 +1110,11 @@ var mutations = []mutation{
 		File: "internal/delivery/oci/remote.go", From: "\tif head == digest {\n", To: "\tif head != \"\" {\n",
 		Package: "./internal/provider", Run: "^TestAccPull_throughFlux$", Env: []string{"TF_ACC=1"},
 	},
+	// The benchmark (issue 39): its small run in make test must fail when
+	// the floor and the provider write different things.
+	{
+		ID: "bench/floor-records-a-workspace", Why: "the floor's traffic policies record a workspace the provider does not record (the drift that broke make bench): the floor writes other contributions than the provider",
+		File: "bench/gen/render.go", From: "const Workspace = \"\"", To: "const Workspace = \"default\"",
+		Package: "./bench", Run: "^TestAccBench_small$", Env: []string{"TF_ACC=1"},
+	},
 }
