@@ -5,16 +5,18 @@
 // It starts a local mesh of its own, and for each M in -intents and each
 // run, on empty clusters each time:
 //
-//  1. floor (bench/floor) applies the objects of a generated configuration
-//     of M intents (bench/gen) with plain server-side apply, lists them
-//     back, records a fingerprint of every object and deletes them;
+//  1. floor (bench/floor) replays, with plain server-side apply, the
+//     requests the provider's engine sends for the planned objects of a
+//     generated configuration of M intents (bench/gen, rendered once per
+//     M), lists them back, records a fingerprint of every object and
+//     deletes them;
 //  2. engine (bench/engine) applies, reads and deletes the same intents
 //     through the provider's engine, without Terraform;
 //  3. Terraform, with the provider behind a dev_overrides CLI config:
 //     plan -out, apply of that plan, a no-op plan (refresh included; it
 //     must report no changes), a plan with -refresh=false, and destroy.
-//     After apply, state must list exactly the objects and digests the
-//     floor rendered, and the objects in the clusters must be the floor's
+//     After apply, state must list exactly the objects and digests of the
+//     inventory gen.Render returned, and the objects in the clusters must be the floor's
 //     (labels, annotations, spec, data; instance IDs aside);
 //  4. terraform-core: Terraform alone on the same number of resources and
 //     about the same state bytes (terraform_data), for Terraform's share.
