@@ -53,6 +53,9 @@ type Owned struct {
 type Rendered struct {
 	Writes    []Write
 	Inventory []Owned
+	// Requests counts every request the engine sent to the in-memory
+	// clusters (reads included), per cluster.
+	Requests map[string]int `json:"-"`
 }
 
 // Save writes r to path as JSON, for Load.
@@ -213,5 +216,9 @@ func (s *Spec) Render() (*Rendered, error) {
 		}
 	}
 	r.Writes = rec.writes
+	r.Requests = map[string]int{}
+	for c, d := range rec.clusters {
+		r.Requests[c] = len(d.Actions())
+	}
 	return r, nil
 }
