@@ -178,5 +178,5 @@ func managerFields(fields []metav1.ManagedFieldsEntry, applied *unstructured.Uns
 		}
 	}
 	return append(out, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply,
-		APIVersion: applied.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}), nil
+		APIVersion: applied.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw))}), nil
 }
