@@ -226,8 +226,14 @@ func (f *floor) apply(ctx context.Context) (int, error) {
 		}
 		err := f.perCluster(len(keys), func(i int) string { return keys[i].Cluster }, func(i int) error {
 			for _, w := range byKey[keys[i]] {
-				_, err := f.clients[w.Key.Cluster].Resource(gvrOf(w.Key)).Namespace(w.Key.Namespace).Patch(ctx, w.Key.Name,
-					types.ApplyPatchType, w.Body, metav1.PatchOptions{FieldManager: w.Manager, Force: &w.Force})
+				ri := f.clients[w.Key.Cluster].Resource(gvrOf(w.Key)).Namespace(w.Key.Namespace)
+				_, err := ri.Patch(ctx, w.Key.Name, types.ApplyPatchType, w.Body, metav1.PatchOptions{FieldManager: w.Manager, Force: &w.Force})
+				if apierrors.IsConflict(err) && !w.Force {
+					// As the engine's composer does (engine/compose.go):
+					// fields of our own managers are taken over, forced.
+					force := true
+					_, err = ri.Patch(ctx, w.Key.Name, types.ApplyPatchType, w.Body, metav1.PatchOptions{FieldManager: w.Manager, Force: &force})
+				}
 				if err != nil {
 					return fmt.Errorf("%s: %w", w.Key, err)
 				}
