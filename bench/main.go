@@ -5,16 +5,18 @@
 // It starts a local mesh of its own, and for each M in -intents and each
 // run, on empty clusters each time:
 //
-//  1. floor (bench/floor) applies the objects of a generated configuration
-//     of M intents (bench/gen) with plain server-side apply, lists them
-//     back, records a fingerprint of every object and deletes them;
+//  1. floor (bench/floor) replays, with plain server-side apply, the
+//     requests the provider's engine sends for the planned objects of a
+//     generated configuration of M intents (bench/gen, rendered once per
+//     M), lists them back, records a fingerprint of every object and
+//     deletes them;
 //  2. engine (bench/engine) applies, reads and deletes the same intents
 //     through the provider's engine, without Terraform;
 //  3. Terraform, with the provider behind a dev_overrides CLI config:
 //     plan -out, apply of that plan, a no-op plan (refresh included; it
 //     must report no changes), a plan with -refresh=false, and destroy.
-//     After apply, state must list exactly the objects and digests the
-//     floor rendered, and the objects in the clusters must be the floor's
+//     After apply, state must list exactly the objects and digests of the
+//     inventory gen.Render returned, and the objects in the clusters must be the floor's
 //     (labels, annotations, spec, data; instance IDs aside);
 //  4. terraform-core: Terraform alone on the same number of resources and
 //     about the same state bytes (terraform_data), for Terraform's share.
@@ -158,6 +160,9 @@ func run(o options) error {
 	}
 	// Warm up the API servers (each kind's first server-side apply builds
 	// its field-management type information) before anything is timed.
+	if _, err := b.render(o.intents[0]); err != nil {
+		return err
+	}
 	if _, err := b.floorRun(o.intents[0], "apply,delete", ""); err != nil {
 		return err
 	}
@@ -215,6 +220,31 @@ type bench struct {
 	kubeconfig string
 	meshDir    string // where the API servers' and etcds' data live
 	admin      map[string]*rest.Config
+	// renders holds gen.Render's result per M (render).
+	renders map[int]*gen.Rendered
+}
+
+// render returns what the floor writes for M and what state must hold,
+// rendered once per M and saved where the floor reads it (renderedFile).
+func (b *bench) render(m int) (*gen.Rendered, error) {
+	if r, ok := b.renders[m]; ok {
+		return r, nil
+	}
+	r, err := gen.Generate(m, gen.Clusters(b.o.clusters)).Render()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(b.renderedFile(m)), 0o755); err != nil {
+		return nil, err
+	}
+	if err := r.Save(b.renderedFile(m)); err != nil {
+		return nil, err
+	}
+	if b.renders == nil {
+		b.renders = map[int]*gen.Rendered{}
+	}
+	b.renders[m] = r
+	return r, nil
 }
 
 func (b *bench) cliConfig() string { return filepath.Join(b.o.work, "terraformrc") }

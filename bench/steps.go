@@ -111,7 +111,14 @@ func (b *bench) tool(path string, m int, args ...string) (toolResult, error) {
 }
 
 func (b *bench) floorRun(m int, ops, fingerprints string) (toolResult, error) {
-	return b.tool(b.o.floor, m, "-concurrency", strconv.Itoa(b.o.concurrency), "-ops", ops, "-fingerprints", fingerprints)
+	return b.tool(b.o.floor, m, "-concurrency", strconv.Itoa(b.o.concurrency), "-ops", ops, "-fingerprints", fingerprints,
+		"-rendered", b.renderedFile(m))
+}
+
+// renderedFile holds what gen.Render returned for M (runOnce writes it):
+// the floor reads it instead of rendering again at every invocation.
+func (b *bench) renderedFile(m int) string {
+	return filepath.Join(b.o.work, fmt.Sprintf("m%d", m), "rendered.json")
 }
 
 // measured runs fn as one step: its CPU use by the clusters and the API
@@ -132,7 +139,7 @@ func (b *bench) runOnce(m, r int) (runResult, error) {
 		return res, err
 	}
 	spec := gen.Generate(m, gen.Clusters(b.o.clusters))
-	rendered, err := spec.Render()
+	rendered, err := b.render(m)
 	if err != nil {
 		return res, err
 	}

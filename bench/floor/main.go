@@ -1,6 +1,7 @@
 // Command floor is the benchmark's floor: it writes the same objects the
-// provider writes for a generated configuration (bench/gen renders them
-// with the provider's translator and engine.Plan) to the same clusters,
+// provider writes for a generated configuration (bench/gen: the requests
+// the provider's engine sends for the objects engine.Plan planned) to the
+// same clusters,
 // with nothing but client-go server-side apply at a fixed concurrency, and
 // lists them back. Its times are what the provider's apply and refresh are
 // compared with.
@@ -9,8 +10,8 @@
 //
 // Ops, run in the order given, each timed:
 //
-//	apply        one server-side apply per rendered object (the provider's
-//	             field managers, labels and content), clusters in parallel,
+//	apply        the engine's server-side apply requests, bodies and field
+//	             managers as it sent them, clusters in parallel,
 //	             -concurrency requests in flight per cluster
 //	list         one LIST per cluster and kind, selecting our managed-by label
 //	delete       one DELETE per object, same concurrency
@@ -39,6 +40,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -65,11 +67,18 @@ func main() {
 	concurrency := flag.Int("concurrency", 10, "requests in flight per cluster")
 	ops := flag.String("ops", "apply,list,delete", "comma-separated ops: apply, list, delete, fingerprint, count")
 	fingerprints := flag.String("fingerprints", "", "file the fingerprint op writes")
+	renderedFile := flag.String("rendered", "", "the writes gen.Render returned, as JSON (gen.Rendered.Save); rendered here if empty")
 	flag.Parse()
 
 	clusters := strings.Split(*clusterList, ",")
 	spec := gen.Generate(*intents, gen.Clusters(clusters))
-	rendered, err := spec.Render()
+	var rendered *gen.Rendered
+	var err error
+	if *renderedFile != "" {
+		rendered, err = gen.Load(*renderedFile)
+	} else {
+		rendered, err = spec.Render()
+	}
 	if err != nil {
 		fatal(err)
 	}
@@ -194,18 +203,48 @@ func (f *floor) perCluster(n int, clusterOf func(int) string, fn func(i int) err
 	return first
 }
 
+// apply replays the engine's requests (gen.Render): wave by wave, each
+// object's requests in the order the engine sent them, objects in
+// parallel.
 func (f *floor) apply(ctx context.Context) (int, error) {
 	ws := f.rendered.Writes
-	err := f.perCluster(len(ws), func(i int) string { return ws[i].Key.Cluster }, func(i int) error {
-		w := ws[i]
-		_, err := f.clients[w.Key.Cluster].Resource(gvrOf(w.Key)).Namespace(w.Key.Namespace).Apply(ctx, w.Key.Name,
-			&unstructured.Unstructured{Object: w.Manifest}, metav1.ApplyOptions{FieldManager: w.Manager, Force: w.Force})
-		if err != nil {
-			return fmt.Errorf("%s: %w", w.Key, err)
+	waves := 0
+	for _, w := range ws {
+		waves = max(waves, w.Wave+1)
+	}
+	for wave := 0; wave < waves; wave++ {
+		var keys []translate.Key
+		byKey := map[translate.Key][]gen.Write{}
+		for _, w := range ws {
+			if w.Wave != wave {
+				continue
+			}
+			if byKey[w.Key] == nil {
+				keys = append(keys, w.Key)
+			}
+			byKey[w.Key] = append(byKey[w.Key], w)
 		}
-		return nil
-	})
-	return len(ws), err
+		err := f.perCluster(len(keys), func(i int) string { return keys[i].Cluster }, func(i int) error {
+			for _, w := range byKey[keys[i]] {
+				ri := f.clients[w.Key.Cluster].Resource(gvrOf(w.Key)).Namespace(w.Key.Namespace)
+				_, err := ri.Patch(ctx, w.Key.Name, types.ApplyPatchType, w.Body, metav1.PatchOptions{FieldManager: w.Manager, Force: &w.Force})
+				if apierrors.IsConflict(err) && !w.Force && strings.HasSuffix(w.Manager, "-composer") {
+					// As the engine's composer does (engine/compose.go):
+					// fields of our own managers are taken over, forced.
+					force := true
+					_, err = ri.Patch(ctx, w.Key.Name, types.ApplyPatchType, w.Body, metav1.PatchOptions{FieldManager: w.Manager, Force: &force})
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", w.Key, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return len(ws), err
+		}
+	}
+	return len(ws), nil
 }
 
 func (f *floor) delete(ctx context.Context) (int, error) {

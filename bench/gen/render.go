@@ -1,9 +1,12 @@
 package gen
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
@@ -14,21 +17,30 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
-// Rendering the objects the way the provider does: translate, then
-// engine.Plan (ownership labels, digests). Two pieces of the provider are
-// restated here because they are unexported in internal/provider: a
-// virtual destination's record ConfigMap (virtual_destination_record.go)
-// and the composition of traffic policies (traffic_policy_resource.go,
-// engine/compose.go). The bench driver checks that the provider's state
-// and objects match what this renders, so a drift shows up as a failed
-// benchmark, not as a wrong floor.
+// What the floor writes is what the provider's engine writes: the
+// translated intents are planned with engine.Plan (what the provider's
+// plan stores: object keys and digests), and the engine applies those
+// planned objects to in-memory clusters (record.go), intents one at a time
+// in Terraform's order (traffic policies after the virtual destinations
+// they compose into); every server-side apply request it sends is kept,
+// body and field manager as sent, composed objects included. Nothing is
+// rendered a second time here. The bench driver checks that the
+// provider's state lists exactly the inventory the engine returned, and
+// that the clusters hold the same objects after the provider's apply as
+// after the floor's (bench/steps.go), so a change to what the provider
+// plans or writes that this package does not follow fails the benchmark.
 
-// Write is one server-side apply the floor performs.
+// Write is one server-side apply the floor performs: the request the
+// engine sent.
 type Write struct {
-	Key      translate.Key
-	Manager  string
-	Force    bool
-	Manifest map[string]any
+	Key     translate.Key
+	Manager string
+	Force   bool
+	// Body is the apply configuration as the engine sent it.
+	Body json.RawMessage
+	// Wave orders the writes as Terraform orders the intents: every
+	// write of wave 0 before any of wave 1.
+	Wave int
 }
 
 // Owned is one intent's inventory, as the provider records it in state.
@@ -41,6 +53,28 @@ type Owned struct {
 type Rendered struct {
 	Writes    []Write
 	Inventory []Owned
+	// Requests counts every request the engine sent to the in-memory
+	// clusters (reads included), per cluster.
+	Requests map[string]int `json:"-"`
+}
+
+// Save writes r to path as JSON, for Load.
+func (r *Rendered) Save(path string) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, raw, 0o644)
+}
+
+// Load reads what Save wrote.
+func Load(path string) (*Rendered, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rendered{}
+	return r, json.Unmarshal(raw, r)
 }
 
 // Objects counts the owned objects of the inventory (what state lists).
@@ -137,87 +171,54 @@ func (s *Spec) Translate(reg *translate.Registry) ([]Translated, error) {
 	return out, nil
 }
 
-// Workspace is the workspace identity the provider records in the bench's
-// working directories: none is configured or selected there, so it is the
-// default.
-const Workspace = "default"
+// Workspace is the workspace identity the provider records in the
+// contributions of the bench's traffic policies: none is configured in
+// the bench's configurations, and the provider then records none
+// (providerData.recordedWorkspace).
+const Workspace = ""
 
 // Provider is the provider version the bench's provider records: the
 // version its build is given (main.go).
 const Provider = "dev"
 
-// Render returns what the floor writes and what state should list
-// afterwards.
+// Render returns what the floor writes (the engine's requests for the
+// planned objects) and what state should list afterwards (the inventory
+// the engine returned).
 func (s *Spec) Render() (*Rendered, error) {
 	reg := s.Registry()
 	translated, err := s.Translate(reg)
 	if err != nil {
 		return nil, err
 	}
+	var names []string
+	for _, c := range s.Clusters {
+		names = append(names, c.Name)
+	}
+	rec := newRecorder(names)
+	eng := &engine.Engine{Clients: rec}
 	r := &Rendered{}
-	// Composed objects: every contribution per object key.
-	type composed struct {
-		policies      []trafficpolicy.Named
-		contributions map[string]string
-	}
-	shared := map[translate.Key]*composed{}
-	for _, t := range translated {
-		desired, err := engine.Plan(t.Owner, t.Objects)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Owner, err)
-		}
-		r.Inventory = append(r.Inventory, Owned{Kind: t.Owner.Kind, Name: t.Owner.Name, Entries: engine.Entries(desired)})
-		if t.Owner.Composition != nil {
-			for _, d := range desired {
-				c := shared[d.Key()]
-				if c == nil {
-					c = &composed{contributions: map[string]string{}}
-					shared[d.Key()] = c
-				}
-				c.policies = append(c.policies, *t.Policy)
-				c.contributions[t.Owner.Name] = t.Owner.Composition.Contribution.For(d.Entry.Cluster).Raw
+	ctx := context.Background()
+	for wave, composed := range []bool{false, true} {
+		rec.setWave(wave)
+		for _, t := range translated {
+			if (t.Owner.Composition != nil) != composed {
+				continue
 			}
-			continue
-		}
-		for _, d := range desired {
-			r.Writes = append(r.Writes, Write{Key: d.Key(), Manager: t.Owner.FieldManager(""), Manifest: d.Manifest})
-		}
-	}
-	keys := make([]translate.Key, 0, len(shared))
-	for k := range shared {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
-	for _, key := range keys {
-		c := shared[key]
-		objs, err := trafficpolicy.Compose(c.policies, reg)
-		if err != nil {
-			return nil, err
-		}
-		var manifest map[string]any
-		for _, o := range objs {
-			if o.Key() == key {
-				if manifest, err = o.Manifest(); err != nil {
-					return nil, err
-				}
+			desired, err := engine.Plan(t.Owner, t.Objects)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Owner, err)
 			}
+			entries, err := eng.Apply(ctx, t.Owner, desired, nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Owner, err)
+			}
+			r.Inventory = append(r.Inventory, Owned{Kind: t.Owner.Kind, Name: t.Owner.Name, Entries: entries})
 		}
-		if manifest == nil {
-			return nil, fmt.Errorf("composition of %s rendered nothing", key)
-		}
-		// As engine/compose.go: the contributions as annotations, one
-		// label per contributor (its instance ID), under the composer's
-		// field manager.
-		prefix := "traffic-policy.mesh-intent.io/"
-		labels := map[string]any{engine.LabelManagedBy: engine.ManagedByValue}
-		annotations := map[string]any{}
-		for name, contribution := range c.contributions {
-			labels[prefix+name] = ID("traffic-policy", name)
-			annotations[prefix+name] = contribution
-		}
-		meta := manifest["metadata"].(map[string]any)
-		meta["labels"], meta["annotations"] = labels, annotations
-		r.Writes = append(r.Writes, Write{Key: key, Manager: engine.ManagedByValue + "/traffic-policy-composer", Force: true, Manifest: manifest})
+	}
+	r.Writes = rec.writes
+	r.Requests = map[string]int{}
+	for c, d := range rec.clusters {
+		r.Requests[c] = len(d.Actions())
 	}
 	return r, nil
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -82,32 +81,9 @@ func digestOf(v any) (string, error) {
 	return digestOfJSON(raw), nil
 }
 
-// canonicalJSON is what digestOf hashes: v without empty objects, as JSON
-// with sorted keys.
-func canonicalJSON(v any) ([]byte, error) { return json.Marshal(pruneEmpty(v)) }
-
 func digestOfJSON(raw []byte) string {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])[:digestLen]
-}
-
-// pruneEmpty drops empty objects: the server records no owned field for an
-// empty object we send (a deny-all policy's spec: {}), so neither digest may
-// depend on one.
-func pruneEmpty(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	out := make(map[string]any, len(m))
-	for k, val := range m {
-		val = pruneEmpty(val)
-		if sub, ok := val.(map[string]any); ok && len(sub) == 0 {
-			continue
-		}
-		out[k] = val
-	}
-	return out
 }
 
 // extract returns the part of v that the field set covers. It follows the

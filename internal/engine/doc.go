@@ -8,6 +8,7 @@
 // with engine.go (the Engine and its clients), inventory.go (owners,
 // labels, entries, the kinds we write), listcache.go (one LIST per cluster
 // and kind per process), digest.go (digests of the fields a manager owns),
+// canonical.go (the canonical JSON a digest hashes, written directly),
 // managers.go (field managers: whose fields an apply may take over),
 // drift.go (fields other managers set on our objects), contributions.go
 // (the contributions a shared object holds), verdict.go (the one verdict

@@ -18,7 +18,12 @@ import (
 // so an optimization must leave this unchanged. (Contribution format
 // version 2, restricted to each object's cluster, changed the digests of
 // traffic policies' objects once: docs/guides/upgrading.md says so.)
-const planGolden = "55523ca8dc3889d85fa827782a37e51028f47719284a2e23d1994505f34da0db"
+// The corpus changed once without Plan changing: bench/gen's traffic
+// policies record no workspace since issue 39, as the provider records
+// none when none is configured (their contributions, hence digests,
+// differ); with the corpus of before, canonicalJSON's own encoder gives
+// the previous value, 55523ca8dc38..., as encoding/json did.
+const planGolden = "1dbc85dce3b3be4bf71458a1bbaf5c58596573a02afef6a121c8e424165010bd"
 
 func TestPlanIsStable(t *testing.T) {
 	h := sha256.New()
