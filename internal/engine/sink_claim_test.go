@@ -1,0 +1,101 @@
+package engine
+
+// Pull artifacts and the states and clusters that publish them: one
+// publisher per artifact, no lost update (found by review).
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+)
+
+// Two Terraform states that set the same `workspace` (a copied root
+// module, two pipelines of one repository with different backends) on one
+// pull cluster. docs/design.md: "a state that finds another publisher there
+// fails, naming both, at refresh and at apply". But the publisher recorded
+// is the workspace name, which is also the tag: two states with distinct
+// workspaces never share an artifact, and two with the same workspace
+// carry the same publisher, so the claim never fires. Their applies, each
+// serialised only within its own process, then overwrite each other: both
+// succeed and one state's objects are gone from the artifact (Flux prunes
+// them from the cluster) until that state's next plan.
+func TestPullConcurrentPublishersOfOneArtifactLoseNoObject(t *testing.T) {
+	pr := newPullRegistry(t)
+	ctx := context.Background()
+	ownerA := Owner{Kind: "virtual-destination", Name: "user", ID: "state-1-instance"}
+	ownerB := Owner{Kind: "virtual-destination", Name: "account", ID: "state-2-instance"}
+
+	stateB, _ := newPullEngine(t, pr) // another process, its own Writer
+
+	// State A's push is held at the manifest PUT while state B applies.
+	var once sync.Once
+	var errB error
+	tgA := pr.target("onprem")
+	tgA.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+			once.Do(func() {
+				// State B refreshes first: no claim error, the artifact is
+				// "its own" (same publisher).
+				if _, errs := stateB.Read(ctx, ownerB, nil, []string{"onprem"}, nil); len(errs) > 0 {
+					errB = errs[0]
+					return
+				}
+				_, errB = stateB.Apply(ctx, ownerB, []Desired{pullDesired(t, ownerB, "onprem", "account")}, nil)
+			})
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	stateA, _ := newFakeEngine(t, "east")
+	stateA.Delivery = pullClusters{"onprem": tgA}
+
+	if _, err := stateA.Apply(ctx, ownerA, []Desired{pullDesired(t, ownerA, "onprem", "user")}, nil); err != nil {
+		t.Fatalf("state A's apply: %v", err)
+	}
+	if errB != nil {
+		t.Logf("state B was told: %v (the claim works)", errB)
+		return
+	}
+	a, _, err := oci.Fetch(ctx, pr.target("onprem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range a.Objects {
+		keys = append(keys, k)
+	}
+	if len(a.Objects) != 2 {
+		t.Errorf("both states' applies succeeded with no claim error, but the shared artifact holds %v: "+
+			"one state's objects were overwritten (want both, or a ClaimedError naming both states)", keys)
+	}
+}
+
+// Two pull clusters of one state given the same repository (a copied
+// clusters entry, or two spellings Docker treats as one). Their artifacts
+// are one tag; each cluster's publish removes every object of the owner
+// (labels do not name the cluster) and adds its own, so the apply
+// succeeds and the artifact holds one cluster's objects only. Nothing at
+// plan says the repositories collide.
+func TestTwoPullClustersOnOneArtifactAreRefused(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newFakeEngine(t)
+	shared := pr.target("shared")
+	e.Delivery = pullClusters{"east": shared, "west": shared}
+	ctx := context.Background()
+	desired := []Desired{pullDesired(t, testOwner, "east", "a"), pullDesired(t, testOwner, "west", "b")}
+	entries, err := e.Apply(ctx, testOwner, desired, nil)
+	if err != nil {
+		t.Logf("apply refused: %v", err)
+		return
+	}
+	a, _, err := oci.Fetch(ctx, shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Objects) != 2 {
+		t.Errorf("apply returned %s without error, but the shared artifact holds %d object(s): one cluster's objects were removed by the other's publish", keysOf(entries), len(a.Objects))
+	}
+}

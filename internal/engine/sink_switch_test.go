@@ -1,0 +1,96 @@
+package engine
+
+// Switching a cluster between push and pull, and pull beside a failed
+// push write (found by review).
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+)
+
+// Push to pull in the same apply that drops an object. Apply's rule is
+// "the returned inventory lists exactly what exists afterwards". Once the
+// cluster is pull, publishPull takes its prior entries and only edits the
+// artifact, which never held the object push wrote: the object stays on
+// the cluster, the state forgets it, and Flux's inventory never had it, so
+// nothing will ever delete it.
+func TestPushToPullSwitchLeavesNoOrphanOfADroppedObject(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, fc := newFakeEngine(t, "onprem")
+	ctx := context.Background()
+	first := []Desired{pullDesired(t, testOwner, "onprem", "a"), pullDesired(t, testOwner, "onprem", "b")}
+	prior, err := e.Apply(ctx, testOwner, first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The operator adds delivery.oci to onprem and drops b in one change.
+	e2, _ := newFakeEngine(t)
+	e2.Clients = e.Clients
+	e2.Delivery = pullClusters{"onprem": pr.target("onprem")}
+	entries, err := e2.Apply(ctx, testOwner, first[:1], prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live(t, fc["onprem"], first[1].Entry) != nil && !strings.Contains(keysOf(entries), "/b=") {
+		t.Errorf("after the push-to-pull switch, b still exists on onprem but the inventory is %s: an orphan nothing will delete", keysOf(entries))
+	}
+}
+
+// Pull to push: the artifact keeps every object the state published,
+// and the provider never empties it. Whatever push prunes afterwards, Flux
+// (still reconciling the Kustomization, prune: true) applies back from the
+// stale artifact; removing the Kustomization instead deletes every object
+// push just applied (same keys). design.md asks the admin to remove the
+// Kustomization first, an outage of every object until the apply.
+func TestPullToPushSwitchEmptiesTheArtifact(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, fc := newFakeEngine(t, "onprem")
+	e.Delivery = pullClusters{"onprem": pr.target("onprem")}
+	ctx := context.Background()
+	first := []Desired{pullDesired(t, testOwner, "onprem", "a"), pullDesired(t, testOwner, "onprem", "b")}
+	prior, err := e.Apply(ctx, testOwner, first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := newFakeEngine(t)
+	e2.Clients = e.Clients // push again, delivery block removed
+	if _, err := e2.Apply(ctx, testOwner, first[:1], prior); err != nil {
+		t.Fatal(err)
+	}
+	if live(t, fc["onprem"], first[1].Entry) != nil {
+		t.Fatal("b not pruned by push")
+	}
+	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	if _, still := a.Objects["networking.istio.io/ServiceEntry/istio-system/b"]; still {
+		t.Errorf("b was pruned by push but the artifact Flux reconciles still holds it (%d objects): Flux re-creates it", len(a.Objects))
+	}
+}
+
+// Apply's rule: "prune nothing after a failed write: what would be
+// pruned may be what traffic still relies on". On a pull cluster the
+// stale objects leave the artifact in the publish, before and regardless
+// of the push clusters' writes: with east's write failing, onprem's old
+// object is already gone from the artifact (and Flux prunes it).
+func TestPullPrunesNothingWhenAPushWriteFails(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, fc := newPullEngine(t, pr)
+	ctx := context.Background()
+	old := pullDesired(t, testOwner, "onprem", "old")
+	prior, err := e.Apply(ctx, testOwner, []Desired{old}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failWrites(fc["east"], errors.New("east refuses"))
+	entries, err := e.Apply(ctx, testOwner, []Desired{pullDesired(t, testOwner, "east", "new")}, prior)
+	if err == nil {
+		t.Fatal("east's write should fail")
+	}
+	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	if len(a.Objects) == 0 {
+		t.Errorf("east's write failed, yet onprem's old object was pruned from the artifact (inventory %s); push keeps stale objects after a failed write", keysOf(entries))
+	}
+}
