@@ -1,6 +1,9 @@
 package oci
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -24,7 +27,7 @@ import (
 )
 
 // testRegistry is go-containerregistry's in-memory registry behind
-// httptest, counting the manifests pushed; before, when set, sees every
+// httptest, counting the publishes (tag moves); before, when set, sees every
 // request first and may answer it itself (returning true).
 type testRegistry struct {
 	host     string
@@ -42,7 +45,9 @@ func newRegistry(t testing.TB) *testRegistry {
 		if tr.before != nil && tr.before(w, r) {
 			return
 		}
-		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+		// A publish is the PUT that moves the tag (the manifest is
+		// pushed by digest first: write).
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && !strings.Contains(r.URL.Path, "/manifests/sha256:") {
 			tr.pushes.Add(1)
 		}
 		reg.ServeHTTP(w, r)
@@ -395,9 +400,9 @@ func TestParseContentReadsMultiDocumentFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := parseContent(strings.NewReader(string(raw)))
-	if err != nil || len(got) != 2 {
-		t.Fatalf("read back %d objects, %v", len(got), err)
+	got, extra, err := parseContent(strings.NewReader(string(raw)))
+	if err != nil || len(got) != 2 || len(extra) != 0 {
+		t.Fatalf("read back %d objects, extra files %v, %v", len(got), extra, err)
 	}
 	if docs := splitDocuments([]byte("a: 1\n---\nb: 2\n")); len(docs) != 2 {
 		t.Errorf("two documents split into %d", len(docs))
@@ -455,5 +460,44 @@ func TestCancelledQueuedChangeIsNotPublished(t *testing.T) {
 	}
 	if n := reg.pushes.Load(); n != 1 {
 		t.Errorf("%d pushes, want 1: the withdrawn change makes none", n)
+	}
+}
+
+// A layer in Flux's kustomize layout (`flux push artifact` of a directory
+// with a kustomization.yaml), or holding a manifest without a name, is
+// read: the objects are the objects, the other files are listed as extra
+// (someone else's, replaced by the next publish), never an error that
+// would block every publish over them (found by review).
+func TestParseContentListsFilesThatAreNotObjects(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, f := range []struct{ name, body string }{
+		{"kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- se.yaml\n"},
+		{"se.yaml", "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata:\n  name: se\n  namespace: istio-system\n"},
+		{"noname.yml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: x\n"},
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(f.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	objs, extra, err := parseContent(&buf)
+	if err != nil {
+		t.Fatalf("a kustomize-layout layer refused: %v", err)
+	}
+	if _, ok := objs["networking.istio.io/ServiceEntry/istio-system/se"]; !ok || len(objs) != 1 {
+		t.Errorf("objects %v, want the ServiceEntry only", objs)
+	}
+	if strings.Join(extra, ",") != "kustomization.yaml,noname.yml" {
+		t.Errorf("extra files %v, want kustomization.yaml and noname.yml", extra)
 	}
 }
