@@ -54,6 +54,17 @@ func (t Target) bounded(ctx context.Context) (context.Context, context.CancelFun
 // String is the artifact's reference, repository:tag.
 func (t Target) String() string { return t.Repository + ":" + t.Tag }
 
+// Normalized is the artifact's reference as the registry resolves it
+// (docker.io/x and index.docker.io/library/x are one), so that two
+// spellings of one artifact compare equal; String if it does not parse.
+func (t Target) Normalized() string {
+	ref, err := t.ref()
+	if err != nil {
+		return t.String()
+	}
+	return ref.Name()
+}
+
 // ParseRepository checks a repository reference: a registry host and a
 // path, without a tag or a digest. The error says what is wrong.
 func ParseRepository(repository string, insecure bool) error {
