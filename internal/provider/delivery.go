@@ -185,15 +185,29 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 		return nil
 	}
 	d := &pullDelivery{artifacts: map[string]engine.PullArtifact{}}
+	byTarget := map[string][]string{}
 	for name, o := range pull {
 		if o.Repository.IsUnknown() {
 			continue
 		}
-		d.artifacts[name] = engine.PullArtifact{
+		a := engine.PullArtifact{
 			Target: oci.Target{Repository: o.Repository.ValueString(), Tag: workspace, Insecure: o.Insecure.ValueBool(),
 				Credentials: credentialsOf(o)},
 			Publisher: workspace,
 		}
+		d.artifacts[name] = a
+		byTarget[a.Target.Normalized()] = append(byTarget[a.Target.Normalized()], name)
+	}
+	// Two pull clusters on one artifact would remove each other's objects
+	// at every publish (an object's labels do not name its cluster).
+	for target, cs := range byTarget {
+		if len(cs) < 2 {
+			continue
+		}
+		sort.Strings(cs)
+		addAttrError(diags, ociPath(cs[1]).AtName("repository"), "Two pull clusters on one artifact",
+			fmt.Sprintf("Clusters %s are both delivered through artifact %s (repository and this state's workspace as tag). Give each pull cluster its own repository, e.g. registry.example.com/mesh/%s.",
+				strings.Join(cs, " and "), target, cs[1]))
 	}
 	return d
 }

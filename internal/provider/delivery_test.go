@@ -125,3 +125,22 @@ resource "mesh_traffic_policy" "p" {
 }
 `, `cannot be delivered to pull cluster onprem[\s\S]*sources[\s\S]*by\s+push`)
 }
+
+// Two pull clusters whose repositories are one artifact (the same
+// repository, or two spellings the registry resolves as one) fail at plan
+// naming both clusters, at the second one's repository (found by review:
+// their publishes removed each other's objects).
+func TestTwoPullClustersOnOneArtifactFailThePlan(t *testing.T) {
+	t.Setenv(envConfigPath, "")
+	t.Setenv(envConfigPaths, "")
+	planFailsWith(t, `
+provider "mesh" {
+  clusters = {
+    east = { delivery = { oci = { repository = "docker.io/mesh/fleet" } } }
+    west = { delivery = { oci = { repository = "index.docker.io/mesh/fleet" } } }
+  }
+  workspace = "team-a"
+}
+data "mesh_clusters" "all" {}
+`, `Two pull clusters on one artifact[\s\S]*clusters\["west"\]\.delivery\.oci\.repository[\s\S]*east and west`)
+}
