@@ -82,6 +82,11 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		entries, errs = append(entries, left...), append(errs, pruneErrs...)
 	}
 	entries, errs = append(entries, published...), append(errs, publishErrs...)
+	if len(errs) == 0 {
+		// Former artifacts of push clusters lose owner's objects once
+		// every write here succeeded (they are on the cluster by push).
+		errs = append(errs, e.unpublishRetired(ctx, owner, clustersOf(want, prior))...)
+	}
 	SortEntries(entries)
 	errs.sort()
 	e.wroteEntries(want, prior) // listings taken before are out of date

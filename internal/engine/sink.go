@@ -27,6 +27,86 @@ type Delivery interface {
 	Pull(cluster string) (artifact PullArtifact, pull bool, err error)
 }
 
+// RetiredDelivery is a Delivery that also names the former artifact of a
+// cluster delivered by push again (pull to push): the apply removes the
+// owner's objects from it, so that Flux, still reconciling it, applies
+// nothing of this state there again, and refresh shows the owner's
+// objects it still holds as drift.
+type RetiredDelivery interface {
+	Retired(cluster string) (artifact PullArtifact, retired bool)
+}
+
+// retiredOf is the former artifact of a push cluster, if any.
+func (e *Engine) retiredOf(cluster string) (PullArtifact, bool) {
+	r, ok := e.Delivery.(RetiredDelivery)
+	if !ok {
+		return PullArtifact{}, false
+	}
+	return r.Retired(cluster)
+}
+
+// unpublishRetired removes owner's objects from the former artifacts of
+// the given push clusters (RetiredDelivery). An artifact that is gone has
+// nothing to remove.
+func (e *Engine) unpublishRetired(ctx context.Context, owner Owner, clusters []string) Errors {
+	var errs Errors
+	for _, c := range clusters {
+		a, ok := e.retiredOf(c)
+		if !ok {
+			continue
+		}
+		w := e.pulls.writers.For(a.Target, a.Publisher)
+		removed := 0
+		got, err := w.Update(ctx, func(objs oci.Objects) error {
+			removed = 0
+			for k, m := range objs {
+				if owner.owns(labelsOf(m)) {
+					delete(objs, k)
+					removed++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, clusterError(c, "Removing this state's objects from the former artifact "+a.Target.String(), err))
+			continue
+		}
+		e.pulls.remember(a.Target, got)
+		logCluster(ctx, "removed from the former artifact", owner, c, "artifact", a.Target.String(), "objects", removed)
+	}
+	return errs
+}
+
+// readRetired marks owner's entries of a push cluster drifted while its
+// former artifact still holds owner's objects: the plan updates the
+// owner, and the apply removes them (unpublishRetired).
+func (e *Engine) readRetired(ctx context.Context, owner Owner, cluster string, got []Entry) ([]Entry, []*Error) {
+	a, ok := e.retiredOf(cluster)
+	if !ok {
+		return got, nil
+	}
+	art, found, err := e.pulls.fetch(ctx, a.Target)
+	if err != nil {
+		return got, []*Error{clusterError(cluster, "Reading the former artifact "+a.Target.String(), err)}
+	}
+	var still []string
+	for k, m := range art.Objects {
+		if found && owner.owns(labelsOf(m)) {
+			still = append(still, k)
+		}
+	}
+	if len(still) == 0 {
+		return got, nil
+	}
+	sort.Strings(still)
+	for i := range got {
+		got[i].Digest = digestDrifted
+	}
+	return got, []*Error{{Cluster: cluster, Summary: "Objects still published for cluster " + cluster, Err: ErrDrift,
+		Detail: fmt.Sprintf("Cluster %s is delivered by push, but its former artifact %s still holds %s of %s, which Flux would apply again. The next apply removes them from the artifact.",
+			cluster, a.Target.String(), strings.Join(still, ", "), owner)}}
+}
+
 // PullArtifact is where a pull cluster's objects are published, and by
 // which state.
 type PullArtifact struct {

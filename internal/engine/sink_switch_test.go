@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
@@ -57,7 +59,8 @@ func TestPullToPushSwitchEmptiesTheArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2, _ := newFakeEngine(t)
-	e2.Clients = e.Clients // push again, delivery block removed
+	e2.Clients = e.Clients // push again: the delivery block says its artifact is retired
+	e2.Delivery = retiredClusters{"onprem": pr.target("onprem")}
 	if _, err := e2.Apply(ctx, testOwner, first[:1], prior); err != nil {
 		t.Fatal(err)
 	}
@@ -92,5 +95,56 @@ func TestPullPrunesNothingWhenAPushWriteFails(t *testing.T) {
 	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
 	if len(a.Objects) == 0 {
 		t.Errorf("east's write failed, yet onprem's old object was pruned from the artifact (inventory %s); push keeps stale objects after a failed write", keysOf(entries))
+	}
+}
+
+// retiredClusters delivers every cluster by push; the named ones were
+// pull clusters, published to these artifacts as state "state-a".
+type retiredClusters map[string]oci.Target
+
+func (retiredClusters) Pull(string) (PullArtifact, bool, error) { return PullArtifact{}, false, nil }
+
+func (r retiredClusters) Retired(cluster string) (PullArtifact, bool) {
+	t, ok := r[cluster]
+	return PullArtifact{Target: t, Publisher: "state-a"}, ok
+}
+
+// After pull to push, a refresh of the push cluster shows the owner's
+// objects its former artifact still holds as drift (the plan updates the
+// owner), and an apply removes them.
+func TestRetiredArtifactStillHoldingObjectsIsDrift(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newFakeEngine(t, "onprem")
+	pull := e.Clients
+	e.Delivery = pullClusters{"onprem": pr.target("onprem")}
+	ctx := context.Background()
+	desired := []Desired{pullDesired(t, testOwner, "onprem", "a")}
+	if _, err := e.Apply(ctx, testOwner, desired, nil); err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := newFakeEngine(t)
+	e2.Clients = pull
+	e2.Delivery = retiredClusters{"onprem": pr.target("onprem")}
+	// Push writes a first, as the switch's apply would, then refresh.
+	if _, err := e2.Apply(ctx, testOwner, desired, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	if len(a.Objects) != 0 {
+		t.Fatalf("the apply left %d object(s) in the former artifact", len(a.Objects))
+	}
+	// Someone re-publishes the owner's object there: drift again.
+	if _, err := oci.Publish(ctx, pr.target("onprem"), oci.Objects{"networking.istio.io/ServiceEntry/istio-system/a": desired[0].Manifest}, "state-a"); err != nil {
+		t.Fatal(err)
+	}
+	e3, _ := newFakeEngine(t)
+	e3.Clients = pull
+	e3.Delivery = retiredClusters{"onprem": pr.target("onprem")}
+	got, errs := e3.Read(ctx, testOwner, []schema.GroupVersionKind{serviceEntryKind}, []string{"onprem"}, Entries(desired))
+	if len(errs) != 1 || !errors.Is(errs[0], ErrDrift) || !strings.Contains(errs[0].Detail, "former artifact") {
+		t.Errorf("refresh: %v, want one drift note naming the former artifact", errs)
+	}
+	if len(got) != 1 || got[0].Digest != digestDrifted {
+		t.Errorf("refreshed %s, want a's entry drifted", keysOf(got))
 	}
 }
