@@ -13,16 +13,13 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
-// Two Terraform states that set the same `workspace` (a copied root
-// module, two pipelines of one repository with different backends) on one
-// pull cluster. docs/design.md: "a state that finds another publisher there
-// fails, naming both, at refresh and at apply". But the publisher recorded
-// is the workspace name, which is also the tag: two states with distinct
-// workspaces never share an artifact, and two with the same workspace
-// carry the same publisher, so the claim never fires. Their applies, each
-// serialised only within its own process, then overwrite each other: both
-// succeed and one state's objects are gone from the artifact (Flux prunes
-// them from the cluster) until that state's next plan.
+// Two writers of one artifact with the same publisher, one of them
+// publishing while the other's upload is in flight (found by review as
+// two states with the same workspace: then the workspace claim in the
+// artifact, TestPullClaimInTheArtifactRefusesASecondState, refuses the
+// second state at plan). The tag moves only if no other writer moved it
+// during the upload, else the change is made again on what that writer
+// published: both writers' objects stay (or the second is refused).
 func TestPullConcurrentPublishersOfOneArtifactLoseNoObject(t *testing.T) {
 	pr := newPullRegistry(t)
 	ctx := context.Background()
@@ -74,11 +71,10 @@ func TestPullConcurrentPublishersOfOneArtifactLoseNoObject(t *testing.T) {
 }
 
 // Two pull clusters of one state given the same repository (a copied
-// clusters entry, or two spellings Docker treats as one). Their artifacts
-// are one tag; each cluster's publish removes every object of the owner
-// (labels do not name the cluster) and adds its own, so the apply
-// succeeds and the artifact holds one cluster's objects only. Nothing at
-// plan says the repositories collide.
+// clusters entry, or two spellings Docker treats as one) are one artifact:
+// each cluster's publish would remove every object of the owner (labels
+// do not name the cluster). The apply refuses both (and the plan too:
+// provider TestTwoPullClustersOnOneArtifactFailThePlan) (found by review).
 func TestTwoPullClustersOnOneArtifactAreRefused(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newFakeEngine(t)

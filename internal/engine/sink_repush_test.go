@@ -23,11 +23,11 @@ import (
 )
 
 // A tag re-pushed by hand with an extra object (here an
-// AuthorizationPolicy that allows everything in istio-system). design.md:
-// "a tag re-pushed with other content is drift the plan shows and the next
-// apply undoes". The refresh looks only at the owner's objects, so the plan
-// shows nothing, and every publish keeps objects it does not own: the
-// extra object is delivered by Flux for good.
+// AuthorizationPolicy that allows everything in istio-system) is drift:
+// the refresh reports it (a warning naming it, the owner's entries
+// drifted) and the apply publishes the artifact without it. Before the
+// review, refresh looked only at the owner's objects and every publish
+// kept what it did not own, so Flux applied the extra object for good.
 func TestPullForeignObjectInTheArtifactIsDriftTheApplyRemoves(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newPullEngine(t, pr)
@@ -67,12 +67,11 @@ func TestPullForeignObjectInTheArtifactIsDriftTheApplyRemoves(t *testing.T) {
 	}
 }
 
-// A tag re-pushed with Flux's own layout (what `flux push artifact`
-// of a kustomize directory gives: a kustomization.yaml beside the
-// manifests). The reader takes every .yaml file for an object and fails on
-// the kustomization.yaml (no metadata.name). The Writer reads the artifact
-// before each push, so the apply that should undo the re-push fails, and
-// so does destroy: the state is stuck until someone re-pushes by hand.
+// A tag re-pushed with Flux's own layout (what `flux push artifact` of a
+// kustomize directory gives: a kustomization.yaml beside the manifests)
+// blocks neither the apply that undoes it nor destroy: the reader lists
+// the kustomization.yaml as a file that is not an object instead of
+// failing (found by review: the state was stuck).
 func TestPullRepushInFluxKustomizeLayoutBlocksNeitherApplyNorDestroy(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newPullEngine(t, pr)
@@ -130,11 +129,10 @@ func pushRaw(t *testing.T, tg oci.Target, files map[string]string) {
 	}
 }
 
-// A hand re-push of this state's own artifact whose objects lost
-// their owner labels (re-rendered with kubectl, a kustomize overlay): the
-// refresh no longer finds them (the plan adds them back), and the apply
-// refuses to publish over "something other than this provider" in the
-// state's own artifact, so the re-push is never undone.
+// A hand re-push of this state's own artifact whose objects lost their
+// owner labels (re-rendered with kubectl, a kustomize overlay) is undone
+// by the apply, which publishes ours over objects without the provider's
+// labels (found by review: the apply refused them as someone else's).
 func TestPullRepushWithoutLabelsIsUndone(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newPullEngine(t, pr)
@@ -165,10 +163,9 @@ func TestPullRepushWithoutLabelsIsUndone(t *testing.T) {
 
 // A registry endpoint that answers 404 to everything (a misrouted
 // ingress or load balancer during an outage, a repository host that is
-// not a registry) is taken for "no artifact": notFound accepts any 404,
-// also the /v2/ ping's. The refresh then reports every object of the pull
-// cluster gone, with no error or warning naming the registry, instead of
-// keeping prior entries as an unreachable registry does.
+// not a registry) is an error, prior entries kept, not an empty artifact:
+// only a 404 to a manifest request means the tag does not exist (found by
+// review: the /v2/ ping's 404 made refresh drop every object silently).
 func TestPullRegistryAnswering404EverywhereIsNotAnEmptyArtifact(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newPullEngine(t, pr)
@@ -189,15 +186,10 @@ func TestPullRegistryAnswering404EverywhereIsNotAnEmptyArtifact(t *testing.T) {
 	}
 }
 
-// The Writer trusts one HEAD's 404 as "the tag does not exist" and
-// publishes the batch over an empty artifact. A registry whose HEAD
-// answers 404 for a tag that exists (replication lag or a CDN cache after
-// a push, a proxy that does not forward HEAD) makes the next apply of any
-// intent replace the whole artifact with that intent's objects: every
-// other intent's objects leave the artifact and Flux prunes them, while
-// the apply succeeds. A GET confirming the absence, or refusing to create
-// a tag this state has already published (any prior entry of the
-// cluster), would catch it.
+// One HEAD answering 404 for a tag that exists (a proxy that does not
+// forward HEAD, a cache behind a push) does not make the Writer publish
+// over the artifact from empty: a GET confirms the absence, so another
+// intent's apply keeps every object already there (found by review).
 func TestPullHeadNotFoundDoesNotOverwriteTheArtifact(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newPullEngine(t, pr)

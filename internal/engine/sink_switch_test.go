@@ -15,11 +15,10 @@ import (
 )
 
 // Push to pull in the same apply that drops an object. Apply's rule is
-// "the returned inventory lists exactly what exists afterwards". Once the
-// cluster is pull, publishPull takes its prior entries and only edits the
-// artifact, which never held the object push wrote: the object stays on
-// the cluster, the state forgets it, and Flux's inventory never had it, so
-// nothing will ever delete it.
+// "the returned inventory lists exactly what exists afterwards". The
+// object push wrote was never in the artifact, so Flux will never delete
+// it: the apply prunes it from here, or keeps it in the inventory (found
+// by review: it was forgotten, an orphan nothing deleted).
 func TestPushToPullSwitchLeavesNoOrphanOfADroppedObject(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, fc := newFakeEngine(t, "onprem")
@@ -42,12 +41,9 @@ func TestPushToPullSwitchLeavesNoOrphanOfADroppedObject(t *testing.T) {
 	}
 }
 
-// Pull to push: the artifact keeps every object the state published,
-// and the provider never empties it. Whatever push prunes afterwards, Flux
-// (still reconciling the Kustomization, prune: true) applies back from the
-// stale artifact; removing the Kustomization instead deletes every object
-// push just applied (same keys). design.md asks the admin to remove the
-// Kustomization first, an outage of every object until the apply.
+// Pull to push (delivery.oci.retired): the apply removes the owner's
+// objects from the former artifact, so Flux, still reconciling it, applies
+// back nothing push prunes (found by review: the artifact stayed full).
 func TestPullToPushSwitchEmptiesTheArtifact(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, fc := newFakeEngine(t, "onprem")
@@ -74,10 +70,9 @@ func TestPullToPushSwitchEmptiesTheArtifact(t *testing.T) {
 }
 
 // Apply's rule: "prune nothing after a failed write: what would be
-// pruned may be what traffic still relies on". On a pull cluster the
-// stale objects leave the artifact in the publish, before and regardless
-// of the push clusters' writes: with east's write failing, onprem's old
-// object is already gone from the artifact (and Flux prunes it).
+// pruned may be what traffic still relies on". A pull cluster publishes
+// after the push writes, and keeps its stale objects in the artifact when
+// one of them failed (found by review: they left the artifact first).
 func TestPullPrunesNothingWhenAPushWriteFails(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, fc := newPullEngine(t, pr)

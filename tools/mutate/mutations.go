@@ -1065,7 +1065,7 @@ var mutations = []mutation{
 	// review's test, renamed for what it shows.
 	{
 		ID: "oci/tag-moved-unchecked", Why: "the tag is moved without checking that no other writer moved it during the upload: a concurrent publish of the artifact is lost",
-		File: "internal/delivery/oci/remote.go", From: "\tif now != head {\n\t\treturn \"\", errTagMoved", To: "\tif false {\n\t\treturn \"\", errTagMoved",
+		File: "internal/delivery/oci/remote.go", From: "\tif now != head {\n\t\treturn \"\", errTagMoved", To: "\tif _ = now; false {\n\t\treturn \"\", errTagMoved",
 		Package: "./internal/engine", Run: "^TestPullConcurrentPublishersOfOneArtifactLoseNoObject$",
 	},
 	{
