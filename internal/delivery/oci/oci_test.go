@@ -501,3 +501,42 @@ func TestParseContentListsFilesThatAreNotObjects(t *testing.T) {
 		t.Errorf("extra files %v, want kustomization.yaml and noname.yml", extra)
 	}
 }
+
+// A state that publishes the artifact while this writer's upload is in
+// flight is found before the tag moves: the tag is read again after the
+// push by digest, the artifact it names fetched and its publisher checked,
+// so this writer is refused naming both states and the other state's
+// artifact stays as it published it (found by review: the last writer's
+// tag PUT won and the other's objects were gone).
+func TestPublishDuringTheUploadByAnotherStateIsRefused(t *testing.T) {
+	reg := newRegistry(t)
+	ctx := context.Background()
+	var fired atomic.Bool
+	var otherErr error
+	reg.before = func(_ http.ResponseWriter, r *http.Request) bool {
+		// The first push by digest is this writer's; the other state's
+		// publish, made from here, pushes its own without coming back.
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/sha256:") && fired.CompareAndSwap(false, true) {
+			_, otherErr = Publish(ctx, reg.target("s1"), set(t, object("Gateway", "istio-system", "theirs", map[string]any{})), "state-b")
+		}
+		return false
+	}
+	var ws Writers
+	_, err := ws.For(reg.target("s1"), "state-a").Update(ctx, func(objs Objects) error {
+		for k, v := range set(t, object("Gateway", "istio-system", "ours", map[string]any{})) {
+			objs[k] = v
+		}
+		return nil
+	})
+	if otherErr != nil {
+		t.Fatal(otherErr)
+	}
+	var claimed *ClaimedError
+	if !errors.As(err, &claimed) || !strings.Contains(err.Error(), `"state-b"`) {
+		t.Errorf("publishing over an artifact another state published during the upload: %v, want a ClaimedError naming state-b", err)
+	}
+	a, _, err := Fetch(ctx, reg.target("s1"))
+	if err != nil || a.Publisher != "state-b" || len(a.Objects) != 1 {
+		t.Errorf("the other state's artifact after the refused publish: publisher %q, %d objects, %v", a.Publisher, len(a.Objects), err)
+	}
+}
