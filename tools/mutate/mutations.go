@@ -1134,6 +1134,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
 	},
 	{
+		ID: "provider/pull-claim-unchecked-at-plan", Why: "a second state with the same workspace as another on a pull cluster plans cleanly: the first state's claim, in the artifact, is never read",
+		File: "internal/engine/claim.go", From: "\t} else if pull {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)", To: "\t} else if pull && false {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)",
+		Package: "./internal/provider", Run: "^TestSecondStateWithTheSameWorkspaceOnAPullClusterFailsThePlan$",
+	},
+	{
 		ID: "engine/pull-claim-collision", Why: "a second state writes its claim over another state's in a pull cluster's artifact",
 		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\t\t\treturn nil, e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\t\t\treturn nil, e.claimTakenError",
 		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
