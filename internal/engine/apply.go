@@ -32,8 +32,12 @@ import (
 // was cut off before the cluster answered (with DigestUnconfirmed: they may
 // or may not exist). The error names each failure.
 func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prior []Entry) ([]Entry, error) {
-	// Pull clusters get their objects through their artifact (sink.go).
-	published, publishErrs, desired, prior := e.publishPull(ctx, owner, desired, prior)
+	// Pull clusters get their objects through their artifact (sink.go),
+	// published after the push writes: a prune leaves an artifact only
+	// when every write succeeded, as it leaves a cluster.
+	sp := e.splitPull(owner, desired, prior)
+	allDesired, allPrior := desired, prior
+	desired, prior = sp.restDesired, sp.restPrior
 	var want []Entry
 	for _, d := range desired {
 		want = append(want, d.Entry)
@@ -61,7 +65,13 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		return got, errs
 	})
 	entries := applied
-	if len(errs) > 0 {
+	published, publishErrs, leftovers := e.publishPull(ctx, owner, sp, allDesired, allPrior, len(errs) == 0 && len(sp.errs) == 0)
+	publishErrs = append(publishErrs, sp.errs...)
+	entries = append(entries, sp.entries...)
+	// Objects server-side apply wrote on a cluster that is a pull one now
+	// are pruned from here: its artifact never held them.
+	stale = append(stale, leftovers...)
+	if len(errs) > 0 || len(publishErrs) > 0 {
 		// Prune nothing after a failed write: what would be pruned may be
 		// what traffic still relies on. The next apply prunes it.
 		for _, s := range stale {
@@ -78,6 +88,11 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		entries, errs = append(entries, left...), append(errs, pruneErrs...)
 	}
 	entries, errs = append(entries, published...), append(errs, publishErrs...)
+	if len(errs) == 0 {
+		// Former artifacts of push clusters lose owner's objects once
+		// every write here succeeded (they are on the cluster by push).
+		errs = append(errs, e.unpublishRetired(ctx, owner, clustersOf(want, prior))...)
+	}
 	SortEntries(entries)
 	errs.sort()
 	e.finishApplyErrors(errs, clustersOf(want, stale))

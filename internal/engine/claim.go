@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
@@ -75,6 +76,13 @@ func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Er
 	var errs Errors
 	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner}).String()
 	for _, cluster := range clusters {
+		if got, err, pull := e.claimsInArtifact(ctx, cluster); pull {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			out = append(out, got...)
+			continue
+		}
 		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			errs = append(errs, clusterError(cluster, "Listing workspace claims", err))
@@ -96,17 +104,12 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 	var errs Errors
 	for _, cluster := range clusters {
 		en := e.ClaimEntry(cluster, identity)
-		c, err := e.Clients.Get(cluster)
-		if err != nil {
-			errs = append(errs, clusterError(cluster, "Reading the workspace claim", err))
-			continue
-		}
-		live, err := c.Dynamic.Resource(configMaps).Namespace(en.Namespace).Get(ctx, en.Name, metav1.GetOptions{})
+		live, rerr := e.readClaimObject(ctx, en)
 		switch {
-		case apierrors.IsNotFound(err):
+		case rerr != nil:
+			errs = append(errs, rerr)
 			continue
-		case err != nil:
-			errs = append(errs, objectError(en, "Reading the workspace claim", err))
+		case live == nil:
 			continue
 		}
 		claim, err := claimOf(cluster, live)
@@ -122,6 +125,102 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 		out = append(out, claim)
 	}
 	return out, errs
+}
+
+// readClaimObject is the claim object en names, nil if there is none: on
+// a pull cluster, in its artifact (claimsInArtifact).
+func (e *Engine) readClaimObject(ctx context.Context, en Entry) (*unstructured.Unstructured, *Error) {
+	if a, pull, err := e.pullOf(en.Cluster); err != nil {
+		return nil, clusterError(en.Cluster, "Naming the artifact", err)
+	} else if pull {
+		got, found, err := e.pulls.fetch(ctx, a.Target)
+		if err != nil {
+			return nil, clusterError(en.Cluster, "Reading the workspace claim from the artifact "+a.Target.String(), err)
+		}
+		if m := got.Objects[artifactKey(en)]; found && m != nil {
+			return &unstructured.Unstructured{Object: m}, nil
+		}
+		return nil, nil
+	}
+	c, err := e.Clients.Get(en.Cluster)
+	if err != nil {
+		return nil, clusterError(en.Cluster, "Reading the workspace claim", err)
+	}
+	live, err := c.Dynamic.Resource(configMaps).Namespace(en.Namespace).Get(ctx, en.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, objectError(en, "Reading the workspace claim", err)
+	}
+	return live, nil
+}
+
+// claimsInArtifact lists the workspace claims a pull cluster's artifact
+// holds (pull true). A pull cluster's claim is published in its artifact,
+// beside the state's objects, and Flux applies it in the records
+// namespace as push writes it: a second state that names the identity
+// finds it there at plan, and its roster's apply is refused there.
+func (e *Engine) claimsInArtifact(ctx context.Context, cluster string) ([]Claim, *Error, bool) {
+	a, pull, err := e.pullOf(cluster)
+	if err != nil {
+		return nil, clusterError(cluster, "Naming the artifact", err), true
+	}
+	if !pull {
+		return nil, nil, false
+	}
+	got, _, err := e.pulls.fetch(ctx, a.Target)
+	if err != nil {
+		return nil, clusterError(cluster, "Listing workspace claims in the artifact "+a.Target.String(), err), true
+	}
+	var out []Claim
+	for _, m := range got.Objects {
+		if c, err := claimOf(cluster, &unstructured.Unstructured{Object: m}); err == nil {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Identity < out[j].Identity })
+	return out, nil, true
+}
+
+// updateClaimInArtifact changes en's claim object in a pull cluster's
+// artifact (pull true): change is given the object there (nil if none)
+// and returns the one to publish (nil to remove it), or an error that
+// leaves the artifact as it was.
+func (e *Engine) updateClaimInArtifact(ctx context.Context, en Entry, doing string, change func(live *unstructured.Unstructured) (map[string]any, *Error)) (*Error, bool) {
+	a, pull, err := e.pullOf(en.Cluster)
+	if err != nil {
+		return clusterError(en.Cluster, "Naming the artifact", err), true
+	}
+	if !pull {
+		return nil, false
+	}
+	var refused *Error
+	key := artifactKey(en)
+	got, err := e.pulls.writers.For(a.Target, a.Publisher).Update(ctx, func(objs oci.Objects) error {
+		var live *unstructured.Unstructured
+		if m := objs[key]; m != nil {
+			live = &unstructured.Unstructured{Object: m}
+		}
+		next, rerr := change(live)
+		if refused = rerr; rerr != nil {
+			return rerr
+		}
+		if next == nil {
+			delete(objs, key)
+		} else {
+			objs[key] = next
+		}
+		return nil
+	})
+	if refused != nil {
+		return refused, true
+	}
+	if err != nil {
+		return clusterError(en.Cluster, doing+" in the artifact "+a.Target.String(), err), true
+	}
+	e.pulls.remember(a.Target, got)
+	return nil, true
 }
 
 // claimOf reads live as a claim. Only a claim as the provider writes it
@@ -168,11 +267,6 @@ func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
 // it. Writes are pinned to the object read (its UID and resourceVersion).
 func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 	en := e.ClaimEntry(c.Cluster, c.Identity)
-	cl, err := e.Clients.Get(c.Cluster)
-	if err != nil {
-		return clusterError(c.Cluster, "Writing the workspace claim", err)
-	}
-	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
 	members, err := json.Marshal(c.Members)
 	if err != nil {
 		return objectError(en, "Writing the workspace claim", err)
@@ -183,6 +277,22 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 			LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner, LabelOwnerID: c.Token}},
 		"data": map[string]any{claimIdentityKey: c.Identity, claimTokenKey: c.Token, claimMembersKey: string(members)},
 	}}
+	if err, pull := e.updateClaimInArtifact(ctx, en, "Writing the workspace claim", func(live *unstructured.Unstructured) (map[string]any, *Error) {
+		if live != nil {
+			theirs, cerr := claimOf(c.Cluster, live)
+			if cerr != nil || (theirs.Token != c.Token && (c.Replaces == "" || theirs.Token != c.Replaces)) {
+				return nil, e.claimTakenError(en, c, cerr)
+			}
+		}
+		return obj.Object, nil
+	}); pull {
+		return err
+	}
+	cl, err := e.Clients.Get(c.Cluster)
+	if err != nil {
+		return clusterError(c.Cluster, "Writing the workspace claim", err)
+	}
+	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
 	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -224,6 +334,17 @@ func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity,
 		namespace = e.recordsNamespace()
 	}
 	en := claimEntryIn(cluster, namespace, identity)
+	if err, pull := e.updateClaimInArtifact(ctx, en, "Releasing the workspace claim", func(live *unstructured.Unstructured) (map[string]any, *Error) {
+		if live == nil {
+			return nil, nil
+		}
+		if theirs, cerr := claimOf(cluster, live); cerr != nil || theirs.Token != token {
+			return live.Object, nil // not ours to delete
+		}
+		return nil, nil
+	}); pull {
+		return err
+	}
 	cl, err := e.Clients.Get(cluster)
 	if err != nil {
 		return clusterError(cluster, "Releasing the workspace claim", err)

@@ -42,6 +42,8 @@ func (e *Engine) Read(ctx context.Context, owner Owner, kinds []schema.GroupVers
 			logCluster(ctx, "refresh could not read the cluster: prior entries kept", owner, cluster, "error", err.Summary)
 			return byCluster(prior, cluster), []*Error{err}
 		}
+		got, retired := e.readRetired(ctx, owner, cluster, got)
+		notes = append(notes, retired...)
 		logCluster(ctx, "refreshed", owner, cluster, "objects", len(got), "drifted", len(notes))
 		return got, notes
 	})

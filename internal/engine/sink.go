@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +25,86 @@ type Delivery interface {
 	// pull false for a push cluster. An error is a pull cluster whose
 	// artifact cannot be named (its settings are bad).
 	Pull(cluster string) (artifact PullArtifact, pull bool, err error)
+}
+
+// RetiredDelivery is a Delivery that also names the former artifact of a
+// cluster delivered by push again (pull to push): the apply removes the
+// owner's objects from it, so that Flux, still reconciling it, applies
+// nothing of this state there again, and refresh shows the owner's
+// objects it still holds as drift.
+type RetiredDelivery interface {
+	Retired(cluster string) (artifact PullArtifact, retired bool)
+}
+
+// retiredOf is the former artifact of a push cluster, if any.
+func (e *Engine) retiredOf(cluster string) (PullArtifact, bool) {
+	r, ok := e.Delivery.(RetiredDelivery)
+	if !ok {
+		return PullArtifact{}, false
+	}
+	return r.Retired(cluster)
+}
+
+// unpublishRetired removes owner's objects from the former artifacts of
+// the given push clusters (RetiredDelivery). An artifact that is gone has
+// nothing to remove.
+func (e *Engine) unpublishRetired(ctx context.Context, owner Owner, clusters []string) Errors {
+	var errs Errors
+	for _, c := range clusters {
+		a, ok := e.retiredOf(c)
+		if !ok {
+			continue
+		}
+		w := e.pulls.writers.For(a.Target, a.Publisher)
+		removed := 0
+		got, err := w.Update(ctx, func(objs oci.Objects) error {
+			removed = 0
+			for k, m := range objs {
+				if owner.owns(labelsOf(m)) {
+					delete(objs, k)
+					removed++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, clusterError(c, "Removing this state's objects from the former artifact "+a.Target.String(), err))
+			continue
+		}
+		e.pulls.remember(a.Target, got)
+		logCluster(ctx, "removed from the former artifact", owner, c, "artifact", a.Target.String(), "objects", removed)
+	}
+	return errs
+}
+
+// readRetired marks owner's entries of a push cluster drifted while its
+// former artifact still holds owner's objects: the plan updates the
+// owner, and the apply removes them (unpublishRetired).
+func (e *Engine) readRetired(ctx context.Context, owner Owner, cluster string, got []Entry) ([]Entry, []*Error) {
+	a, ok := e.retiredOf(cluster)
+	if !ok {
+		return got, nil
+	}
+	art, found, err := e.pulls.fetch(ctx, a.Target)
+	if err != nil {
+		return got, []*Error{clusterError(cluster, "Reading the former artifact "+a.Target.String(), err)}
+	}
+	var still []string
+	for k, m := range art.Objects {
+		if found && owner.owns(labelsOf(m)) {
+			still = append(still, k)
+		}
+	}
+	if len(still) == 0 {
+		return got, nil
+	}
+	sort.Strings(still)
+	for i := range got {
+		got[i].Digest = digestDrifted
+	}
+	return got, []*Error{{Cluster: cluster, Summary: "Objects still published for cluster " + cluster, Err: ErrDrift,
+		Detail: fmt.Sprintf("Cluster %s is delivered by push, but its former artifact %s still holds %s of %s, which Flux would apply again. The next apply removes them from the artifact.",
+			cluster, a.Target.String(), strings.Join(still, ", "), owner)}}
 }
 
 // PullArtifact is where a pull cluster's objects are published, and by
@@ -59,62 +141,106 @@ func (e *Engine) pullOf(cluster string) (PullArtifact, bool, error) {
 	return e.Delivery.Pull(cluster)
 }
 
-// publishPull applies owner's objects on the pull clusters among those of
-// desired and prior: each such cluster's artifact gets exactly desired as
-// owner's objects (what prior listed and is no longer desired goes, in
-// the same push). It returns the entries and errors of those clusters,
-// and desired and prior without them, for server-side apply.
-func (e *Engine) publishPull(ctx context.Context, owner Owner, desired []Desired, prior []Entry) ([]Entry, Errors, []Desired, []Entry) {
+// pullSplit is Apply's view of the pull clusters among those of desired
+// and prior: their artifacts, and what is left for server-side apply.
+type pullSplit struct {
+	artifacts map[string]PullArtifact // by cluster; a zero one could not be named
+	errs      Errors
+	entries   []Entry // kept entries of the clusters whose artifact could not be named
+	// restDesired and restPrior are desired and prior without the pull
+	// clusters: server-side apply's.
+	restDesired []Desired
+	restPrior   []Entry
+}
+
+// splitPull finds the pull clusters among those of desired and prior. Two
+// pull clusters that name one artifact are refused, both (their publishes
+// would remove each other's objects: labels do not name the cluster).
+func (e *Engine) splitPull(owner Owner, desired []Desired, prior []Entry) pullSplit {
 	var want []Entry
 	for _, d := range desired {
 		want = append(want, d.Entry)
 	}
-	pull := map[string]PullArtifact{}
-	var errs Errors
-	var entries []Entry
+	sp := pullSplit{artifacts: map[string]PullArtifact{}}
+	byTarget := map[string][]string{}
 	for _, c := range clustersOf(want, prior) {
 		a, ok, err := e.pullOf(c)
 		switch {
 		case err != nil:
-			errs = append(errs, clusterError(c, "Naming the artifact", err))
-			entries = append(entries, byCluster(prior, c)...)
-			pull[c] = PullArtifact{} // neither published nor pushed
+			sp.errs = append(sp.errs, clusterError(c, "Naming the artifact", err))
+			sp.artifacts[c] = PullArtifact{} // neither published nor pushed
 		case ok:
-			pull[c] = a
+			sp.artifacts[c] = a
+			byTarget[a.Target.Normalized()] = append(byTarget[a.Target.Normalized()], c)
 		}
 	}
-	if len(pull) == 0 {
-		return nil, nil, desired, prior
+	for target, cs := range byTarget {
+		if len(cs) < 2 {
+			continue
+		}
+		sort.Strings(cs)
+		for _, c := range cs {
+			err := fmt.Errorf("%w: clusters %s are all delivered through artifact %s", errSharedArtifact, strings.Join(cs, ", "), target)
+			sp.errs = append(sp.errs, &Error{Cluster: c, Summary: fmt.Sprintf("Cluster %s shares its artifact with another cluster", c),
+				Detail: err.Error() + ": give each pull cluster its own repository (delivery.oci.repository). Nothing was published.", Err: err})
+			sp.artifacts[c] = PullArtifact{}
+		}
 	}
+	for c, a := range sp.artifacts {
+		if a.Target.Repository == "" {
+			sp.entries = append(sp.entries, byCluster(prior, c)...)
+		}
+	}
+	for _, d := range desired {
+		if _, ok := sp.artifacts[d.Cluster]; !ok {
+			sp.restDesired = append(sp.restDesired, d)
+		}
+	}
+	for _, p := range prior {
+		if _, ok := sp.artifacts[p.Cluster]; !ok {
+			sp.restPrior = append(sp.restPrior, p)
+		}
+	}
+	return sp
+}
+
+// errSharedArtifact is two pull clusters whose repository and tag are one
+// artifact.
+var errSharedArtifact = errors.New("two pull clusters name one artifact")
+
+// publishPull applies owner's objects on the pull clusters of sp: each
+// such cluster's artifact gets exactly desired as owner's objects. Objects
+// prior listed and no longer desired leave the artifact in the same push
+// only when prune is set (every other write of the apply succeeded: what
+// would be pruned may be what traffic still relies on); else they stay,
+// and in the returned entries. It also returns, per cluster, the prior
+// entries no longer desired that the artifact never held: objects
+// server-side apply wrote before the cluster became a pull one, which
+// only a prune from this process removes (Flux's inventory never had
+// them).
+func (e *Engine) publishPull(ctx context.Context, owner Owner, sp pullSplit, desired []Desired, prior []Entry, prune bool) ([]Entry, Errors, []Entry) {
 	var clusters []string
-	for c, a := range pull {
+	for c, a := range sp.artifacts {
 		if a.Target.Repository != "" {
 			clusters = append(clusters, c)
 		}
 	}
-	got, perrs := perCluster(ctx, clusters, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
+	var mu sync.Mutex
+	var leftovers []Entry
+	got, errs := perCluster(ctx, clusters, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
 		var ds []Desired
 		for _, d := range desired {
 			if d.Cluster == cluster {
 				ds = append(ds, d)
 			}
 		}
-		return e.publishCluster(ctx, owner, cluster, pull[cluster], ds, byCluster(prior, cluster))
+		entries, left, errs := e.publishCluster(ctx, owner, cluster, sp.artifacts[cluster], ds, byCluster(prior, cluster), prune)
+		mu.Lock()
+		leftovers = append(leftovers, left...)
+		mu.Unlock()
+		return entries, errs
 	})
-	entries, errs = append(entries, got...), append(errs, perrs...)
-	var restDesired []Desired
-	for _, d := range desired {
-		if _, ok := pull[d.Cluster]; !ok {
-			restDesired = append(restDesired, d)
-		}
-	}
-	var restPrior []Entry
-	for _, p := range prior {
-		if _, ok := pull[p.Cluster]; !ok {
-			restPrior = append(restPrior, p)
-		}
-	}
-	return entries, errs, restDesired, restPrior
+	return got, errs, leftovers
 }
 
 // errComposedOnPull: objects composed from several intents are not
@@ -144,30 +270,54 @@ func composedOnPullError(owner Owner, cluster string) *Error {
 }
 
 // publishCluster replaces owner's objects in one pull cluster's artifact
-// by desired, in one push. On failure the prior entries stand: the
-// artifact is unchanged.
-func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string, a PullArtifact, desired []Desired, prior []Entry) ([]Entry, []*Error) {
+// by desired, in one push; with prune unset, prior's objects that are no
+// longer desired stay. On failure the prior entries stand: the artifact
+// is unchanged. leftovers are prior entries no longer desired that the
+// artifact did not hold (publishPull).
+func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string, a PullArtifact, desired []Desired, prior []Entry, prune bool) (entries, leftovers []Entry, errs []*Error) {
 	if owner.Composition != nil {
-		return prior, []*Error{composedOnPullError(owner, cluster)}
+		return prior, nil, []*Error{composedOnPullError(owner, cluster)}
 	}
 	manifests := make([]map[string]any, len(desired))
 	keys := make([]string, len(desired))
+	wanted := map[string]bool{}
 	for i, d := range desired {
 		if d.Manifest == nil {
-			return prior, []*Error{objectError(d.Entry, "Publishing", errors.New("its content is not known at apply"))}
+			return prior, nil, []*Error{objectError(d.Entry, "Publishing", errors.New("its content is not known at apply"))}
 		}
 		k, err := oci.Key(d.Manifest)
 		if err != nil {
-			return prior, []*Error{objectError(d.Entry, "Publishing", err)}
+			return prior, nil, []*Error{objectError(d.Entry, "Publishing", err)}
 		}
 		manifests[i], keys[i] = d.Manifest, k
+		wanted[k] = true
+	}
+	staleKeys := map[string]Entry{}
+	for _, p := range prior {
+		if k := artifactKey(p); !wanted[k] {
+			staleKeys[k] = p
+		}
 	}
 	var notOurs []*Error
+	var held map[string]bool // stale keys the artifact holds as owner's
 	w := e.pulls.writers.For(a.Target, a.Publisher)
 	got, err := w.Update(ctx, func(objs oci.Objects) error {
-		notOurs = nil
+		notOurs, held = nil, map[string]bool{}
 		for k, m := range objs {
-			if owner.owns(labelsOf(m)) {
+			// The owner's objects are replaced; objects no intent of
+			// this provider owns (added by a hand re-push) go too: the
+			// artifact is this state's, and what Flux applies from it
+			// is what the plans showed (foreignIn).
+			l := labelsOf(m)
+			if owner.owns(l) {
+				if _, stale := staleKeys[k]; stale {
+					held[k] = true
+					if !prune {
+						continue // kept until an apply whose writes all succeed
+					}
+				}
+				delete(objs, k)
+			} else if l[LabelManagedBy] != ManagedByValue {
 				delete(objs, k)
 			}
 		}
@@ -185,15 +335,34 @@ func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string
 		return nil
 	})
 	if len(notOurs) > 0 {
-		return prior, notOurs
+		return prior, nil, notOurs
 	}
 	if err != nil {
 		logCluster(ctx, "publishing failed: the artifact is as it was, prior entries kept", owner, cluster, "artifact", a.Target.String(), "error", err.Error())
-		return prior, []*Error{clusterError(cluster, "Publishing the artifact "+a.Target.String(), err)}
+		return prior, nil, []*Error{clusterError(cluster, "Publishing the artifact "+a.Target.String(), err)}
 	}
 	e.pulls.remember(a.Target, got)
-	logCluster(ctx, "published", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(desired))
-	return Entries(desired), nil
+	logCluster(ctx, "published", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(desired), "pruned", prune)
+	entries = Entries(desired)
+	for k, p := range staleKeys {
+		switch {
+		case !held[k]:
+			leftovers = append(leftovers, p)
+		case !prune:
+			entries = append(entries, p)
+		}
+	}
+	SortEntries(leftovers)
+	return entries, leftovers, nil
+}
+
+// artifactKey is the key in an artifact (oci.Key) of the object e names.
+func artifactKey(e Entry) string {
+	k, err := oci.Key(map[string]any{"apiVersion": e.APIVersion, "kind": e.Kind, "metadata": map[string]any{"name": e.Name, "namespace": e.Namespace}})
+	if err != nil {
+		return "invalid:" + e.String() // matches no artifact key
+	}
+	return k
 }
 
 // readPull is Read for a pull cluster: owner's entries rebuilt from the
@@ -231,8 +400,37 @@ func (e *Engine) readPull(ctx context.Context, owner Owner, cluster string, a Pu
 		out = append(out, en)
 	}
 	SortEntries(out)
-	logCluster(ctx, "refreshed from the artifact", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(out))
-	return out, nil
+	var notes []*Error
+	if foreign := foreignIn(got); len(foreign) > 0 {
+		// Someone else's objects in the state's artifact: Flux applies
+		// them. Every intent published there shows it (its entries
+		// drifted, so the plan updates it) and its apply removes them.
+		for i := range out {
+			out[i].Digest = digestDrifted
+		}
+		notes = append(notes, &Error{Cluster: cluster, Summary: "Drift in the artifact " + a.Target.String() + " of cluster " + cluster, Err: ErrDrift,
+			Detail: fmt.Sprintf("The artifact Flux applies to cluster %s holds what no intent of this provider published: %s. The next apply of %s publishes the artifact without them, and Flux prunes them.",
+				cluster, strings.Join(foreign, ", "), owner)})
+	}
+	logCluster(ctx, "refreshed from the artifact", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(out), "foreign", len(notes))
+	return out, notes
+}
+
+// foreignIn lists what an artifact holds that no intent of this provider
+// published: objects without the provider's managed-by label, and files
+// that are not objects (a kustomization.yaml), sorted.
+func foreignIn(a oci.Artifact) []string {
+	var out []string
+	for k, m := range a.Objects {
+		if labelsOf(m)[LabelManagedBy] != ManagedByValue {
+			out = append(out, k)
+		}
+	}
+	for _, f := range a.Extra {
+		out = append(out, "file "+f)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // readIfPull is readPull when cluster is delivered by pull (handled true).

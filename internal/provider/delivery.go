@@ -34,6 +34,7 @@ type ociModel struct {
 	Username         types.String `tfsdk:"username"`
 	Password         types.String `tfsdk:"password"`
 	Token            types.String `tfsdk:"token"`
+	Retired          types.Bool   `tfsdk:"retired"`
 }
 
 func deliveryAttribute() schema.SingleNestedAttribute {
@@ -75,15 +76,23 @@ func deliveryAttribute() schema.SingleNestedAttribute {
 						Optional:            true,
 						Sensitive:           true,
 					},
+					"retired": schema.BoolAttribute{
+						MarkdownDescription: "Deliver the cluster by push again (through `kubernetes`), and empty this artifact of the state's objects: each intent's next apply writes its objects by server-side apply, then removes them from the artifact, so Flux, while it still reconciles it, applies nothing of this state again; " +
+							"a refresh shows objects the artifact still holds as drift. Remove the block once a plan shows no change. Set the Kustomization's `prune` to `false` first (docs/guides: Clusters the runner cannot reach), or Flux deletes the objects push now writes as they leave the artifact. Default `false`.",
+						Optional: true,
+					},
 				},
 			},
 		},
 	}
 }
 
-// pullDelivery is the engine's Delivery of the configured clusters.
+// pullDelivery is the engine's Delivery of the configured clusters: the
+// pull ones' artifacts, and the retired artifacts of clusters delivered
+// by push again (engine.RetiredDelivery).
 type pullDelivery struct {
 	artifacts map[string]engine.PullArtifact
+	retired   map[string]engine.PullArtifact
 }
 
 func (p *pullDelivery) Pull(cluster string) (engine.PullArtifact, bool, error) {
@@ -92,6 +101,14 @@ func (p *pullDelivery) Pull(cluster string) (engine.PullArtifact, bool, error) {
 	}
 	a, ok := p.artifacts[cluster]
 	return a, ok, nil
+}
+
+func (p *pullDelivery) Retired(cluster string) (engine.PullArtifact, bool) {
+	if p == nil {
+		return engine.PullArtifact{}, false
+	}
+	a, ok := p.retired[cluster]
+	return a, ok
 }
 
 // pullClusters reads the delivery of every known cluster: the pull
@@ -114,6 +131,21 @@ func pullClusters(ctx context.Context, known map[string]clusterModel, diags *dia
 		out[name] = o
 	}
 	return out
+}
+
+// retired reports whether o is a former artifact (delivery.oci.retired):
+// its cluster is delivered by push.
+func (o ociModel) retired() bool { return o.Retired.ValueBool() }
+
+// isPull reports whether c is delivered by pull: a delivery.oci block
+// that is not retired (an unknown one counts as pull).
+func isPull(ctx context.Context, c clusterModel) bool {
+	if c.Delivery.IsNull() {
+		return false
+	}
+	m := pullClusters(ctx, map[string]clusterModel{"c": c}, &diag.Diagnostics{})
+	o, ok := m["c"]
+	return !ok || !o.retired()
 }
 
 func ociPath(cluster string) path.Path {
@@ -184,16 +216,34 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 			fmt.Sprintf("Workspace %q is the tag of the pull clusters' artifacts: use letters, digits, '_', '.' and '-' (not first), at most 128 characters.", workspace))
 		return nil
 	}
-	d := &pullDelivery{artifacts: map[string]engine.PullArtifact{}}
+	d := &pullDelivery{artifacts: map[string]engine.PullArtifact{}, retired: map[string]engine.PullArtifact{}}
+	byTarget := map[string][]string{}
 	for name, o := range pull {
-		if o.Repository.IsUnknown() {
+		if o.Repository.IsUnknown() || o.Retired.IsUnknown() {
 			continue
 		}
-		d.artifacts[name] = engine.PullArtifact{
+		a := engine.PullArtifact{
 			Target: oci.Target{Repository: o.Repository.ValueString(), Tag: workspace, Insecure: o.Insecure.ValueBool(),
 				Credentials: credentialsOf(o)},
 			Publisher: workspace,
 		}
+		if o.retired() {
+			d.retired[name] = a
+			continue
+		}
+		d.artifacts[name] = a
+		byTarget[a.Target.Normalized()] = append(byTarget[a.Target.Normalized()], name)
+	}
+	// Two pull clusters on one artifact would remove each other's objects
+	// at every publish (an object's labels do not name its cluster).
+	for target, cs := range byTarget {
+		if len(cs) < 2 {
+			continue
+		}
+		sort.Strings(cs)
+		addAttrError(diags, ociPath(cs[1]).AtName("repository"), "Two pull clusters on one artifact",
+			fmt.Sprintf("Clusters %s are both delivered through artifact %s (repository and this state's workspace as tag). Give each pull cluster its own repository, e.g. registry.example.com/mesh/%s.",
+				strings.Join(cs, " and "), target, cs[1]))
 	}
 	return d
 }

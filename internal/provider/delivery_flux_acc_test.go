@@ -290,14 +290,33 @@ func TestAccPull_throughFlux(t *testing.T) {
 				t.Errorf("removing the bootstrap's %s: %v", gvr.Resource, err)
 			}
 		}
+		// The account the Kustomization applied as, and its roles.
+		objs, err := h.boot.Objects()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			default:
+				continue
+			}
+			var r dynamic.ResourceInterface = dyn(t, "onprem").Resource(flux.Resources[o.GetKind()])
+			if ns := o.GetNamespace(); ns != "" {
+				r = dyn(t, "onprem").Resource(flux.Resources[o.GetKind()]).Namespace(ns)
+			}
+			if err := r.Delete(context.Background(), o.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("removing the bootstrap's %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
 	})
 	objs, err := h.boot.Objects()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
-		gvr := map[string]schema.GroupVersionResource{flux.OCIRepositoryKind: gvrOCIRepository, flux.KustomizationKind: gvrKustomization,
-			"Namespace": {Version: "v1", Resource: "namespaces"}}[o.GetKind()]
+		gvr := flux.Resources[o.GetKind()]
 		var r dynamic.ResourceInterface = dyn(t, "onprem").Resource(gvr)
 		if ns := o.GetNamespace(); ns != "" {
 			r = dyn(t, "onprem").Resource(gvr).Namespace(ns)

@@ -125,3 +125,43 @@ resource "mesh_traffic_policy" "p" {
 }
 `, `cannot be delivered to pull cluster onprem[\s\S]*sources[\s\S]*by\s+push`)
 }
+
+// Two pull clusters whose repositories are one artifact (the same
+// repository, or two spellings the registry resolves as one) fail at plan
+// naming both clusters, at the second one's repository (found by review:
+// their publishes removed each other's objects).
+func TestTwoPullClustersOnOneArtifactFailThePlan(t *testing.T) {
+	t.Setenv(envConfigPath, "")
+	t.Setenv(envConfigPaths, "")
+	planFailsWith(t, `
+provider "mesh" {
+  clusters = {
+    east = { delivery = { oci = { repository = "docker.io/mesh/fleet" } } }
+    west = { delivery = { oci = { repository = "index.docker.io/mesh/fleet" } } }
+  }
+  workspace = "team-a"
+}
+data "mesh_clusters" "all" {}
+`, `Two pull clusters on one artifact[\s\S]*clusters\["west"\]\.delivery\.oci\.repository[\s\S]*east and west`)
+}
+
+// delivery.oci.retired: the cluster is pushed again, and its former
+// artifact (same repository, the workspace as tag) is named to the engine
+// for emptying; it is no pull cluster, so it shares an artifact with none.
+func TestBuildDeliveryRetiredArtifactIsPush(t *testing.T) {
+	pull := map[string]ociModel{"onprem": {
+		Repository: types.StringValue("registry.example.com/mesh/onprem"), Insecure: types.BoolNull(), Retired: types.BoolValue(true),
+		DockerConfigFile: types.StringNull(), Username: types.StringNull(), Password: types.StringNull(), Token: types.StringNull(),
+	}}
+	var diags diag.Diagnostics
+	d := buildDelivery(pull, "team-a", true, false, &diags)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if _, ok, _ := d.Pull("onprem"); ok {
+		t.Error("a retired artifact's cluster is delivered by pull")
+	}
+	if a, ok := d.Retired("onprem"); !ok || a.Target.String() != "registry.example.com/mesh/onprem:team-a" {
+		t.Errorf("onprem's former artifact: %+v, %v", a, ok)
+	}
+}

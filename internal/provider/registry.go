@@ -110,7 +110,7 @@ func buildRegistry(ctx context.Context, m providerModel) (*translate.Registry, m
 		tc.Labels, tc.LabelsUnknown = stringMap(c.Labels)
 		tc.EastWestGateway = gatewayOf(ctx, c.EastWestGateway, name, &diags)
 		clusters = append(clusters, tc)
-		if c.Kubernetes.IsNull() && !c.Delivery.IsNull() {
+		if c.Kubernetes.IsNull() && isPull(ctx, c) {
 			// A pull cluster without a connection: nothing reaches its API
 			// server, not even through the environment's kubeconfig.
 			continue

@@ -96,7 +96,7 @@ func (r *workspaceResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"A contribution of such an instance whose policy is no longer listed is an *orphan* (its resource left the state without a destroy: `terraform state rm` with the block deleted) " +
 			"and would otherwise keep shaping traffic: the plan lists orphans in every registered cluster, with a warning per policy, and the apply releases them. " +
 			"Contributions of other states are never orphans, even when both states leave the provider's `workspace` unset. " +
-			"The roster also claims its identity (`id`) in every registered cluster's records namespace; a state that names an identity another state claims fails at plan. " +
+			"The roster also claims its identity (`id`) in every registered cluster's records namespace (a pull cluster's claim is published in its artifact, which Flux applies there); a state that names an identity another state claims fails at plan, so two states that set the same `workspace` never publish one artifact. " +
 			"Declare one per state, listing every traffic policy of the state, typically from module outputs; a traffic policy planned in this state but not listed is a plan error. " +
 			"Destroying the roster releases its claim and no contribution.",
 		Attributes: map[string]schema.Attribute{

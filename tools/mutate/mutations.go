@@ -42,12 +42,12 @@ var mutations = []mutation{
 	// fake dynamic client.
 	{
 		ID: "engine/skip-prune", Why: "apply never prunes what is no longer desired",
-		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 {\n\t\t// Prune nothing", To: "\tif true {\n\t\t// Prune nothing",
+		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 || len(publishErrs) > 0 {\n\t\t// Prune nothing", To: "\tif true {\n\t\t// Prune nothing",
 		Package: "./internal/engine",
 	},
 	{
 		ID: "engine/prune-after-failed-write", Why: "apply prunes although a write failed",
-		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 {\n\t\t// Prune nothing", To: "\tif false {\n\t\t// Prune nothing",
+		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 || len(publishErrs) > 0 {\n\t\t// Prune nothing", To: "\tif false {\n\t\t// Prune nothing",
 		Package: "./internal/engine",
 	},
 	{
@@ -328,7 +328,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/identity-collision", Why: "a second state overwrites another state's claim on a workspace identity",
-		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {", To: "if _ = theirs; cerr != nil {",
+		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\treturn e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\treturn e.claimTakenError",
 		Package: "./internal/engine", Run: "TestClaimIsOneStatesOnly",
 	},
 	{
@@ -1097,7 +1097,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-never-prunes", Why: "publishing adds the intent's objects to the artifact but never removes the ones it no longer wants",
-		File: "internal/engine/sink.go", From: "\t\t\tif owner.owns(labelsOf(m)) {\n\t\t\t\tdelete(objs, k)", To: "\t\t\tif owner.owns(labelsOf(m)) {\n\t\t\t\t_ = k",
+		File: "internal/engine/sink.go", From: "\t\t\t\tdelete(objs, k)\n\t\t\t} else if", To: "\t\t\t\t_ = k\n\t\t\t} else if",
 		Package: "./internal/engine", Run: "TestPull",
 	},
 	{
@@ -1107,7 +1107,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-also-pushed", Why: "a pull cluster's objects are also server-side applied: an apply fails when its API server cannot be reached",
-		File: "internal/engine/apply.go", From: "published, publishErrs, desired, prior := e.publishPull(", To: "published, publishErrs, _, _ := e.publishPull(",
+		File: "internal/engine/apply.go", From: "\tdesired, prior = sp.restDesired, sp.restPrior\n", To: "\t_, _ = sp.restDesired, sp.restPrior\n",
 		Package: "./internal/engine", Run: "TestPull",
 	},
 	{
@@ -1142,8 +1142,90 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/pull-cluster-pushed", Why: "a pull cluster whose API server is given (read-only) gets its objects by server-side apply as well",
-		File: "internal/engine/apply.go", From: "published, publishErrs, desired, prior := e.publishPull(", To: "published, publishErrs, _, _ := e.publishPull(",
+		File: "internal/engine/apply.go", From: "\tdesired, prior = sp.restDesired, sp.restPrior\n", To: "\t_, _ = sp.restDesired, sp.restPrior\n",
 		Package: "./internal/provider", Run: "^TestAccPull_publishRefreshRepushDestroy$", Env: []string{"TF_ACC=1"},
+	},
+	// Review findings on pull delivery (issue 35), each caught by the
+	// review's test, renamed for what it shows.
+	{
+		ID: "oci/tag-moved-unchecked", Why: "the tag is moved without checking that no other writer moved it during the upload: a concurrent publish of the artifact is lost",
+		File: "internal/delivery/oci/remote.go", From: "\tif now != head {\n\t\treturn \"\", errTagMoved", To: "\tif _ = now; false {\n\t\treturn \"\", errTagMoved",
+		Package: "./internal/engine", Run: "^TestPullConcurrentPublishersOfOneArtifactLoseNoObject$",
+	},
+	{
+		ID: "oci/tag-moved-by-another-state-unchecked", Why: "a state that published the artifact during this writer's upload is not seen before the tag moves: its artifact is overwritten",
+		File: "internal/delivery/oci/remote.go", From: "\tif now != head {\n\t\treturn \"\", errTagMoved", To: "\tif _ = now; false {\n\t\treturn \"\", errTagMoved",
+		Package: "./internal/delivery/oci", Run: "^TestPublishDuringTheUploadByAnotherStateIsRefused$",
+	},
+	{
+		ID: "oci/head-404-trusted", Why: "one HEAD answering 404 for a tag that exists reads as no artifact: the Writer publishes over it from empty",
+		File: "internal/delivery/oci/remote.go", From: "\tif err != nil || found {\n\t\treturn head, found, err", To: "\tif true {\n\t\treturn head, found, err",
+		Package: "./internal/engine", Run: "^TestPullHeadNotFoundDoesNotOverwriteTheArtifact$",
+	},
+	{
+		ID: "oci/ping-404-empty", Why: "a 404 to the registry's /v2/ ping (a host that is not a registry) reads as an empty artifact: refresh drops every object",
+		File: "internal/delivery/oci/remote.go", From: "\tif te.Request == nil || !strings.Contains(te.Request.URL.Path, \"/manifests/\") {", To: "\tif false {",
+		Package: "./internal/engine", Run: "^TestPullRegistryAnswering404EverywhereIsNotAnEmptyArtifact$",
+	},
+	{
+		ID: "oci/kustomize-layout-refused", Why: "a file that is not an object (Flux's kustomization.yaml) fails the read: a hand re-push blocks every apply and destroy",
+		File: "internal/delivery/oci/artifact.go", From: "\t\t\tif _, dup := out[k]; err != nil || dup {\n\t\t\t\textra = append(extra, hdr.Name)", To: "\t\t\tif _, dup := out[k]; err != nil || dup {\n\t\t\t\treturn nil, nil, fmt.Errorf(\"file %s is not an object\", hdr.Name)",
+		Package: "./internal/engine", Run: "^TestPullRepushInFluxKustomizeLayoutBlocksNeitherApplyNorDestroy$",
+	},
+	{
+		ID: "engine/pull-foreign-kept", Why: "objects no intent of the provider published stay in the artifact at every publish: Flux applies them for good",
+		File: "internal/engine/sink.go", From: "\t\t\t} else if l[LabelManagedBy] != ManagedByValue {\n\t\t\t\tdelete(objs, k)", To: "\t\t\t} else if false {\n\t\t\t\tdelete(objs, k)",
+		Package: "./internal/engine", Run: "^TestPullForeignObjectInTheArtifactIsDriftTheApplyRemoves$|^TestPullRepushWithoutLabelsIsUndone$",
+	},
+	{
+		ID: "engine/pull-foreign-unseen", Why: "a refresh does not report objects someone else added to the artifact: the plan says No changes",
+		File: "internal/engine/sink.go", From: "if foreign := foreignIn(got); len(foreign) > 0 {", To: "if foreign := foreignIn(got); false {",
+		Package: "./internal/engine", Run: "^TestPullForeignObjectInTheArtifactIsDriftTheApplyRemoves$",
+	},
+	{
+		ID: "engine/pull-prunes-after-failed-write", Why: "a pull cluster's artifact drops stale objects although a push write of the same apply failed",
+		File: "internal/engine/apply.go", From: "allDesired, allPrior, len(errs) == 0 && len(sp.errs) == 0)", To: "allDesired, allPrior, true)",
+		Package: "./internal/engine", Run: "^TestPullPrunesNothingWhenAPushWriteFails$",
+	},
+	{
+		ID: "engine/push-leftovers-orphaned", Why: "objects push wrote before a cluster became pull are forgotten when dropped in the switch's apply: nothing ever deletes them",
+		File: "internal/engine/apply.go", From: "\tstale = append(stale, leftovers...)\n", To: "\t_ = leftovers\n",
+		Package: "./internal/engine", Run: "^TestPushToPullSwitchLeavesNoOrphanOfADroppedObject$",
+	},
+	{
+		ID: "engine/shared-artifact-published", Why: "two pull clusters naming one artifact both publish: each publish removes the other's objects",
+		File: "internal/engine/sink.go", From: "\tfor target, cs := range byTarget {\n\t\tif len(cs) < 2 {", To: "\tfor target, cs := range byTarget {\n\t\tif true {",
+		Package: "./internal/engine", Run: "^TestTwoPullClustersOnOneArtifactAreRefused$",
+	},
+	{
+		ID: "provider/shared-artifact-planned", Why: "two pull clusters naming one artifact plan cleanly",
+		File: "internal/provider/delivery.go", From: "\tfor target, cs := range byTarget {\n\t\tif len(cs) < 2 {", To: "\tfor target, cs := range byTarget {\n\t\tif true {",
+		Package: "./internal/provider", Run: "^TestTwoPullClustersOnOneArtifactFailThePlan$",
+	},
+	{
+		ID: "engine/retired-artifact-kept", Why: "after pull to push the former artifact keeps the state's objects: Flux applies back what push prunes",
+		File: "internal/engine/apply.go", From: "\t\terrs = append(errs, e.unpublishRetired(ctx, owner, clustersOf(want, prior))...)\n", To: "\t\t_ = want\n",
+		Package: "./internal/engine", Run: "^TestPullToPushSwitchEmptiesTheArtifact$|^TestRetiredArtifactStillHoldingObjectsIsDrift$",
+	},
+	{
+		ID: "flux/bootstrap-as-controller", Why: "the Kustomization names no service account: kustomize-controller applies the artifact as cluster-admin, so registry push rights are cluster-admin",
+		File: "internal/delivery/flux/bootstrap.go", From: "\t\t\t\"serviceAccountName\": b.Name,\n", To: "\n",
+		Package: "./internal/delivery/flux", Run: "^TestBootstrapKustomizationImpersonatesALeastPrivilegeAccount$",
+	},
+	{
+		ID: "engine/pull-claim-not-in-artifact", Why: "a pull cluster's workspace claim is looked for on its API server, which it may not have: a second state with the same workspace is never told",
+		File: "internal/engine/claim.go", From: "\t} else if pull {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)", To: "\t} else if pull && false {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)",
+		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
+	},
+	{
+		ID: "provider/pull-claim-unchecked-at-plan", Why: "a second state with the same workspace as another on a pull cluster plans cleanly: the first state's claim, in the artifact, is never read",
+		File: "internal/engine/claim.go", From: "\t} else if pull {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)", To: "\t} else if pull && false {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)",
+		Package: "./internal/provider", Run: "^TestSecondStateWithTheSameWorkspaceOnAPullClusterFailsThePlan$",
+	},
+	{
+		ID: "engine/pull-claim-collision", Why: "a second state writes its claim over another state's in a pull cluster's artifact",
+		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\t\t\treturn nil, e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\t\t\treturn nil, e.claimTakenError",
+		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
 	},
 	{
 		ID: "oci/cancelled-change-published", Why: "a change whose caller gave up (cancelled) stays queued and is published: its objects land in the artifact but not in state",
@@ -1170,7 +1252,7 @@ var mutations = []mutation{
 	// controllers on the local mesh.
 	{
 		ID: "flux/bootstrap-without-prune", Why: "the rendered Kustomization does not prune: an object a later revision leaves out stays on the cluster",
-		File: "internal/delivery/flux/bootstrap.go", From: "\t\t\t\"prune\":     true,", To: "\t\t\t\"prune\":     false,",
+		File: "internal/delivery/flux/bootstrap.go", From: "\t\t\t\"prune\":              true,", To: "\t\t\t\"prune\":              false,",
 		Package: "./internal/delivery/flux", Run: "^TestBootstrapYAML$",
 	},
 	{

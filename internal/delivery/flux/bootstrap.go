@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
@@ -49,12 +50,48 @@ type Bootstrap struct {
 	SecretName string
 	// RecordsNamespace, when set, adds a Namespace object for it: the
 	// artifact holds records (ConfigMaps) there, and Flux applies them only
-	// into a namespace that exists.
+	// into a namespace that exists. The account may write ConfigMaps there
+	// and nowhere else.
 	RecordsNamespace string
+	// Namespaces, when set, are the only namespaces where the account may
+	// write the Istio kinds (a Role and RoleBinding in each); empty, it may
+	// write them in every namespace (a ClusterRole), and nothing else.
+	Namespaces []string
+}
+
+// IstioResources are the Istio kinds, by API group, the provider writes
+// (intentkind's Writes, checked by a test): all the bootstrap's account
+// may write besides the records' ConfigMaps.
+var IstioResources = map[string][]string{
+	"networking.istio.io": {"destinationrules", "gateways", "serviceentries", "virtualservices"},
+	"security.istio.io":   {"authorizationpolicies", "peerauthentications"},
+}
+
+// writeVerbs are what kustomize-controller's server-side apply, its
+// drift detection and its prune need.
+var writeVerbs = []any{"get", "list", "watch", "create", "update", "patch", "delete"}
+
+func istioRules() []any {
+	var out []any
+	for _, g := range []string{"networking.istio.io", "security.istio.io"} {
+		var rs []any
+		for _, r := range IstioResources[g] {
+			rs = append(rs, r)
+		}
+		out = append(out, map[string]any{"apiGroups": []any{g}, "resources": rs, "verbs": writeVerbs})
+	}
+	return out
 }
 
 // Objects returns the bootstrap objects, in the order to apply them: the
-// records Namespace if any, the OCIRepository, the Kustomization.
+// records Namespace if any, the ServiceAccount the Kustomization applies
+// as and its roles, the OCIRepository, the Kustomization.
+//
+// The Kustomization names that account (spec.serviceAccountName), so
+// kustomize-controller applies the artifact with its rights, not its own
+// (cluster-admin in a standard install): whoever can push the tag can
+// create the Istio kinds the provider writes, and ConfigMaps in the
+// records namespace, nothing else.
 func (b Bootstrap) Objects() ([]*unstructured.Unstructured, error) {
 	if err := b.validate(); err != nil {
 		return nil, err
@@ -69,6 +106,7 @@ func (b Bootstrap) Objects() ([]*unstructured.Unstructured, error) {
 			"metadata":   map[string]any{"name": b.RecordsNamespace},
 		}})
 	}
+	out = append(out, b.account()...)
 	source := map[string]any{
 		"url":      b.url(),
 		"ref":      map[string]any{"tag": b.Tag},
@@ -91,14 +129,73 @@ func (b Bootstrap) Objects() ([]*unstructured.Unstructured, error) {
 		"kind":       KustomizationKind,
 		"metadata":   map[string]any{"name": b.Name, "namespace": ns},
 		"spec": map[string]any{
-			"sourceRef": map[string]any{"kind": OCIRepositoryKind, "name": b.Name, "namespace": ns},
-			"path":      "./",
-			"prune":     true,
-			"wait":      false,
-			"interval":  interval,
+			"sourceRef":          map[string]any{"kind": OCIRepositoryKind, "name": b.Name, "namespace": ns},
+			"path":               "./",
+			"prune":              true,
+			"wait":               false,
+			"interval":           interval,
+			"serviceAccountName": b.Name,
 		},
 	}})
 	return out, nil
+}
+
+// account is the ServiceAccount the Kustomization applies as, and what
+// it may do: the Istio kinds (in Namespaces, or in every namespace), the
+// ConfigMaps of the records namespace.
+func (b Bootstrap) account() []*unstructured.Unstructured {
+	ns := b.namespace()
+	obj := func(apiVersion, kind, name, namespace string, fields map[string]any) *unstructured.Unstructured {
+		meta := map[string]any{"name": name}
+		if namespace != "" {
+			meta["namespace"] = namespace
+		}
+		o := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta}
+		for k, v := range fields {
+			o[k] = v
+		}
+		return &unstructured.Unstructured{Object: o}
+	}
+	subjects := []any{map[string]any{"kind": "ServiceAccount", "name": b.Name, "namespace": ns}}
+	binding := func(kind, namespace, roleKind, role string) *unstructured.Unstructured {
+		return obj("rbac.authorization.k8s.io/v1", kind, role, namespace, map[string]any{
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": roleKind, "name": role},
+			"subjects": subjects,
+		})
+	}
+	out := []*unstructured.Unstructured{obj("v1", "ServiceAccount", b.Name, ns, nil)}
+	// Names carry the namespace: one account per state and cluster, and
+	// cluster-scoped names are shared by every Flux namespace.
+	role := b.Name + "-" + ns + "-istio"
+	if len(b.Namespaces) == 0 {
+		out = append(out, obj("rbac.authorization.k8s.io/v1", "ClusterRole", role, "", map[string]any{"rules": istioRules()}),
+			binding("ClusterRoleBinding", "", "ClusterRole", role))
+	} else {
+		for _, n := range b.Namespaces {
+			out = append(out, obj("rbac.authorization.k8s.io/v1", "Role", role, n, map[string]any{"rules": istioRules()}),
+				binding("RoleBinding", n, "Role", role))
+		}
+	}
+	if b.RecordsNamespace != "" {
+		records := b.Name + "-" + ns + "-records"
+		out = append(out, obj("rbac.authorization.k8s.io/v1", "Role", records, b.RecordsNamespace, map[string]any{"rules": []any{
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": writeVerbs},
+		}}), binding("RoleBinding", b.RecordsNamespace, "Role", records))
+	}
+	return out
+}
+
+// Resources are the API resources of the kinds Objects returns, for a
+// client that applies them without discovery.
+var Resources = map[string]schema.GroupVersionResource{
+	OCIRepositoryKind:    {Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"},
+	KustomizationKind:    {Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"},
+	"Namespace":          {Version: "v1", Resource: "namespaces"},
+	"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
+	"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 }
 
 // YAML renders the bootstrap objects as one multi-document YAML stream,
@@ -150,6 +247,11 @@ func (b Bootstrap) validate() error {
 	if b.RecordsNamespace != "" {
 		if errs := validation.IsDNS1123Label(b.RecordsNamespace); len(errs) > 0 {
 			return fmt.Errorf("bootstrap records namespace %q: %s", b.RecordsNamespace, strings.Join(errs, "; "))
+		}
+	}
+	for _, n := range b.Namespaces {
+		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+			return fmt.Errorf("bootstrap namespace %q of the Istio objects: %s", n, strings.Join(errs, "; "))
 		}
 	}
 	if b.SecretName != "" {

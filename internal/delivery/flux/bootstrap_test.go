@@ -17,7 +17,60 @@ func TestBootstrapYAML(t *testing.T) {
 		{
 			name: "defaults",
 			in:   Bootstrap{Name: "mesh-prod", Repository: "registry.example.com/mesh/east", Tag: "prod"},
-			want: `apiVersion: source.toolkit.fluxcd.io/v1
+			want: `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: mesh-prod
+  namespace: flux-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: mesh-prod-flux-system-istio
+rules:
+- apiGroups:
+  - networking.istio.io
+  resources:
+  - destinationrules
+  - gateways
+  - serviceentries
+  - virtualservices
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - update
+  - patch
+  - delete
+- apiGroups:
+  - security.istio.io
+  resources:
+  - authorizationpolicies
+  - peerauthentications
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - update
+  - patch
+  - delete
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: mesh-prod-flux-system-istio
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: mesh-prod-flux-system-istio
+subjects:
+- kind: ServiceAccount
+  name: mesh-prod
+  namespace: flux-system
+---
+apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
 metadata:
   name: mesh-prod
@@ -37,6 +90,7 @@ spec:
   interval: 1m0s
   path: ./
   prune: true
+  serviceAccountName: mesh-prod
   sourceRef:
     kind: OCIRepository
     name: mesh-prod
@@ -45,13 +99,101 @@ spec:
 `,
 		},
 		{
-			name: "insecure, credentials, records namespace, own namespace and interval",
+			name: "insecure, credentials, records namespace, Istio namespaces, own namespace and interval",
 			in: Bootstrap{Name: "mesh", Namespace: "delivery", Repository: "oci://localhost:5000/mesh/west", Tag: "v1",
-				Interval: 30 * time.Second, Insecure: true, SecretName: "registry-creds", RecordsNamespace: "mesh-intent-records"},
+				Interval: 30 * time.Second, Insecure: true, SecretName: "registry-creds", RecordsNamespace: "mesh-intent-records", Namespaces: []string{"users"}},
 			want: `apiVersion: v1
 kind: Namespace
 metadata:
   name: mesh-intent-records
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: mesh
+  namespace: delivery
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: mesh-delivery-istio
+  namespace: users
+rules:
+- apiGroups:
+  - networking.istio.io
+  resources:
+  - destinationrules
+  - gateways
+  - serviceentries
+  - virtualservices
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - update
+  - patch
+  - delete
+- apiGroups:
+  - security.istio.io
+  resources:
+  - authorizationpolicies
+  - peerauthentications
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - update
+  - patch
+  - delete
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: mesh-delivery-istio
+  namespace: users
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: mesh-delivery-istio
+subjects:
+- kind: ServiceAccount
+  name: mesh
+  namespace: delivery
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: mesh-delivery-records
+  namespace: mesh-intent-records
+rules:
+- apiGroups:
+  - ""
+  resources:
+  - configmaps
+  verbs:
+  - get
+  - list
+  - watch
+  - create
+  - update
+  - patch
+  - delete
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: mesh-delivery-records
+  namespace: mesh-intent-records
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: mesh-delivery-records
+subjects:
+- kind: ServiceAccount
+  name: mesh
+  namespace: delivery
 ---
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
@@ -76,6 +218,7 @@ spec:
   interval: 30s
   path: ./
   prune: true
+  serviceAccountName: mesh
   sourceRef:
     kind: OCIRepository
     name: mesh

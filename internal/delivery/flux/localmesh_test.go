@@ -213,11 +213,7 @@ func push(t *testing.T, repo, tag, manifests string) string {
 
 // apply creates o, or updates it if it exists.
 func apply(ctx context.Context, d dynamic.Interface, o *unstructured.Unstructured) error {
-	gvr := map[string]schema.GroupVersionResource{
-		flux.OCIRepositoryKind: ociRepositoryGVR,
-		flux.KustomizationKind: kustomizationGVR,
-		"Namespace":            {Version: "v1", Resource: "namespaces"},
-	}[o.GetKind()]
+	gvr := flux.Resources[o.GetKind()]
 	var r dynamic.ResourceInterface = d.Resource(gvr)
 	if ns := o.GetNamespace(); ns != "" {
 		r = d.Resource(gvr).Namespace(ns)

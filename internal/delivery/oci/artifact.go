@@ -133,47 +133,53 @@ const maxContent = 256 << 20
 // parseContent reads a layer written by content (or by hand, as long as
 // it is a gzipped tar of YAML files: Flux's own layout). Every regular
 // file whose name ends in .yaml or .yml holds one object or several,
-// separated by "---" lines.
-func parseContent(layer io.Reader) (Objects, error) {
+// separated by "---" lines. A document that is not an object this layout
+// holds (a kustomization.yaml, which `flux push artifact` of a kustomize
+// directory carries; a manifest without a name; a second copy of an
+// object) is not refused: it is listed in extra, by file name, so that a
+// hand re-push is drift that the next publish replaces rather than an
+// artifact nobody can publish over.
+func parseContent(layer io.Reader) (Objects, []string, error) {
 	zr, err := gzip.NewReader(layer)
 	if err != nil {
-		return nil, fmt.Errorf("the artifact's layer is not gzip: %w", err)
+		return nil, nil, fmt.Errorf("the artifact's layer is not gzip: %w", err)
 	}
 	defer zr.Close()
 	tr := tar.NewReader(&boundedReader{r: zr, left: maxContent})
 	out := Objects{}
+	var extra []string
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
-			return out, nil
+			sort.Strings(extra)
+			return out, extra, nil
 		}
 		if errors.Is(err, errTooLarge) {
-			return nil, err
+			return nil, nil, err
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the artifact's layer is not a tar: %w", err)
+			return nil, nil, fmt.Errorf("the artifact's layer is not a tar: %w", err)
 		}
 		if hdr.Typeflag != tar.TypeReg || !(strings.HasSuffix(hdr.Name, ".yaml") || strings.HasSuffix(hdr.Name, ".yml")) {
 			continue
 		}
 		raw, err := io.ReadAll(tr)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, doc := range splitDocuments(raw) {
 			var m map[string]any
 			if err := yaml.Unmarshal(doc, &m); err != nil {
-				return nil, fmt.Errorf("file %s of the artifact: %w", hdr.Name, err)
+				extra = append(extra, hdr.Name)
+				continue
 			}
 			if len(m) == 0 {
 				continue
 			}
 			k, err := Key(m)
-			if err != nil {
-				return nil, fmt.Errorf("file %s of the artifact: %w", hdr.Name, err)
-			}
-			if _, dup := out[k]; dup {
-				return nil, fmt.Errorf("file %s of the artifact: %s appears twice", hdr.Name, k)
+			if _, dup := out[k]; err != nil || dup {
+				extra = append(extra, hdr.Name)
+				continue
 			}
 			out[k] = m
 		}

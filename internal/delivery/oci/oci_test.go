@@ -1,6 +1,9 @@
 package oci
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -24,7 +27,7 @@ import (
 )
 
 // testRegistry is go-containerregistry's in-memory registry behind
-// httptest, counting the manifests pushed; before, when set, sees every
+// httptest, counting the publishes (tag moves); before, when set, sees every
 // request first and may answer it itself (returning true).
 type testRegistry struct {
 	host     string
@@ -42,7 +45,9 @@ func newRegistry(t testing.TB) *testRegistry {
 		if tr.before != nil && tr.before(w, r) {
 			return
 		}
-		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+		// A publish is the PUT that moves the tag (the manifest is
+		// pushed by digest first: write).
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && !strings.Contains(r.URL.Path, "/manifests/sha256:") {
 			tr.pushes.Add(1)
 		}
 		reg.ServeHTTP(w, r)
@@ -395,9 +400,9 @@ func TestParseContentReadsMultiDocumentFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := parseContent(strings.NewReader(string(raw)))
-	if err != nil || len(got) != 2 {
-		t.Fatalf("read back %d objects, %v", len(got), err)
+	got, extra, err := parseContent(strings.NewReader(string(raw)))
+	if err != nil || len(got) != 2 || len(extra) != 0 {
+		t.Fatalf("read back %d objects, extra files %v, %v", len(got), extra, err)
 	}
 	if docs := splitDocuments([]byte("a: 1\n---\nb: 2\n")); len(docs) != 2 {
 		t.Errorf("two documents split into %d", len(docs))
@@ -455,5 +460,83 @@ func TestCancelledQueuedChangeIsNotPublished(t *testing.T) {
 	}
 	if n := reg.pushes.Load(); n != 1 {
 		t.Errorf("%d pushes, want 1: the withdrawn change makes none", n)
+	}
+}
+
+// A layer in Flux's kustomize layout (`flux push artifact` of a directory
+// with a kustomization.yaml), or holding a manifest without a name, is
+// read: the objects are the objects, the other files are listed as extra
+// (someone else's, replaced by the next publish), never an error that
+// would block every publish over them (found by review).
+func TestParseContentListsFilesThatAreNotObjects(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, f := range []struct{ name, body string }{
+		{"kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- se.yaml\n"},
+		{"se.yaml", "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata:\n  name: se\n  namespace: istio-system\n"},
+		{"noname.yml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: x\n"},
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(f.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	objs, extra, err := parseContent(&buf)
+	if err != nil {
+		t.Fatalf("a kustomize-layout layer refused: %v", err)
+	}
+	if _, ok := objs["networking.istio.io/ServiceEntry/istio-system/se"]; !ok || len(objs) != 1 {
+		t.Errorf("objects %v, want the ServiceEntry only", objs)
+	}
+	if strings.Join(extra, ",") != "kustomization.yaml,noname.yml" {
+		t.Errorf("extra files %v, want kustomization.yaml and noname.yml", extra)
+	}
+}
+
+// A state that publishes the artifact while this writer's upload is in
+// flight is found before the tag moves: the tag is read again after the
+// push by digest, the artifact it names fetched and its publisher checked,
+// so this writer is refused naming both states and the other state's
+// artifact stays as it published it (found by review: the last writer's
+// tag PUT won and the other's objects were gone).
+func TestPublishDuringTheUploadByAnotherStateIsRefused(t *testing.T) {
+	reg := newRegistry(t)
+	ctx := context.Background()
+	var fired atomic.Bool
+	var otherErr error
+	reg.before = func(_ http.ResponseWriter, r *http.Request) bool {
+		// The first push by digest is this writer's; the other state's
+		// publish, made from here, pushes its own without coming back.
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/sha256:") && fired.CompareAndSwap(false, true) {
+			_, otherErr = Publish(ctx, reg.target("s1"), set(t, object("Gateway", "istio-system", "theirs", map[string]any{})), "state-b")
+		}
+		return false
+	}
+	var ws Writers
+	_, err := ws.For(reg.target("s1"), "state-a").Update(ctx, func(objs Objects) error {
+		for k, v := range set(t, object("Gateway", "istio-system", "ours", map[string]any{})) {
+			objs[k] = v
+		}
+		return nil
+	})
+	if otherErr != nil {
+		t.Fatal(otherErr)
+	}
+	var claimed *ClaimedError
+	if !errors.As(err, &claimed) || !strings.Contains(err.Error(), `"state-b"`) {
+		t.Errorf("publishing over an artifact another state published during the upload: %v, want a ClaimedError naming state-b", err)
+	}
+	a, _, err := Fetch(ctx, reg.target("s1"))
+	if err != nil || a.Publisher != "state-b" || len(a.Objects) != 1 {
+		t.Errorf("the other state's artifact after the refused publish: publisher %q, %d objects, %v", a.Publisher, len(a.Objects), err)
 	}
 }

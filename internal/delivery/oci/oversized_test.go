@@ -47,7 +47,7 @@ func TestOversizedLayerIsAnErrorNotATruncation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("compressed layer: %d bytes", buf.Len())
-	objs, err := parseContent(&buf)
+	objs, _, err := parseContent(&buf)
 	if !errors.Is(err, errTooLarge) {
 		t.Errorf("a layer over maxContent read as %d object(s), error %v; want errTooLarge (b.yaml must not be dropped silently)", len(objs), err)
 	}

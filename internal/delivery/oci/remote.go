@@ -54,6 +54,17 @@ func (t Target) bounded(ctx context.Context) (context.Context, context.CancelFun
 // String is the artifact's reference, repository:tag.
 func (t Target) String() string { return t.Repository + ":" + t.Tag }
 
+// Normalized is the artifact's reference as the registry resolves it
+// (docker.io/x and index.docker.io/library/x are one), so that two
+// spellings of one artifact compare equal; String if it does not parse.
+func (t Target) Normalized() string {
+	ref, err := t.ref()
+	if err != nil {
+		return t.String()
+	}
+	return ref.Name()
+}
+
 // ParseRepository checks a repository reference: a registry host and a
 // path, without a tag or a digest. The error says what is wrong.
 func ParseRepository(repository string, insecure bool) error {
@@ -149,15 +160,25 @@ func Publish(ctx context.Context, t Target, objs Objects, publisher string) (str
 	if err != nil {
 		return "", err
 	}
-	head, _, err := Head(ctx, t)
+	head, _, err := resolve(ctx, t)
 	if err != nil {
 		return "", err
 	}
 	return write(ctx, t, img, digest.String(), head)
 }
 
+// errTagMoved is a tag that named another digest than the one the
+// change was made on when the new artifact was about to be tagged:
+// another writer published in between.
+var errTagMoved = errors.New("the tag moved while the artifact was being pushed")
+
 // write pushes img (of digest) unless head, the digest the tag names now
-// ("" for none), is already it.
+// ("" for none), is already it. The artifact is pushed by digest first
+// (its blobs and manifest, which move no tag), then the tag is read again
+// and moved only if it still names head: a push of another writer during
+// the upload is errTagMoved, not a lost update. (What is left is the
+// moment between that read and the tag's PUT: registries offer no
+// conditional tag write.)
 func write(ctx context.Context, t Target, img v1.Image, digest, head string) (string, error) {
 	if head == digest {
 		return head, nil
@@ -166,16 +187,56 @@ func write(ctx context.Context, t Target, img v1.Image, digest, head string) (st
 	if err != nil {
 		return "", err
 	}
+	wctx, cancel := t.bounded(ctx)
+	defer cancel()
+	opts, err := t.options(wctx, ref)
+	if err != nil {
+		return "", err
+	}
+	if err := remote.Write(ref.Context().Digest(digest), img, opts...); err != nil {
+		return "", registryError("publishing", t, err)
+	}
+	now, _, err := resolve(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	if now != head {
+		return "", errTagMoved
+	}
+	if err := remote.Tag(ref, img, opts...); err != nil {
+		return "", registryError("publishing", t, err)
+	}
+	return digest, nil
+}
+
+// resolve is the digest the tag names, found false when there is none.
+// A HEAD's 404 is confirmed by a GET: a registry whose HEAD answers 404
+// for a tag that exists (a proxy that does not forward HEAD, a cache
+// behind a push) must not read as an absent artifact, which the Writer
+// would publish over from empty.
+func resolve(ctx context.Context, t Target) (string, bool, error) {
+	head, found, err := Head(ctx, t)
+	if err != nil || found {
+		return head, found, err
+	}
+	ref, err := t.ref()
+	if err != nil {
+		return "", false, err
+	}
 	ctx, cancel := t.bounded(ctx)
 	defer cancel()
 	opts, err := t.options(ctx, ref)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	if err := remote.Write(ref, img, opts...); err != nil {
-		return "", registryError("publishing", t, err)
+	desc, err := remote.Get(ref, opts...)
+	if notFound(err) {
+		return "", false, nil
 	}
-	return digest, nil
+	if err != nil {
+		return "", false, registryError("reading the digest of", t, err)
+	}
+	return desc.Digest.String(), true, nil
 }
 
 // Head returns the digest the tag names; found is false when the tag (or
@@ -206,6 +267,9 @@ type Artifact struct {
 	Digest    string
 	Publisher string
 	Objects   Objects
+	// Extra names the files whose documents are not objects of this
+	// layout (parseContent): someone else's, dropped by the next publish.
+	Extra []string
 }
 
 // Fetch reads the artifact the tag names; found is false when there is
@@ -263,7 +327,7 @@ func read(img v1.Image) (Artifact, error) {
 		return Artifact{}, err
 	}
 	defer rc.Close()
-	objs, err := parseContent(rc)
+	objs, extra, err := parseContent(rc)
 	if err != nil {
 		return Artifact{}, err
 	}
@@ -271,12 +335,19 @@ func read(img v1.Image) (Artifact, error) {
 	if _, err := io.Copy(io.Discard, rc); err != nil {
 		return Artifact{}, err
 	}
-	return Artifact{Digest: digest.String(), Publisher: m.Annotations[AnnotationPublisher], Objects: objs}, nil
+	return Artifact{Digest: digest.String(), Publisher: m.Annotations[AnnotationPublisher], Objects: objs, Extra: extra}, nil
 }
 
+// notFound reports whether err says the tag (or its repository) does not
+// exist: a 404 to a request for the manifest. A 404 to anything else (the
+// /v2/ ping of a host that is not a registry, a misrouted ingress) is the
+// registry not answering, never an empty artifact.
 func notFound(err error) bool {
 	var te *transport.Error
 	if !errors.As(err, &te) {
+		return false
+	}
+	if te.Request == nil || !strings.Contains(te.Request.URL.Path, "/manifests/") {
 		return false
 	}
 	if te.StatusCode == http.StatusNotFound {

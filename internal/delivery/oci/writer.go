@@ -2,6 +2,7 @@ package oci
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -127,10 +128,17 @@ func (w *Writer) lead(ctx context.Context) {
 	}
 }
 
+// tagAttempts bounds how often a batch is made again on an artifact
+// another writer published meanwhile (errTagMoved).
+const tagAttempts = 5
+
 // push applies a batch to the current artifact and publishes it. errs[i]
-// is the error of batch[i]: its own change's, or the push's.
+// is the error of batch[i]: its own change's, or the push's. When another
+// writer moved the tag during the upload, the batch is applied again to
+// what it published (changes are functions of the artifact they are
+// given), after the same check of its publisher.
 func (w *Writer) push(ctx context.Context, t Target, publisher string, batch []*pending) (Artifact, []error) {
-	errs := make([]error, len(batch))
+	var errs []error
 	fail := func(err error) (Artifact, []error) {
 		for i := range errs {
 			if errs[i] == nil {
@@ -139,41 +147,47 @@ func (w *Writer) push(ctx context.Context, t Target, publisher string, batch []*
 		}
 		return Artifact{}, errs
 	}
-	base, err := w.current(ctx, t, publisher)
-	if err != nil {
-		return fail(err)
-	}
-	objs := base.Objects.Clone()
-	for i, p := range batch {
-		next := objs.Clone()
-		if err := p.change(next); err != nil {
-			errs[i] = err // this change only; the others go out
-			continue
+	for attempt := 1; ; attempt++ {
+		errs = make([]error, len(batch))
+		base, err := w.current(ctx, t, publisher)
+		if err != nil {
+			return fail(err)
 		}
-		objs = next
+		objs := base.Objects.Clone()
+		for i, p := range batch {
+			next := objs.Clone()
+			if err := p.change(next); err != nil {
+				errs[i] = err // this change only; the others go out
+				continue
+			}
+			objs = next
+		}
+		img, err := Image(objs, publisher)
+		if err != nil {
+			return fail(err)
+		}
+		want, err := img.Digest()
+		if err != nil {
+			return fail(err)
+		}
+		digest, err := write(ctx, t, img, want.String(), base.Digest)
+		if err != nil {
+			w.last = nil // unknown now: read it again next time
+			if errors.Is(err, errTagMoved) && attempt < tagAttempts {
+				continue
+			}
+			return fail(err)
+		}
+		w.last = &Artifact{Digest: digest, Publisher: publisher, Objects: objs}
+		return *w.last, errs
 	}
-	img, err := Image(objs, publisher)
-	if err != nil {
-		return fail(err)
-	}
-	want, err := img.Digest()
-	if err != nil {
-		return fail(err)
-	}
-	digest, err := write(ctx, t, img, want.String(), base.Digest)
-	if err != nil {
-		w.last = nil // unknown now: read it again next time
-		return fail(err)
-	}
-	w.last = &Artifact{Digest: digest, Publisher: publisher, Objects: objs}
-	return *w.last, errs
 }
 
 // current is the artifact the tag holds: the one this Writer last saw if
 // the tag still names it, else fetched. A tag that another state publishes
 // is refused.
 func (w *Writer) current(ctx context.Context, t Target, publisher string) (*Artifact, error) {
-	head, found, err := Head(ctx, t)
+	head, found, err := resolve(ctx, t)
 	if err != nil {
 		return nil, err
 	}
