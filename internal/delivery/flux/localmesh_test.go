@@ -44,7 +44,6 @@ const (
 )
 
 var (
-	ociRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
 	kustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	serviceEntryGVR  = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
 	configMapGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
