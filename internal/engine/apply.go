@@ -26,6 +26,11 @@ import (
 // loses the objects that still route traffic while a new backend's objects
 // are not in place yet.
 //
+// A cluster that cannot be reached, where nothing of owner changes, is
+// no failure (outage.go): its entries are kept and its error is a warning
+// (ErrUnchangedUnreachable), which lets the prune of the other clusters go
+// on.
+//
 // The returned inventory lists exactly what exists afterwards, also when
 // some writes failed: applied objects, plus prior objects that could not be
 // (or were not yet) deleted or updated, plus objects whose write or delete
@@ -55,10 +60,11 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 				ds = append(ds, d)
 			}
 		}
-		return e.upsertCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
+		got, errs := e.upsertCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
+		return keepUnchanged(owner, cluster, ds, byCluster(prior, cluster), got, errs) // outage.go
 	})
 	entries := applied
-	if len(errs) > 0 {
+	if len(failures(errs)) > 0 {
 		// Prune nothing after a failed write: what would be pruned may be
 		// what traffic still relies on. The next apply prunes it.
 		for _, s := range stale {

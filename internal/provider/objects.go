@@ -305,7 +305,9 @@ func attrPath(p translate.Path) path.Path {
 	return out
 }
 
-// engineDiagnostics turns engine errors into one diagnostic each.
+// engineDiagnostics turns engine errors into one diagnostic each; a
+// cluster an apply kept unchanged because it could not be reached is a
+// warning whatever the severity.
 func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if err == nil {
@@ -316,7 +318,11 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 		list = engine.Errors{{Summary: "Mesh operation failed", Detail: err.Error()}}
 	}
 	for _, e := range list {
-		if severity == diag.SeverityWarning && errors.Is(e.Err, engine.ErrDrift) {
+		if errors.Is(e.Err, engine.ErrUnchangedUnreachable) {
+			// An apply that had nothing to change in a cluster it could
+			// not reach (engine/outage.go): the other clusters went on.
+			diags.AddWarning(e.Summary, e.Detail)
+		} else if severity == diag.SeverityWarning && errors.Is(e.Err, engine.ErrDrift) {
 			diags.AddWarning(e.Summary, e.Detail)
 		} else if severity == diag.SeverityWarning {
 			diags.AddWarning(e.Summary, e.Detail+" The previous inventory of this cluster is kept.")
