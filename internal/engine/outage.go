@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/url"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 )
@@ -71,12 +69,10 @@ func unchangedIn(desired []Desired, prior []Entry) bool {
 // with an error status, or Terraform being interrupted.
 func unreachable(e *Error) bool {
 	if e == nil || e.Err == nil || errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, errNotOurs) {
-		return false
+		return false // interrupted, or refused as someone else's object
 	}
-	var status apierrors.APIStatus
-	if errors.As(e.Err, &status) {
-		return false
-	}
+	// An error status (403, 5xx) is an answer: neither a url.Error nor a
+	// net.Error.
 	var urlErr *url.Error
 	var netErr net.Error
 	return errors.Is(e.Err, kubeclient.ErrSilent) || errors.Is(e.Err, context.DeadlineExceeded) ||

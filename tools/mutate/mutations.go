@@ -42,13 +42,29 @@ var mutations = []mutation{
 	// fake dynamic client.
 	{
 		ID: "engine/skip-prune", Why: "apply never prunes what is no longer desired",
-		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 {\n\t\t// Prune nothing", To: "\tif true {\n\t\t// Prune nothing",
+		File: "internal/engine/apply.go", From: "\tif len(failures(errs)) > 0 {\n\t\t// Prune nothing", To: "\tif true {\n\t\t// Prune nothing",
 		Package: "./internal/engine",
 	},
 	{
 		ID: "engine/prune-after-failed-write", Why: "apply prunes although a write failed",
-		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 {\n\t\t// Prune nothing", To: "\tif false {\n\t\t// Prune nothing",
+		File: "internal/engine/apply.go", From: "\tif len(failures(errs)) > 0 {\n\t\t// Prune nothing", To: "\tif false {\n\t\t// Prune nothing",
 		Package: "./internal/engine",
+	},
+	// A cluster down degrades that cluster only (issue 38, item 1).
+	{
+		ID: "engine/unchanged-unreachable-fails", Why: "an intent with nothing to change in a cluster that cannot be reached fails there, so every resource that depends on it misses the healthy clusters",
+		File: "internal/engine/outage.go", From: "if len(errs) == 0 || !unchangedIn(desired, prior) {", To: "if true {",
+		Package: "./internal/engine", Run: "TestApplyKeepsAnUnchangedUnreachableCluster",
+	},
+	{
+		ID: "engine/changed-unreachable-kept", Why: "a change that must reach a cluster that cannot be reached is reported as a warning, and state keeps the old content as if applied",
+		File: "internal/engine/outage.go", From: "if len(errs) == 0 || !unchangedIn(desired, prior) {", To: "if len(errs) == 0 {",
+		Package: "./internal/engine", Run: "TestApplyFailsWhatMustReachAnUnreachableCluster",
+	},
+	{
+		ID: "engine/interrupted-counted-unreachable", Why: "a request cancelled because Terraform was interrupted counts as a cluster that cannot be reached, and the apply reports success",
+		File: "internal/engine/outage.go", From: "e.Err == nil || errors.Is(e.Err, context.Canceled) ||", To: "e.Err == nil ||",
+		Package: "./internal/engine", Run: "TestApplyFailsWhatMustReachAnUnreachableCluster",
 	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
@@ -539,6 +555,11 @@ var mutations = []mutation{
 		ID: "provider/read-forgets-unreadable-clusters", Why: "refresh does not say which clusters it could not read, so the plan cannot re-check them",
 		File: "internal/provider/objects.go", From: "return l, failedClusters(errs.Err()), append(diags, d...)", To: "return l, nil, append(diags, d...)",
 		Package: "./internal/provider", Run: "TestReadObjectsReturns",
+	},
+	{
+		ID: "provider/kept-unreachable-not-rechecked", Why: "a cluster an apply kept unchanged because it could not be reached is not recorded, so the next plan says \"No changes\" about it",
+		File: "internal/provider/drift_checks.go", From: "\t\treason := e.Detail\n", To: "\t\tif errors.Is(e.Err, engine.ErrUnchangedUnreachable) {\n\t\t\tcontinue\n\t\t}\n\t\treason := e.Detail\n",
+		Package: "./internal/provider", Run: "TestUnchangedUnreachableClusterWarnsAndIsReChecked",
 	},
 	{
 		ID: "provider/drift-counted-unreadable", Why: "a cluster read with drift counts as a cluster that could not be read",
