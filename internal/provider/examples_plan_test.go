@@ -69,6 +69,7 @@ var examplePlans = map[string]examplePlan{
 	// The guide's registry does not exist: the plan says it could not read
 	// onprem's records from the artifact, and plans anyway.
 	"guides/clusters-unreachable": {vars: "registry_token = \"t\"\n", want: "Plan: 1 to add", warns: []string{"Hostname not checked in every cluster"}},
+	"guides/cluster-outage":       {want: "Plan: 2 to add"},
 	"guides/getting-started":      {want: "to add"},
 	"guides/hcp-terraform": {
 		vars: "tfc_kubernetes_dynamic_credentials = { default = { token_path = \"\" }, aliases = {} }\n",
