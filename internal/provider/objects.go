@@ -77,6 +77,10 @@ type intentSpec struct {
 	// ComposedCase, when the intent composes with others planned in this
 	// run, names and gives the case of all of them composed (cases.go).
 	ComposedCase func() (string, any)
+	// NamespaceAttr, when set, names the attribute that puts objects in
+	// a cluster's namespace (a virtual destination's backends[i].namespace),
+	// for the plan's error when that namespace does not exist.
+	NamespaceAttr func(cluster, namespace string) (path.Path, bool)
 }
 
 func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
@@ -87,7 +91,7 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 // translation. Translation errors become attribute errors. It writes to
 // no cluster; only a composed intent reads the objects it shares
 // (checkComposition).
-func planObjects(ctx context.Context, data *providerData, spec intentSpec) (types.Map, diag.Diagnostics) {
+func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map) (types.Map, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
 		return types.MapUnknown(types.StringType), nil
 	}
@@ -139,6 +143,10 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}
+	diags.Append(checkNamespaces(ctx, data, spec, desired, entriesOf(prior))...)
+	if diags.HasError() {
+		return types.MapUnknown(types.StringType), diags
+	}
 	l, d := entriesValue(entries)
 	return l, append(diags, d...)
 }
@@ -157,6 +165,13 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 	desired, err := engine.Plan(spec.Owner, objs)
 	if err != nil {
 		diags.AddError("Rendering objects", err.Error())
+		l, d := entriesValue(prior)
+		return l, nil, append(diags, d...)
+	}
+	// A namespace that does not exist fails the intent before anything
+	// is written: a create then leaves no state, so nothing is tainted.
+	if missing := data.Engine.MissingNamespaces(ctx, spec.Owner, desired, prior); len(missing) > 0 {
+		diags.Append(engineDiagnostics(missing.Err(), diag.SeverityError)...)
 		l, d := entriesValue(prior)
 		return l, nil, append(diags, d...)
 	}
@@ -329,6 +344,29 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 		} else {
 			diags.AddError(e.Summary, e.Detail)
 		}
+	}
+	return diags
+}
+
+// checkNamespaces fails the plan, where the clusters answer, for each
+// namespace the intent's new objects go to that does not exist
+// (engine.MissingNamespaces): the apply would be refused there. The error
+// is on the attribute that names the namespace when the intent says which
+// (intentSpec.NamespaceAttr), else on objects.
+func checkNamespaces(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, prior []engine.Entry) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if data == nil || data.Engine == nil {
+		return diags
+	}
+	for _, e := range data.Engine.MissingNamespaces(ctx, spec.Owner, desired, prior) {
+		at := path.Root("objects")
+		var missing *engine.NamespaceMissing
+		if errors.As(e.Err, &missing) && spec.NamespaceAttr != nil {
+			if p, ok := spec.NamespaceAttr(missing.Cluster, missing.Namespace); ok {
+				at = p
+			}
+		}
+		addAttrError(&diags, at, "Namespace missing in cluster "+e.Cluster, e.Detail)
 	}
 	return diags
 }

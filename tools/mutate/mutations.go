@@ -66,6 +66,17 @@ var mutations = []mutation{
 		File: "internal/engine/outage.go", From: "e.Err == nil || errors.Is(e.Err, context.Canceled) ||", To: "e.Err == nil ||",
 		Package: "./internal/engine", Run: "TestApplyFailsWhatMustReachAnUnreachableCluster",
 	},
+	// The plan checks what apply would refuse (issue 38, item 2).
+	{
+		ID: "engine/namespace-check-removed", Why: "a namespace that does not exist is not found before writing: the plan says \"to add\", and the apply writes the other clusters and leaves the resource tainted",
+		File: "internal/engine/preflight.go", From: "\t\t\tif namespaceMissing(err) {", To: "\t\t\tif false && namespaceMissing(err) {",
+		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
+	},
+	{
+		ID: "engine/namespace-check-writes", Why: "the namespace check writes the object it asks about (no dry run)",
+		File: "internal/engine/preflight.go", From: ", DryRun: []string{metav1.DryRunAll}})", To: "})",
+		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
+	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
 		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn live.GetUID(), false, nil // ours", To: "\tif true {\n\t\treturn live.GetUID(), false, nil // ours",
