@@ -77,6 +77,12 @@ var mutations = []mutation{
 		File: "internal/engine/preflight.go", From: ", DryRun: []string{metav1.DryRunAll}})", To: "})",
 		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
 	},
+	// Adoption that says what it did (issue 38, item 3).
+	{
+		ID: "provider/adopt-nothing-succeeds", Why: "adopt: of a name no cluster has an object of succeeds with nothing adopted, and the apply creates a second VirtualService next to hand-written ones",
+		File: "internal/provider/intent_import.go", From: "case len(plain) == 0 && t.plainName != nil:", To: "case false:",
+		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFails",
+	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
 		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn live.GetUID(), false, nil // ours", To: "\tif true {\n\t\treturn live.GetUID(), false, nil // ours",
