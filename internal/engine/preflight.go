@@ -96,3 +96,62 @@ func namespaceMissing(err error) bool {
 	var status apierrors.APIStatus
 	return apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Kind == "namespaces"
 }
+
+// ForeignObjects reads, for each desired object that prior (the state)
+// does not list with a real digest, the object of that name: one that
+// exists and that owner may not write (someone else's, without
+// adopt_existing; another intent's or instance's) is returned as the
+// error the apply would give (checkUnowned), so that an apply fails
+// before writing anything and a plan fails where apply would. Clusters
+// that cannot be asked, pull clusters and composed objects are left to the
+// apply.
+func (e *Engine) ForeignObjects(ctx context.Context, owner Owner, desired []Desired, prior []Entry) Errors {
+	if owner.Composition != nil {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, p := range prior {
+		if p.Digest != DigestUnconfirmed {
+			known[p.Key().String()] = true
+		}
+	}
+	var fresh []Desired
+	for _, d := range desired {
+		if !known[d.Key().String()] {
+			fresh = append(fresh, d)
+		}
+	}
+	var want []Entry
+	for _, d := range fresh {
+		want = append(want, d.Entry)
+	}
+	_, errs := perCluster(ctx, clustersOf(want), func(ctx context.Context, cluster string) ([]Entry, []*Error) {
+		if _, pull, err := e.pullOf(cluster); pull || err != nil {
+			return nil, nil
+		}
+		c, err := e.Clients.Get(cluster)
+		if err != nil {
+			return nil, nil
+		}
+		var ds []Desired
+		for _, d := range fresh {
+			if d.Cluster == cluster {
+				ds = append(ds, d)
+			}
+		}
+		out := make([]*Error, len(ds))
+		bounded(len(ds), e.concurrency(), func(i int) {
+			gvr, err := resourceFor(ds[i].APIVersion, ds[i].Kind)
+			if err != nil {
+				return
+			}
+			if _, _, cerr := checkUnowned(ctx, c.Dynamic.Resource(gvr).Namespace(ds[i].Namespace), owner, ds[i].Entry); cerr != nil && errors.Is(cerr, errNotOurs) {
+				logEntry(ctx, "refused before writing: the object exists and is not ours", owner, ds[i].Entry)
+				out[i] = cerr
+			}
+		})
+		_, errs := collect(make([]*Entry, 0), out)
+		return nil, errs
+	})
+	return errs
+}

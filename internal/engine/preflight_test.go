@@ -64,3 +64,32 @@ func TestMissingNamespacesFoundByADryRun(t *testing.T) {
 		t.Errorf("east was asked %d times, want once per namespace (istio-system, users)", n)
 	}
 }
+
+// An object of a new object's name that is not ours is found before
+// anything is written, with the apply's own error (and the adopt_existing
+// fix); ours, and objects state already lists, are not read; with
+// adopt_existing nothing is refused.
+func TestForeignObjectsFoundBeforeWriting(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	taken, ours, listed := serviceEntry(testOwner, "east", "taken"), serviceEntry(testOwner, "east", "ours"), serviceEntry(testOwner, "east", "listed")
+	seed(t, fc["east"], taken.Entry, map[string]string{"app": "hand-written"})
+	seed(t, fc["east"], ours.Entry, testOwner.Labels())
+	desired := []Desired{taken, ours, listed, serviceEntry(testOwner, "east", "new")}
+	errs := e.ForeignObjects(context.Background(), testOwner, desired, []Entry{listed.Entry})
+	if len(errs) != 1 || !strings.Contains(errs[0].Object, "taken") || !strings.Contains(errs[0].Detail, "adopt_existing") {
+		t.Fatalf("want one error, for east/taken, saying how to adopt it; got %v", errs.Err())
+	}
+	for _, a := range fc["east"].Actions() {
+		if a.GetVerb() != "get" {
+			t.Errorf("the check did %s %s: it only reads", a.GetVerb(), a.GetResource().Resource)
+		}
+		if g, ok := a.(k8stesting.GetAction); ok && g.GetName() == "listed" {
+			t.Error("the check read an object state lists")
+		}
+	}
+	adopting := testOwner
+	adopting.Adopt = true
+	if errs := e.ForeignObjects(context.Background(), adopting, desired, nil); len(errs) != 0 {
+		t.Fatalf("with adopt_existing: %v", errs.Err())
+	}
+}

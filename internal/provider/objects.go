@@ -168,9 +168,14 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 		l, d := entriesValue(prior)
 		return l, nil, append(diags, d...)
 	}
-	// A namespace that does not exist fails the intent before anything
-	// is written: a create then leaves no state, so nothing is tainted.
-	if missing := data.Engine.MissingNamespaces(ctx, spec.Owner, desired, prior); len(missing) > 0 {
+	// A namespace that does not exist, or an object of our name that is
+	// not ours, fails the intent before anything is written: a create
+	// then leaves no state, so nothing is tainted.
+	missing := data.Engine.MissingNamespaces(ctx, spec.Owner, desired, prior)
+	if len(missing) == 0 {
+		missing = data.Engine.ForeignObjects(ctx, spec.Owner, desired, prior)
+	}
+	if len(missing) > 0 {
 		diags.Append(engineDiagnostics(missing.Err(), diag.SeverityError)...)
 		l, d := entriesValue(prior)
 		return l, nil, append(diags, d...)
@@ -352,7 +357,9 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 // namespace the intent's new objects go to that does not exist
 // (engine.MissingNamespaces): the apply would be refused there. The error
 // is on the attribute that names the namespace when the intent says which
-// (intentSpec.NamespaceAttr), else on objects.
+// (intentSpec.NamespaceAttr), else on objects. Then, for each new object
+// whose name someone else's object already has (engine.ForeignObjects),
+// on name, with the fix (adopt_existing, rename, delete).
 func checkNamespaces(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, prior []engine.Entry) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if data == nil || data.Engine == nil {
@@ -367,6 +374,13 @@ func checkNamespaces(ctx context.Context, data *providerData, spec intentSpec, d
 			}
 		}
 		addAttrError(&diags, at, "Namespace missing in cluster "+e.Cluster, e.Detail)
+	}
+	if diags.HasError() {
+		return diags
+	}
+	// The names of an intent's objects follow from its name.
+	for _, e := range data.Engine.ForeignObjects(ctx, spec.Owner, desired, prior) {
+		addAttrError(&diags, path.Root("name"), "Object not ours in cluster "+e.Cluster, e.Detail)
 	}
 	return diags
 }

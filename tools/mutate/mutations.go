@@ -73,6 +73,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
 	},
 	{
+		ID: "engine/foreign-check-removed", Why: "an object of our name that is not ours is not found before writing: the plan says \"to add\", the apply writes the rest and fails",
+		File: "internal/engine/preflight.go", From: "cerr != nil && errors.Is(cerr, errNotOurs) {", To: "cerr != nil && false {",
+		Package: "./internal/engine", Run: "TestForeignObjectsFoundBeforeWriting",
+	},
+	{
 		ID: "engine/namespace-check-writes", Why: "the namespace check writes the object it asks about (no dry run)",
 		File: "internal/engine/preflight.go", From: ", DryRun: []string{metav1.DryRunAll}})", To: "})",
 		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
