@@ -373,7 +373,7 @@ func checkNamespaces(ctx context.Context, data *providerData, spec intentSpec, d
 				at = p
 			}
 		}
-		addAttrError(&diags, at, "Namespace missing in cluster "+e.Cluster, e.Detail)
+		addAttrError(&diags, at, "Namespace missing in cluster "+e.Cluster, e.Detail+" (The namespace comes from "+at.String()+".)")
 	}
 	if diags.HasError() {
 		return diags
