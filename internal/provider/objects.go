@@ -15,6 +15,7 @@ import (
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/render"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
@@ -146,6 +147,11 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 	diags.Append(checkNamespaces(ctx, data, spec, desired, entriesOf(prior))...)
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
+	}
+	if data.Engine != nil {
+		if found := data.Engine.ForeignRoutes(ctx, desired); len(found) > 0 {
+			diags.AddAttributeWarning(path.Root("name"), "Hand-written Istio objects on the host of "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name), engine.ForeignRoutesHint(found))
+		}
 	}
 	l, d := entriesValue(entries)
 	return l, append(diags, d...)

@@ -121,3 +121,57 @@ resource "mesh_virtual_destination" "user" {
 		t.Fatal("the hand-written ServiceEntry was changed or deleted")
 	}
 }
+
+// A hand-written VirtualService on a virtual destination's hostname is a
+// plan warning naming it, its cluster and the fix; the apply goes on and
+// leaves it untouched.
+func TestAccPlanChecks_foreignVirtualServiceOnTheHost(t *testing.T) {
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
+	owner := engine.Owner{Kind: "virtual-destination", Name: "rel-fvs"}
+	vs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+		"metadata": map[string]any{"name": "user-routes", "namespace": "users"},
+		"spec": map[string]any{"hosts": []any{"rel-fvs.global"}, "http": []any{map[string]any{
+			"route": []any{map[string]any{"destination": map[string]any{"host": "user.users.svc.cluster.local"}}}}}},
+	}}
+	ri := dyn(t, "east").Resource(gvrVS).Namespace("users")
+	created, err := ri.Create(context.Background(), vs, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ri.Delete(context.Background(), "user-routes", metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting the hand-written VirtualService: %v", err)
+		}
+	})
+	w := newRelTF(t)
+	relCleanup(t, w, nil, owner)
+	w.write(providerConfig(t, "") + `
+resource "mesh_virtual_destination" "user" {
+  name     = "rel-fvs"
+  hostname = "rel-fvs.global"
+  ports    = [{ number = 8080, protocol = "HTTP" }]
+  backends = [{ cluster = "west", namespace = "users", service = "user" }]
+}
+`)
+	out, code := w.run("plan", "-detailed-exitcode")
+	flat := strings.Join(strings.Fields(out), " ")
+	if code != 2 {
+		t.Fatalf("plan: exit %d, want 2:\n%s", code, out)
+	}
+	for _, want := range []string{`Warning: Hand-written Istio objects on the host of mesh_virtual_destination "rel-fvs"`, "VirtualService users/user-routes in cluster east (host rel-fvs.global)", "adopt:"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(flat, "in cluster west (host") || strings.Contains(flat, "in cluster onprem (host") {
+		t.Errorf("the warning names a cluster without a hand-written object:\n%s", out)
+	}
+	w.apply()
+	w.requireExact("mesh_virtual_destination.user", owner.Kind, owner.Name)
+	if now := getObject(t, "east", gvrVS, "users", "user-routes"); now == nil || now.GetResourceVersion() != created.GetResourceVersion() {
+		t.Fatal("the hand-written VirtualService was changed or deleted")
+	}
+}
