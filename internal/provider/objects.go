@@ -90,8 +90,12 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 
 // planObjects computes the planned objects attribute from the
 // translation. Translation errors become attribute errors. It writes to
-// no cluster; only a composed intent reads the objects it shares
-// (checkComposition).
+// no cluster: a composed intent reads the objects it shares
+// (checkComposition); where the clusters answer, what apply would refuse
+// is checked (checkNamespaces: namespaces that do not exist, objects of
+// our names that are not ours), and hand-written VirtualServices and
+// DestinationRules on the intent's hosts are a warning
+// (engine.ForeignRoutes). prior is the objects attribute in state.
 func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map) (types.Map, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
 		return types.MapUnknown(types.StringType), nil
