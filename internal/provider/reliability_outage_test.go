@@ -170,10 +170,60 @@ func liveOwnedEdge(t *testing.T, edge dynamic.Interface, o engine.Owner) []strin
 }
 
 // requireExactEverywhere checks that state lists exactly the objects each
-// intent owns, in the three shared clusters and in edge.
+// intent owns, in the three shared clusters and in edge. A traffic
+// policy's objects are composed (found by its contribution, not by owner
+// labels): each of its entries must name an object that exists, and it
+// must have one in every cluster.
 func requireExactEverywhere(t *testing.T, w *relTF, edge dynamic.Interface, addrs map[string]engine.Owner) {
 	t.Helper()
 	for addr, o := range addrs {
+		if o.Kind == "traffic-policy" {
+			entries := w.mustInventory(addr)
+			seen, listed := map[string]bool{}, map[string]bool{}
+			for _, e := range entries {
+				parts := strings.SplitN(e.Key, "/", 4)
+				d := edge
+				if parts[0] != outageCluster {
+					d = dyn(t, parts[0])
+				}
+				gvr := gvrVS
+				if parts[1] == "DestinationRule" {
+					gvr = gvrDR
+				}
+				o, err := d.Resource(gvr).Namespace(parts[2]).Get(context.Background(), parts[3], metav1.GetOptions{})
+				if err != nil {
+					t.Fatalf("%s lists %s, which cannot be read: %v", addr, e.Key, err)
+				}
+				if _, ok := o.GetAnnotations()["traffic-policy.mesh-intent.io/rel-outage"]; !ok {
+					t.Fatalf("%s lists %s, which holds no contribution of it: %v", addr, e.Key, o.GetAnnotations())
+				}
+				seen[parts[0]] = true
+				listed[e.Key] = true
+			}
+			if len(seen) != 4 {
+				t.Fatalf("%s has objects in %v, want all four clusters", addr, seen)
+			}
+			// And nothing holds its contribution that state does not list.
+			for _, c := range append(append([]string(nil), testClusters...), outageCluster) {
+				d := edge
+				if c != outageCluster {
+					d = dyn(t, c)
+				}
+				for _, gvr := range []schema.GroupVersionResource{gvrVS, gvrDR} {
+					list, err := d.Resource(gvr).List(context.Background(), metav1.ListOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, it := range list.Items {
+						key := fmt.Sprintf("%s/%s/%s/%s", c, it.GetKind(), it.GetNamespace(), it.GetName())
+						if _, ok := it.GetAnnotations()["traffic-policy.mesh-intent.io/rel-outage"]; ok && !listed[key] {
+							t.Fatalf("%s holds a contribution of %s that state does not list", key, addr)
+						}
+					}
+				}
+			}
+			continue
+		}
 		w.requireExactIn(addr, o.Kind, o.Name, testClusters...)
 		want := keysIn(relKeys(w.mustInventory(addr)), outageCluster)
 		if got := liveOwnedEdge(t, edge, o); strings.Join(got, " ") != strings.Join(want, " ") {
