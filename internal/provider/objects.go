@@ -383,14 +383,14 @@ func checkNamespaces(ctx context.Context, data *providerData, spec intentSpec, d
 				at = p
 			}
 		}
-		addAttrError(&diags, at, "Namespace missing in cluster "+e.Cluster, e.Detail+" (The namespace comes from "+at.String()+".)")
+		addAttrError(&diags, at, "Namespace missing in cluster "+e.Cluster, e.Detail)
 	}
 	if diags.HasError() {
 		return diags
 	}
 	// The names of an intent's objects follow from its name.
 	for _, e := range data.Engine.ForeignObjects(ctx, spec.Owner, desired, prior) {
-		addAttrError(&diags, path.Root("name"), "Object not ours in cluster "+e.Cluster, e.Detail)
+		diags.AddAttributeError(path.Root("name"), "Object not ours in cluster "+e.Cluster, e.Detail) // the apply's own words
 	}
 	return diags
 }

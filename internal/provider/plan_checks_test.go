@@ -40,7 +40,7 @@ resource "mesh_virtual_destination" "user" {
 	if code != 1 {
 		t.Fatalf("plan with west's backend namespace missing: exit %d, want 1:\n%s", code, out)
 	}
-	for _, want := range []string{"Namespace missing in cluster west", "comes from backends[1].namespace", "with mesh_virtual_destination.user,", "Namespace " + ns + " does not exist in cluster west", "kubectl"} {
+	for _, want := range []string{"Namespace missing in cluster west", "Attribute backends[1].namespace", "with mesh_virtual_destination.user,", "Namespace " + ns + " does not exist in cluster west", "kubectl"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("the plan does not say %q:\n%s", want, out)
 		}
