@@ -26,6 +26,11 @@ import (
 // loses the objects that still route traffic while a new backend's objects
 // are not in place yet.
 //
+// A cluster that cannot be reached, where nothing of owner changes, is
+// no failure (outage.go): its entries are kept and its error is a warning
+// (ErrUnchangedUnreachable), which lets the prune of the other clusters go
+// on.
+//
 // The returned inventory lists exactly what exists afterwards, also when
 // some writes failed: applied objects, plus prior objects that could not be
 // (or were not yet) deleted or updated, plus objects whose write or delete
@@ -61,17 +66,18 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		}
 		logProgress(ctx, "writing cluster", owner, cluster, "objects", len(ds))
 		got, errs := e.upsertCluster(ctx, owner, cluster, ds, byCluster(prior, cluster))
-		logProgress(ctx, "cluster written", owner, cluster, "objects", len(got), "failures", len(errs))
+		got, errs = keepUnchanged(owner, cluster, ds, byCluster(prior, cluster), got, errs) // outage.go
+		logProgress(ctx, "cluster written", owner, cluster, "objects", len(got), "failures", len(failures(errs)))
 		return got, errs
 	})
 	entries := applied
-	published, publishErrs, leftovers := e.publishPull(ctx, owner, sp, allDesired, allPrior, len(errs) == 0 && len(sp.errs) == 0)
+	published, publishErrs, leftovers := e.publishPull(ctx, owner, sp, allDesired, allPrior, len(failures(errs)) == 0 && len(sp.errs) == 0)
 	publishErrs = append(publishErrs, sp.errs...)
 	entries = append(entries, sp.entries...)
 	// Objects server-side apply wrote on a cluster that is a pull one now
 	// are pruned from here: its artifact never held them.
 	stale = append(stale, leftovers...)
-	if len(errs) > 0 || len(publishErrs) > 0 {
+	if len(failures(errs)) > 0 || len(publishErrs) > 0 {
 		// Prune nothing after a failed write: what would be pruned may be
 		// what traffic still relies on. The next apply prunes it.
 		for _, s := range stale {
@@ -88,7 +94,7 @@ func (e *Engine) Apply(ctx context.Context, owner Owner, desired []Desired, prio
 		entries, errs = append(entries, left...), append(errs, pruneErrs...)
 	}
 	entries, errs = append(entries, published...), append(errs, publishErrs...)
-	if len(errs) == 0 {
+	if len(failures(errs)) == 0 {
 		// Former artifacts of push clusters lose owner's objects once
 		// every write here succeeded (they are on the cluster by push).
 		errs = append(errs, e.unpublishRetired(ctx, owner, clustersOf(want, prior))...)

@@ -3,7 +3,11 @@
 //
 // One file per phase: plan.go (desired objects to inventory entries, no
 // cluster contact), apply.go (server-side apply, then prune; Delete is an
-// apply of nothing), read.go (refresh: list what each intent owns and
+// apply of nothing), outage.go (a cluster that cannot be reached, where
+// nothing changes, is a warning, not a failure), preflight.go (namespaces
+// that do not exist, found by a dry-run apply before anything is
+// written), foreign_routes.go (hand-written VirtualServices and
+// DestinationRules on an intent's host, for a plan warning), read.go (refresh: list what each intent owns and
 // digest the fields it owns), compose.go (objects several intents share),
 // with engine.go (the Engine and its clients), inventory.go (owners,
 // labels, entries, the kinds we write), listcache.go (one LIST per cluster

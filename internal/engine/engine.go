@@ -41,6 +41,9 @@ type Engine struct {
 	// records namespace, per cluster (records.go).
 	elsewhereMu sync.Mutex
 	elsewhere   map[string]*elsewhereScan
+	// foreign holds this process's listings of hand-written
+	// VirtualServices and DestinationRules (foreign_routes.go).
+	foreign foreignRoutes
 	// sleep waits between the retries of a write that lost a race
 	// (retry.go); nil is a timer bounded by the context. Tests replace
 	// it so that no clock decides them.

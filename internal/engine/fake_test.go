@@ -104,6 +104,9 @@ func applyReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
 		}
 		gvr, ns, name := pa.GetResource(), pa.GetNamespace(), pa.GetName()
 		obj.SetManagedFields(metadataFields(obj, pa.PatchOptions.FieldManager, metav1.ManagedFieldsOperationApply))
+		if len(pa.PatchOptions.DryRun) > 0 {
+			return true, obj, nil // dryRun=All: answered, nothing stored
+		}
 		live, err := d.Tracker().Get(gvr, ns, name)
 		switch {
 		case apierrors.IsNotFound(err):

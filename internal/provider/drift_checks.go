@@ -33,7 +33,9 @@ const unreadableKey = "unreadable_clusters"
 
 // failedClusters returns, of an engine operation's errors, the clusters
 // that could not be read or written, each with the first reason given.
-// Drift notes are not failures: their cluster was read.
+// Drift notes are not failures: their cluster was read. A cluster an
+// apply kept unchanged because it could not be reached is one: the next
+// plan re-checks its objects.
 func failedClusters(err error) map[string]string {
 	var list engine.Errors
 	if !errors.As(err, &list) {
@@ -44,8 +46,13 @@ func failedClusters(err error) map[string]string {
 		if e == nil || e.Cluster == "" || errors.Is(e.Err, engine.ErrDrift) {
 			continue
 		}
+		reason := e.Detail
+		var kept *engine.UnreachableKept
+		if errors.As(e.Err, &kept) {
+			reason = kept.Reason // why it could not be reached, for the plan's re-check
+		}
 		if _, seen := out[e.Cluster]; !seen {
-			out[e.Cluster] = e.Detail
+			out[e.Cluster] = reason
 		}
 	}
 	if len(out) == 0 {
@@ -128,7 +135,8 @@ func recheckUnreadable(owner engine.Owner, planned, prior types.Map, unreadable 
 		diags.AddWarning(fmt.Sprintf("Cluster %s could not be read: %s of %s re-checked at apply", c, countObjects(len(keys)), intentkind.ResourceOf(owner.Kind, owner.Name)),
 			fmt.Sprintf("When the state was last refreshed or applied, cluster %s could not be read: %s "+
 				"So this plan cannot tell whether the objects of %s there still match the configuration, and shows them as known after apply: %s. "+
-				"The apply writes them again; while cluster %s does not answer it fails for that cluster, keeps its entries in state, and applies the other clusters. "+
+				"The apply writes them again and applies the other clusters either way; while cluster %s does not answer, it keeps their entries in state with a warning when nothing of this intent changes there, "+
+				"and fails for that cluster alone when something does. "+
 				"Once %s answers, the next plan is empty if nothing changed there.",
 				c, sentence(unreadable[c]), intentkind.ResourceOf(owner.Kind, owner.Name), strings.Join(keys, ", "), c, c))
 	}

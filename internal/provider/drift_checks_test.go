@@ -256,3 +256,23 @@ current-context: east
 		t.Errorf("known clusters: want no diagnostics, got %s", diagText(diags))
 	}
 }
+
+// An apply that kept a cluster it could not reach, because nothing of the
+// intent changes there (engine/outage.go), warns instead of failing, and
+// records the cluster with why it could not be reached, so the next plan
+// re-checks its objects; a real failure elsewhere stays an error.
+func TestUnchangedUnreachableClusterWarnsAndIsReChecked(t *testing.T) {
+	kept := &engine.UnreachableKept{Reason: "Cluster west is unreachable: connection refused.", Objects: 2, Cause: fmt.Errorf("connection refused")}
+	errs := engine.Errors{
+		{Cluster: "onprem", Summary: "Applying onprem/ServiceEntry", Detail: "Cluster onprem: boom.", Err: fmt.Errorf("boom")},
+		{Cluster: "west", Summary: "Cluster west could not be reached", Detail: "kept as in state", Err: kept},
+	}
+	diags := engineDiagnostics(errs.Err(), diag.SeverityError)
+	if diags.ErrorsCount() != 1 || diags.WarningsCount() != 1 || diags.Errors()[0].Summary() != errs[0].Summary || diags.Warnings()[0].Summary() != errs[1].Summary {
+		t.Fatalf("want onprem's failure as an error and west's kept cluster as a warning, got %v", diags)
+	}
+	failed := failedClusters(errs.Err())
+	if len(failed) != 2 || failed["west"] != kept.Reason || failed["onprem"] != errs[0].Detail {
+		t.Fatalf("clusters recorded for the next plan's re-check %v, want west with why it could not be reached, and onprem", failed)
+	}
+}

@@ -60,7 +60,7 @@ var examplePlans = map[string]examplePlan{
 	"data-sources/mesh_clusters":            {registry: true, want: "Changes to Outputs"},
 	"data-sources/mesh_rendered_objects":    {registry: true, want: "Plan: 1 to add"},
 	"data-sources/mesh_virtual_destination": {registry: true, after: []string{"resources/mesh_virtual_destination"}, want: "Plan: 1 to add"},
-	"demo":                                  {vars: "kubeconfig = \"KUBECONFIG\"\n", want: "Plan: 9 to add"},
+	"demo":                                  {vars: "kubeconfig = \"KUBECONFIG\"\n", prepare: exampleNamespaces, want: "Plan: 9 to add"},
 	"guides/environments": {vars: `clusters = {
   east = { endpoint = "", ca_certificate = "", token = "", network = "net-east", region = "us-east-1", gateway_address = "203.0.113.10" }
   west = { endpoint = "", ca_certificate = "", token = "", network = "net-west", region = "us-west-2", gateway_address = "203.0.113.20" }
@@ -69,6 +69,7 @@ var examplePlans = map[string]examplePlan{
 	// The guide's registry does not exist: the plan says it could not read
 	// onprem's records from the artifact, and plans anyway.
 	"guides/clusters-unreachable": {vars: "registry_token = \"t\"\n", want: "Plan: 1 to add", warns: []string{"Hostname not checked in every cluster"}},
+	"guides/cluster-outage":       {prepare: exampleNamespaces, want: "Plan: 2 to add"},
 	"guides/getting-started":      {want: "to add"},
 	"guides/hcp-terraform": {
 		vars: "tfc_kubernetes_dynamic_credentials = { default = { token_path = \"\" }, aliases = {} }\n",
@@ -85,7 +86,7 @@ var examplePlans = map[string]examplePlan{
 	"guides/team-modules/accounts": {after: []string{"guides/team-modules/payments"}, want: "to add", warns: []string{"Traffic also shaped by another workspace"}},
 	"guides/team-modules/payments": {want: "to add"},
 	"guides/prerequisites":         {want: "Plan: 2 to add"},
-	"guides/reviewing-plans":       {want: "Plan: 1 to add"},
+	"guides/reviewing-plans":       {prepare: exampleNamespaces, want: "Plan: 1 to add"},
 	"guides/upgrading":             {want: "Plan: 1 to add"},
 	"guides/troubleshooting":       {want: "No changes"},
 	"modules/team": {registry: true, vars: `team = "payments"
@@ -436,4 +437,15 @@ func setOf[V any](m map[string]V) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// exampleNamespaces creates the namespaces the examples' backends run in,
+// in every local cluster: the plan checks that a backend's namespace
+// exists (engine.MissingNamespaces), as the user's clusters have them.
+func exampleNamespaces(t *testing.T) {
+	for _, c := range testClusters {
+		for _, ns := range []string{"ledger", "users", "accounts"} {
+			ensureNamespace(t, c, ns)
+		}
+	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // guides are the pages under docs/guides, rendered from templates/guides.
-var guides = []string{"getting-started", "prerequisites", "environments", "team-modules", "migrating", "hcp-terraform", "upgrading", "reviewing-plans", "clusters-unreachable", "troubleshooting"}
+var guides = []string{"getting-started", "prerequisites", "environments", "team-modules", "migrating", "hcp-terraform", "upgrading", "reviewing-plans", "clusters-unreachable", "troubleshooting", "cluster-outage"}
 
 var terraformBlock = regexp.MustCompile("(?s)```(?:terraform|hcl)\n(.*?)```")
 

@@ -226,10 +226,11 @@ import {
 		t.Fatal("the refused apply changed the hand-written object")
 	}
 
-	// The failed create left a tainted instance owning nothing; drop it,
-	// so that what follows is an import.
-	if out, code := w.run("state", "rm", "mesh_access_policy.adopt"); code != 0 {
-		t.Fatalf("terraform state rm failed (exit %d):\n%s", code, out)
+	// The create failed before writing anything (at plan, or in the
+	// apply's check): no instance is left in state, tainted or not, so
+	// what follows is an import.
+	if st := w.inventory("mesh_access_policy.adopt"); st.present {
+		t.Fatalf("the refused create left mesh_access_policy.adopt in state (tainted: %v)", st.tainted)
 	}
 	w.write(providerConfig(t, "") + adoptConfig("adopt_existing = true") + `
 import {

@@ -103,6 +103,15 @@ func (l *intentLifecycle[M, P]) importByName(ctx context.Context, resp *resource
 		}
 		resp.Diagnostics.AddError("Nothing to import", detail)
 		return
+	case len(plain) == 0 && t.plainName != nil:
+		// Never an adoption that adopts nothing: the next apply would
+		// create objects next to the hand-written ones.
+		resp.Diagnostics.AddError("Nothing to adopt",
+			fmt.Sprintf("Adopting %s %q takes over hand-written objects with the names this intent writes (%s), and no registered cluster (%s) has an object of that name, written by this provider or not. "+
+				"Hand-written objects with other names (a VirtualService or DestinationRule of your own for the same host) are not adopted: the apply would create this intent's objects next to them. "+
+				"Rename them to %s before importing, or remove them and apply without importing.",
+				t.kind.Owner, name, t.plainName(name), strings.Join(l.data.Registry.Names(), ", "), t.plainName(name)))
+		return
 	default:
 		resp.State.Raw = tftypes.NewValue(schemaType, nil)
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)

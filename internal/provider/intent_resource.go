@@ -295,7 +295,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		resp.Diagnostics.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
 		return
 	}
-	objects, diags := planObjects(ctx, l.data, spec)
+	objects, diags := planObjects(ctx, l.data, spec, prior)
 	resp.Diagnostics.Append(diags...)
 	objects, diags = recheckUnreadable(spec.Owner, objects, prior, unreadableOf(ctx, req.Private))
 	resp.Diagnostics.Append(diags...)
@@ -344,6 +344,12 @@ func (l *intentLifecycle[M, P]) Create(ctx context.Context, req resource.CreateR
 		resp.Diagnostics.Append(l.sync(ctx, m, &req.Config, func(spec intentSpec) (types.Map, map[string]string, diag.Diagnostics) {
 			return applyObjects(ctx, l.data, spec, nil)
 		}, &resp.State, resp.Private, syncApply)...)
+		if resp.Diagnostics.HasError() && len(P(m).inventory().Elements()) == 0 {
+			// Nothing was written (a namespace missing, every cluster
+			// refused): no state, so nothing is tainted, and the next
+			// apply creates it, rather than deleting and re-creating.
+			resp.State.RemoveResource(ctx)
+		}
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/render"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
@@ -90,6 +91,10 @@ type intentSpec struct {
 	// ComposedCase, when the intent composes with others planned in this
 	// run, names and gives the case of all of them composed (cases.go).
 	ComposedCase func() (string, any)
+	// NamespaceAttr, when set, names the attribute that puts objects in
+	// a cluster's namespace (a virtual destination's backends[i].namespace),
+	// for the plan's error when that namespace does not exist.
+	NamespaceAttr func(cluster, namespace string) (path.Path, bool)
 }
 
 func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
@@ -98,9 +103,13 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 
 // planObjects computes the planned objects attribute from the
 // translation. Translation errors become attribute errors. It writes to
-// no cluster; only a composed intent reads the objects it shares
-// (checkComposition).
-func planObjects(ctx context.Context, data *providerData, spec intentSpec) (types.Map, diag.Diagnostics) {
+// no cluster: a composed intent reads the objects it shares
+// (checkComposition); where the clusters answer, what apply would refuse
+// is checked (checkNamespaces: namespaces that do not exist, objects of
+// our names that are not ours), and hand-written VirtualServices and
+// DestinationRules on the intent's hosts are a warning
+// (engine.ForeignRoutes). prior is the objects attribute in state.
+func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map) (types.Map, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
 		return types.MapUnknown(types.StringType), nil
 	}
@@ -152,6 +161,15 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec) (type
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}
+	diags.Append(checkNamespaces(ctx, data, spec, desired, entriesOf(prior))...)
+	if diags.HasError() {
+		return types.MapUnknown(types.StringType), diags
+	}
+	if data.Engine != nil {
+		if found := data.Engine.ForeignRoutes(ctx, desired); len(found) > 0 {
+			diags.AddAttributeWarning(path.Root("name"), "Hand-written Istio objects on the host of "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name), engine.ForeignRoutesHint(found))
+		}
+	}
 	l, d := entriesValue(entries)
 	return l, append(diags, d...)
 }
@@ -170,6 +188,18 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 	desired, err := engine.Plan(spec.Owner, objs)
 	if err != nil {
 		diags.AddError("Rendering objects", err.Error())
+		l, d := entriesValue(prior)
+		return l, nil, append(diags, d...)
+	}
+	// A namespace that does not exist, or an object of our name that is
+	// not ours, fails the intent before anything is written: a create
+	// then leaves no state, so nothing is tainted.
+	missing := data.Engine.MissingNamespaces(ctx, spec.Owner, desired, prior)
+	if len(missing) == 0 {
+		missing = data.Engine.ForeignObjects(ctx, spec.Owner, desired, prior)
+	}
+	if len(missing) > 0 {
+		diags.Append(engineDiagnostics(missing.Err(), diag.SeverityError)...)
 		l, d := entriesValue(prior)
 		return l, nil, append(diags, d...)
 	}
@@ -318,7 +348,9 @@ func attrPath(p translate.Path) path.Path {
 	return out
 }
 
-// engineDiagnostics turns engine errors into one diagnostic each.
+// engineDiagnostics turns engine errors into one diagnostic each; a
+// cluster an apply kept unchanged because it could not be reached is a
+// warning whatever the severity.
 func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if err == nil {
@@ -329,13 +361,49 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 		list = engine.Errors{{Summary: "Mesh operation failed", Detail: err.Error()}}
 	}
 	for _, e := range list {
-		if severity == diag.SeverityWarning && errors.Is(e.Err, engine.ErrDrift) {
+		if errors.Is(e.Err, engine.ErrUnchangedUnreachable) {
+			// An apply that had nothing to change in a cluster it could
+			// not reach (engine/outage.go): the other clusters went on.
+			diags.AddWarning(e.Summary, e.Detail)
+		} else if severity == diag.SeverityWarning && errors.Is(e.Err, engine.ErrDrift) {
 			diags.AddWarning(e.Summary, e.Detail)
 		} else if severity == diag.SeverityWarning {
 			diags.AddWarning(e.Summary, e.Detail+" The previous inventory of this cluster is kept.")
 		} else {
 			diags.AddError(e.Summary, e.Detail)
 		}
+	}
+	return diags
+}
+
+// checkNamespaces fails the plan, where the clusters answer, for each
+// namespace the intent's new objects go to that does not exist
+// (engine.MissingNamespaces): the apply would be refused there. The error
+// is on the attribute that names the namespace when the intent says which
+// (intentSpec.NamespaceAttr), else on objects. Then, for each new object
+// whose name someone else's object already has (engine.ForeignObjects),
+// on name, with the fix (adopt_existing, rename, delete).
+func checkNamespaces(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, prior []engine.Entry) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if data == nil || data.Engine == nil {
+		return diags
+	}
+	for _, e := range data.Engine.MissingNamespaces(ctx, spec.Owner, desired, prior) {
+		at := path.Root("objects")
+		var missing *engine.NamespaceMissing
+		if errors.As(e.Err, &missing) && spec.NamespaceAttr != nil {
+			if p, ok := spec.NamespaceAttr(missing.Cluster, missing.Namespace); ok {
+				at = p
+			}
+		}
+		addAttrError(&diags, at, "Namespace missing in cluster "+e.Cluster, e.Detail)
+	}
+	if diags.HasError() {
+		return diags
+	}
+	// The names of an intent's objects follow from its name.
+	for _, e := range data.Engine.ForeignObjects(ctx, spec.Owner, desired, prior) {
+		diags.AddAttributeError(path.Root("name"), "Object not ours in cluster "+e.Cluster, e.Detail) // the apply's own words
 	}
 	return diags
 }

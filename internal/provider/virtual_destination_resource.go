@@ -307,6 +307,14 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, ph
 			return d.Statement(), err
 		},
 		Case: func() any { return in },
+		NamespaceAttr: func(cluster, namespace string) (path.Path, bool) {
+			for i, b := range m.Backends {
+				if b.Cluster == cluster && b.Namespace == namespace {
+					return path.Root("backends").AtListIndex(i).AtName("namespace"), true
+				}
+			}
+			return path.Path{}, false
+		},
 	}, diags
 }
 

@@ -42,13 +42,56 @@ var mutations = []mutation{
 	// fake dynamic client.
 	{
 		ID: "engine/skip-prune", Why: "apply never prunes what is no longer desired",
-		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 || len(publishErrs) > 0 {\n\t\t// Prune nothing", To: "\tif true {\n\t\t// Prune nothing",
+		File: "internal/engine/apply.go", From: "\tif len(failures(errs)) > 0 || len(publishErrs) > 0 {\n\t\t// Prune nothing", To: "\tif true {\n\t\t// Prune nothing",
 		Package: "./internal/engine",
 	},
 	{
 		ID: "engine/prune-after-failed-write", Why: "apply prunes although a write failed",
-		File: "internal/engine/apply.go", From: "\tif len(errs) > 0 || len(publishErrs) > 0 {\n\t\t// Prune nothing", To: "\tif false {\n\t\t// Prune nothing",
+		File: "internal/engine/apply.go", From: "\tif len(failures(errs)) > 0 || len(publishErrs) > 0 {\n\t\t// Prune nothing", To: "\tif false {\n\t\t// Prune nothing",
 		Package: "./internal/engine",
+	},
+	// A cluster down degrades that cluster only (issue 38, item 1).
+	{
+		ID: "engine/unchanged-unreachable-fails", Why: "an intent with nothing to change in a cluster that cannot be reached fails there, so every resource that depends on it misses the healthy clusters",
+		File: "internal/engine/outage.go", From: "if len(errs) == 0 || !unchangedIn(desired, prior) {", To: "if true {",
+		Package: "./internal/engine", Run: "TestApplyKeepsAnUnchangedUnreachableCluster",
+	},
+	{
+		ID: "engine/changed-unreachable-kept", Why: "a change that must reach a cluster that cannot be reached is reported as a warning, and state keeps the old content as if applied",
+		File: "internal/engine/outage.go", From: "if len(errs) == 0 || !unchangedIn(desired, prior) {", To: "if len(errs) == 0 {",
+		Package: "./internal/engine", Run: "TestApplyFailsWhatMustReachAnUnreachableCluster",
+	},
+	{
+		ID: "engine/interrupted-counted-unreachable", Why: "a request cancelled because Terraform was interrupted counts as a cluster that cannot be reached, and the apply reports success",
+		File: "internal/engine/outage.go", From: "e.Err == nil || errors.Is(e.Err, context.Canceled) ||", To: "e.Err == nil ||",
+		Package: "./internal/engine", Run: "TestApplyFailsWhatMustReachAnUnreachableCluster",
+	},
+	// The plan checks what apply would refuse (issue 38, item 2).
+	{
+		ID: "engine/namespace-check-removed", Why: "a namespace that does not exist is not found before writing: the plan says \"to add\", and the apply writes the other clusters and leaves the resource tainted",
+		File: "internal/engine/preflight.go", From: "\t\t\tif namespaceMissing(err) {", To: "\t\t\tif false && namespaceMissing(err) {",
+		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
+	},
+	{
+		ID: "engine/foreign-check-removed", Why: "an object of our name that is not ours is not found before writing: the plan says \"to add\", the apply writes the rest and fails",
+		File: "internal/engine/preflight.go", From: "cerr != nil && errors.Is(cerr, errNotOurs) {", To: "cerr != nil && false {",
+		Package: "./internal/engine", Run: "TestForeignObjectsFoundBeforeWriting",
+	},
+	{
+		ID: "engine/foreign-routes-ignored", Why: "a hand-written VirtualService on an intent's host goes unreported, and sidecars follow it or the intent's",
+		File: "internal/engine/foreign_routes.go", From: "\t\t\t\tif hosts[cluster][h] {", To: "\t\t\t\tif false && hosts[cluster][h] {",
+		Package: "./internal/engine", Run: "TestForeignRoutesNameHandWrittenObjectsOnTheHost",
+	},
+	{
+		ID: "engine/namespace-check-writes", Why: "the namespace check writes the object it asks about (no dry run)",
+		File: "internal/engine/preflight.go", From: ", DryRun: []string{metav1.DryRunAll}})", To: "})",
+		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
+	},
+	// Adoption that says what it did (issue 38, item 3).
+	{
+		ID: "provider/adopt-nothing-succeeds", Why: "adopt: of a name no cluster has an object of succeeds with nothing adopted, and the apply creates a second VirtualService next to hand-written ones",
+		File: "internal/provider/intent_import.go", From: "case len(plain) == 0 && t.plainName != nil:", To: "case false:",
+		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFails",
 	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
@@ -555,6 +598,11 @@ var mutations = []mutation{
 		ID: "provider/read-forgets-unreadable-clusters", Why: "refresh does not say which clusters it could not read, so the plan cannot re-check them",
 		File: "internal/provider/objects.go", From: "return l, failedClusters(errs.Err()), append(diags, d...)", To: "return l, nil, append(diags, d...)",
 		Package: "./internal/provider", Run: "TestReadObjectsReturns",
+	},
+	{
+		ID: "provider/kept-unreachable-not-rechecked", Why: "a cluster an apply kept unchanged because it could not be reached is not recorded, so the next plan says \"No changes\" about it",
+		File: "internal/provider/drift_checks.go", From: "\t\treason := e.Detail\n", To: "\t\tif errors.Is(e.Err, engine.ErrUnchangedUnreachable) {\n\t\t\tcontinue\n\t\t}\n\t\treason := e.Detail\n",
+		Package: "./internal/provider", Run: "TestUnchangedUnreachableClusterWarnsAndIsReChecked",
 	},
 	{
 		ID: "provider/drift-counted-unreadable", Why: "a cluster read with drift counts as a cluster that could not be read",
@@ -1184,7 +1232,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-prunes-after-failed-write", Why: "a pull cluster's artifact drops stale objects although a push write of the same apply failed",
-		File: "internal/engine/apply.go", From: "allDesired, allPrior, len(errs) == 0 && len(sp.errs) == 0)", To: "allDesired, allPrior, true)",
+		File: "internal/engine/apply.go", From: "allDesired, allPrior, len(failures(errs)) == 0 && len(sp.errs) == 0)", To: "allDesired, allPrior, true)",
 		Package: "./internal/engine", Run: "^TestPullPrunesNothingWhenAPushWriteFails$",
 	},
 	{
