@@ -3,7 +3,7 @@
 # one cluster is down, a change of the weights still reaches the others.
 terraform {
   required_providers {
-    mesh = { source = "mesh-intent/mesh", version = "~> 0.1" }
+    mesh = { source = "mesh-intent/mesh", version = "~> 0.1.0" }
   }
 }
 
