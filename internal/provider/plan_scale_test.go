@@ -91,6 +91,11 @@ func TestAccPlanScale_threeClustersTwentyServices(t *testing.T) {
 	lines := strings.Count(out, "\n")
 	machine := machineLines(out)
 	t.Logf("3 clusters x 20 services: %d plan lines, %d of them resolved_destination", lines, machine)
+	// One line per traffic policy: machine data never spreads over a
+	// jsonencode block (before: 29 lines a policy, 580 in all).
+	if machine > 20 {
+		t.Errorf("resolved_destination takes %d plan lines, want at most one per traffic policy (20)", machine)
+	}
 	if err := os.WriteFile(filepath.Join(os.TempDir(), "plan38-scale.txt"), []byte(out), 0o644); err != nil {
 		t.Log(err)
 	}
