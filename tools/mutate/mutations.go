@@ -1215,4 +1215,14 @@ var mutations = []mutation{
 		File: "internal/engine/log.go", From: "\ttflog.Info(ctx, \"engine: \"+msg, fields)", To: "\ttflog.Debug(ctx, \"engine: \"+msg, fields)",
 		Package: "./internal/engine", Run: "^TestApplyLogsProgressPerClusterAtInfo$",
 	},
+	{
+		ID: "provider/resolved-destination-json", Why: "a traffic policy's resolved_destination is bare JSON again: terraform plan prints it as a jsonencode block of about thirty lines per policy",
+		File: "internal/provider/resolved_destination.go", From: "const resolvedPrefix = \"v2 \"", To: "const resolvedPrefix = \"\"",
+		Package: "./internal/provider", Run: "^TestResolvedDestination_isOneLineAndRoundTrips$",
+	},
+	{
+		ID: "provider/resolved-destination-rewritten", Why: "a 0.1.0 state's resolved_destination is rewritten in the new form although the destination is the same: every traffic policy shows an update after the upgrade",
+		File: "internal/provider/resolved_destination.go", From: "ok && sameDestination(old, d) {", To: "ok && old.VirtualDestination == \"\" {",
+		Package: "./internal/provider", Run: "^TestResolvedDestination_readsAndKeepsA010State$",
+	},
 }
