@@ -5,7 +5,8 @@
 // things live"):
 //
 //   - a resource's schema and model: <resource>_resource.go (the traffic
-//     policy's in traffic_policy_schema.go and traffic_policy_model.go),
+//     policy's in traffic_policy_schema.go, traffic_policy_model.go and
+//     resolved_destination.go, the one-line form of its machine data),
 //     the data sources' *_data_source.go, and the attribute pieces they
 //     share (routing.go, enums.go, validators.go, placement.go,
 //     owner_id.go);

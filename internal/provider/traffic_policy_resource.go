@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -68,7 +67,10 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 	host := plain.VirtualDestination
 	var known trafficpolicy.Destination
 	s := m.ResolvedDestination
-	haveKnown := !s.IsNull() && !s.IsUnknown() && json.Unmarshal([]byte(s.ValueString()), &known) == nil && known.VirtualDestination == host
+	if !s.IsNull() && !s.IsUnknown() {
+		known, _ = decodeResolved(s.ValueString())
+	}
+	haveKnown := known.VirtualDestination == host
 	var lookupErr error
 	if ph == planPhase || !haveKnown {
 		vd, ok, ignored, err := lookupVirtualDestination(ctx, data, host)
@@ -94,8 +96,7 @@ func (m *trafficPolicyModel) destination(ctx context.Context, data *providerData
 			}
 			m.vd = &vd
 			dest := trafficpolicy.DestinationOf(vd, data.Registry)
-			raw, _ := json.Marshal(dest)
-			m.ResolvedDestination = types.StringValue(string(raw))
+			m.ResolvedDestination = resolvedValue(s, dest)
 			return dest, diags
 		}
 		lookupErr = err

@@ -170,7 +170,7 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 		"tls_mode": enumString("TLS from the callers' sidecars to a service destination. A virtual destination takes `ISTIO_MUTUAL` only: east-west gateways route Istio mutual TLS by its SNI. Unset: a service destination gets Istio's automatic mutual TLS (Istio mutual TLS to pods with a sidecar, plain text to others); a virtual destination keeps `ISTIO_MUTUAL`.",
 			trafficpolicy.TLSModes),
 		"resolved_destination": schema.StringAttribute{
-			MarkdownDescription: "The destination as resolved at plan time (JSON): for a virtual destination its name, namespace and the backend clusters each client cluster can reach.",
+			MarkdownDescription: "Machine data, printed on one line: the destination as resolved at plan time (`v2 ` and JSON): for a virtual destination its name, namespace and the backend clusters each client cluster can reach. Reviewers read the `routing` attribute instead.",
 			Computed:            true,
 		},
 		"objects": objectsAttribute("for a policy on `user.global`: `east/VirtualService.networking.istio.io/istio-system/tp-user.global` in each source cluster (one object per destination, composed from every policy on it), and, for connection settings, load balancing or TLS, the virtual destination's DestinationRule `east/DestinationRule.networking.istio.io/istio-system/vd-user`, to which the policy contributes (on a service destination: `<cluster>/DestinationRule.networking.istio.io/<namespace>/tp-<service>.<namespace>.svc.cluster.local`)."),

@@ -1362,4 +1362,14 @@ var mutations = []mutation{
 		File: "bench/gen/render.go", From: "const Workspace = \"\"", To: "const Workspace = \"default\"",
 		Package: "./bench", Run: "^TestAccBench_small$", Env: []string{"TF_ACC=1"},
 	},
+	{
+		ID: "provider/resolved-destination-json", Why: "a traffic policy's resolved_destination is bare JSON again: terraform plan prints it as a jsonencode block of about thirty lines per policy",
+		File: "internal/provider/resolved_destination.go", From: "const resolvedPrefix = \"v2 \"", To: "const resolvedPrefix = \"\"",
+		Package: "./internal/provider", Run: "^TestResolvedDestination_isOneLineAndRoundTrips$",
+	},
+	{
+		ID: "provider/resolved-destination-rewritten", Why: "a 0.1.0 state's resolved_destination is rewritten in the new form although the destination is the same: every traffic policy shows an update after the upgrade",
+		File: "internal/provider/resolved_destination.go", From: "ok && sameDestination(old, d) {", To: "ok && old.VirtualDestination == \"\" {",
+		Package: "./internal/provider", Run: "^TestResolvedDestination_readsAndKeepsA010State$",
+	},
 }
