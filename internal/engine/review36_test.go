@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Review of issue 36, item 3 ("Composer entries are honoured only on
+// objects a contribution really targets"): the check is only that a
+// composed kind writes the object's Kubernetes kind and that a label and
+// annotation of that kind are present, not that a contribution decodes
+// and composes to this object. A virtual destination's own
+// DestinationRule is of a kind traffic policies write, so a server-side
+// apply named like a composer, with a made-up traffic-policy label and
+// annotation (no policy targets this rule), that turns off TLS to the
+// backends is hidden from the destination's refresh.
+func TestComposerNameOnADestinationsOwnRuleIsDrift(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	e.FieldManager = ""
+	owner := Owner{Kind: "virtual-destination", Name: "vd-a", ID: "id-vd-a"}
+	manager := owner.FieldManager(e.FieldManager)
+	gvk := schema.GroupVersionKind{Group: "networking.istio.io", Version: "v1", Kind: "DestinationRule"}
+	en := Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: gvk.Kind, Namespace: "istio-system", Name: "vd-a"}
+	desired := map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
+		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace}, "spec": map[string]any{"host": "a.global"}}
+	addLabels(desired, owner.Labels())
+	want := mustDigest(t, desired)
+	gvr, err := resourceFor(en.APIVersion, en.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
+	labels := obj.GetLabels()
+	labels["traffic-policy.mesh-intent.io/x"] = "id-x"
+	obj.SetLabels(labels)
+	obj.SetAnnotations(map[string]string{"traffic-policy.mesh-intent.io/x": "not a contribution of any policy"})
+	obj.SetUID(nextUID())
+	obj.SetResourceVersion("1")
+	if err := unstructured.SetNestedField(obj.Object, "DISABLE", "spec", "trafficPolicy", "tls", "mode"); err != nil {
+		t.Fatal(err)
+	}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
+		managed(manager, metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/managed-by":{},"f:mesh-intent.io/owner-kind":{},"f:mesh-intent.io/owner-name":{},"f:mesh-intent.io/owner-id":{}}},"f:spec":{"f:host":{}}}`),
+		managed("x/traffic-policy-composer", metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:traffic-policy.mesh-intent.io/x":{}},"f:annotations":{"f:traffic-policy.mesh-intent.io/x":{}}},"f:spec":{"f:trafficPolicy":{"f:tls":{"f:mode":{}}}}}`),
+	})
+	if err := fc["east"].Tracker().Create(gvr, obj, en.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	got, errs := e.Read(context.Background(), owner, []schema.GroupVersionKind{gvk}, []string{"east"}, nil)
+	if len(got) != 1 {
+		t.Fatalf("read %v (%v)", got, errs)
+	}
+	if got[0].Digest == want {
+		t.Fatal("tls.mode DISABLE added under a composer's name onto the destination's own DestinationRule, with a traffic-policy annotation no policy wrote, is not drift")
+	}
+}
