@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,4 +59,53 @@ func TestComposerNameOnADestinationsOwnRuleIsDrift(t *testing.T) {
 	if got[0].Digest == want {
 		t.Fatal("tls.mode DISABLE added under a composer's name onto the destination's own DestinationRule, with a traffic-policy annotation no policy wrote, is not drift")
 	}
+}
+
+// Review of issue 36, item 2 ("the plan checks what the apply will
+// write: ... every object's annotation total"): Limits counts only the
+// contributions on a composed object, not the other annotations the
+// object holds and keeps through the composer's apply (a
+// kubectl.kubernetes.io/last-applied-configuration left by a client-side
+// `kubectl apply` restore, which repeats every contribution; another
+// tool's annotations). The API server limits all annotations together,
+// so the plan passes and the apply is refused.
+func TestLimitsCountTheObjectsOtherAnnotations(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		o := composedOwner(fmt.Sprintf("other-%d", i))
+		o.Composition.Contribution = testPart(fmt.Sprintf("%030000d", i))
+		if _, err := e.Apply(ctx, o, []Desired{d}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := live(t, fc["east"], d.Entry).DeepCopy()
+	ann := u.GetAnnotations()
+	ann["kubectl.kubernetes.io/last-applied-configuration"] = strings.Repeat("x", 140000)
+	u.SetAnnotations(ann)
+	bumpVersion(t, u)
+	if err := fc["east"].Tracker().Update(vsResource, u, d.Entry.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	e.wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
+	mine := composedOwner("mine")
+	mine.Composition.Contribution = testPart(fmt.Sprintf("%010000d", 0))
+	found, errs := e.Contributions(ctx, mine, []Entry{d.Entry})
+	if len(errs) > 0 || len(found) != 4 {
+		t.Fatalf("contributions %d (%v)", len(found), errs)
+	}
+	total := len("traffic-policy.mesh-intent.io/mine") + 10000
+	for k, v := range ann {
+		total += len(k) + len(v)
+	}
+	if total <= MaxAnnotationBytes {
+		t.Fatalf("test setup: %d bytes of annotations fit", total)
+	}
+	for _, l := range e.Limits(mine, []Entry{d.Entry}, found) {
+		if l.Limit == "annotations" {
+			return
+		}
+	}
+	t.Fatalf("the object's annotations would be %d bytes after this apply (limit %d), and the plan's Limits says nothing", total, MaxAnnotationBytes)
 }
