@@ -109,3 +109,43 @@ func TestLimitsCountTheObjectsOtherAnnotations(t *testing.T) {
 	}
 	t.Fatalf("the object's annotations would be %d bytes after this apply (limit %d), and the plan's Limits says nothing", total, MaxAnnotationBytes)
 }
+
+// Review of issue 36 ("one verdict ... used by plan, apply, refresh and
+// destroy"): a same-name contribution of an instance this state holds is
+// Mine whichever way the write goes. On release that is wrong: with
+// create_before_destroy (`terraform apply -replace` of a traffic policy
+// with that lifecycle), the new instance is created first and the state
+// holds it (Roster.Hold at its create); the old instance's destroy then
+// judges the new instance's contribution "this instance's" and removes
+// it. The new policy's routes are gone while its state says it applied,
+// until its next apply.
+func TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	old := workspaceOwner("a", "id-old", "ws", "id-new")
+	if _, err := e.Apply(ctx, old, []Desired{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Apply(ctx, workspaceOwner("b", "id-b", "ws"), []Desired{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	replacement := workspaceOwner("a", "id-new", "ws", "id-old")
+	if _, err := e.Apply(ctx, replacement, []Desired{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-new" {
+		t.Fatalf("after the replacement's create: label %q", id)
+	}
+	if _, err := e.Delete(ctx, old, []Entry{d.Entry}); err != nil {
+		t.Fatalf("destroying the old instance: %v", err)
+	}
+	got := live(t, fc["east"], d.Entry)
+	if got == nil || got.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-new" || got.GetAnnotations()["traffic-policy.mesh-intent.io/a"] == "" {
+		var labels map[string]string
+		if got != nil {
+			labels = got.GetLabels()
+		}
+		t.Fatalf("the old instance's destroy removed the new instance's contribution: object %v, labels %v", got != nil, labels)
+	}
+}
