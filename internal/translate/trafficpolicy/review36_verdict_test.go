@@ -1,6 +1,8 @@
 package trafficpolicy
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
@@ -44,5 +46,39 @@ func TestVerdictDecidesAContributionFiledUnderAnotherName(t *testing.T) {
 	if _, err := composer.Compose(key, map[string]composition.Contribution{copied.Name: c}); err != nil {
 		t.Fatalf("the verdict calls %s %q (%s) with problem %v, but composing it fails every writer of the object: %v",
 			v.Annotation("traffic-policy"), copied.Name, v.Standing, v.Problem(), err)
+	}
+}
+
+// Review of issue 36, item 8 ("an untrusted same-name contribution fails
+// the plan instead of being ignored"): a contribution in this build's own
+// format (v 1, which has no such field) with a field added by hand is
+// judged "in a newer format", not invalid: every writer of the object
+// refuses to write it, its own policy included, and the message tells to
+// upgrade the provider ("composing it needs a provider that knows that
+// field (the version that wrote it or later)"), which no provider
+// version does: format 1 never had the field. The policy that owns the
+// name can never write its own contribution again; only a hand edit
+// undoes it.
+func TestHandEditedContributionOfThisFormatIsNotANewerOne(t *testing.T) {
+	reg := testRegistry()
+	in, dest := seed()
+	raw, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(raw, `{"v":1,`) {
+		t.Fatalf("test setup: contribution %.40s… is not format 1", raw)
+	}
+	tampered := `{"note":"checked by ops",` + strings.TrimPrefix(raw, "{")
+	composer := &Composer{Version: "1.2.3"}
+	c, derr := composer.Decode(tampered)
+	if derr == nil {
+		t.Fatal("test setup: the tampered contribution decodes")
+	}
+	lc := engine.LiveContribution{Name: in.Name, ID: "id-a", Raw: tampered, Contribution: c, Untrusted: derr.Error(), Unreadable: errors.As(derr, new(composition.Unreadable))}
+	self := engine.Owner{Kind: "traffic-policy", Name: in.Name, ID: "id-a", Composition: &engine.Composition{Composer: composer}}
+	v := engine.Judge(self, []engine.LiveContribution{lc})[0]
+	if p := v.Problem(); p != nil && p.Error {
+		t.Fatalf("the policy's own contribution, edited by hand in format 1, blocks its own plan and apply (%s): %s", v.Standing, p.Detail)
 	}
 }
