@@ -135,12 +135,17 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		for _, v := range Judge(owner, owner.contributionsOn(entry, live)) {
 			switch v.Standing {
 			case Mine:
-				if v.ID != owner.ID {
-					logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
-				}
 				if remove {
 					gone = append(gone, v.Name)
 				}
+			case Held:
+				if remove {
+					// Another instance of this state's contributes now
+					// (create_before_destroy made it first): only this
+					// instance's contribution is this release's to remove.
+					return nil
+				}
+				logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
 			case Theirs, Orphan:
 				contributions[v.Name] = composition.Encoded{Contribution: v.Contribution, Raw: v.Raw}
 			case Taken:

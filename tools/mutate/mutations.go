@@ -313,7 +313,7 @@ var mutations = []mutation{
 	// instance, identities claimed once.
 	{
 		ID: "engine/same-name-of-another-state-replaced", Why: "a same-name contribution of an instance this state does not hold is taken over (two states on the default workspace)",
-		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):", To: "case c.ID != \"\" || own != nil:",
+		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
 		Package: "./internal/engine", Run: "TestComposeSameNameIsReplacedOnlyByItsOwnState",
 	},
 	{
@@ -396,7 +396,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/same-name-planned-clean", Why: "a contribution of the policy's name from an instance this state does not hold (or without one) plans clean",
-		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):", To: "case c.ID != \"\" || own != nil:",
+		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
 		Package: "./internal/provider", Run: "TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold",
 	},
 	{
@@ -731,6 +731,11 @@ var mutations = []mutation{
 		ID: "engine/verdict-apply-disagrees", Why: "the apply does not follow the verdict the plan shows: a name taken by another instance is silently skipped instead of failing",
 		File: "internal/engine/compose.go", From: "\t\t\tcase Taken:\n\t\t\t\tif remove {", To: "\t\t\tcase Taken:\n\t\t\t\tif true {",
 		Package: "./internal/engine", Run: "TestPlanAndApplyVerdictsAgree",
+	},
+	{
+		ID: "engine/release-takes-the-next-instance", Why: "the verdict does not tell instances of one state apart: with create_before_destroy, the old instance's destroy removes the new instance's contribution",
+		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):",
+		Package: "./internal/engine", Run: "TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution",
 	},
 	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
