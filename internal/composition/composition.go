@@ -20,12 +20,17 @@ import (
 )
 
 // Contribution is one intent's part in a shared object, as its composer
-// reads it. The engine reads only the workspace it names; what else it
+// reads it. The engine reads only the workspace and name it records; what else it
 // holds is for its composer to compose.
 type Contribution interface {
 	// Workspace is the identity of the Terraform state that wrote it ("",
 	// when its writer did not record one).
 	Workspace() string
+	// Name is the name of the intent it says it is ("" when it records
+	// none): a contribution is the intent's whose name its annotation
+	// bears, so one filed under another name is not composed (the
+	// engine's verdict).
+	Name() string
 }
 
 // Encoded is a contribution with its encoding: the annotation value that

@@ -76,6 +76,8 @@ type testContribution struct{ raw, workspace string }
 
 func (c testContribution) Workspace() string { return c.workspace }
 
+func (c testContribution) Name() string { return "" }
+
 func (t testComposer) Decode(raw string) (composition.Contribution, error) {
 	if t.check == nil {
 		return testContribution{raw: raw}, nil

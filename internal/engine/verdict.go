@@ -95,6 +95,11 @@ func (o Owner) judge(c LiveContribution) Verdict {
 		// The same name's is replaced by this intent's; another name's
 		// is removed. Either way it is nobody's to claim.
 		v.Standing = Untrusted
+	case c.Contribution != nil && c.Contribution.Name() != "" && c.Contribution.Name() != c.Name:
+		// Filed under another name (copied or renamed by hand): its
+		// composer refuses it under that name, so it is never composed.
+		v.Standing, v.Untrusted = Untrusted, fmt.Sprintf("its content is %s %q's, filed under the name %q (an annotation copied or renamed by hand)",
+			strings.ReplaceAll(o.Kind, "-", " "), c.Contribution.Name(), c.Name)
 	case o.Name != "" && c.Name == o.Name:
 		switch {
 		case c.ID != "" && c.ID == o.ID:

@@ -738,6 +738,16 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution",
 	},
 	{
+		ID: "engine/verdict-composes-another-name", Why: "a contribution filed under another name than the policy it holds is judged composable; the composer then refuses the object for every writer",
+		File: "internal/engine/verdict.go", From: "case c.Contribution != nil && c.Contribution.Name() != \"\"", To: "case false && c.Contribution != nil && c.Contribution.Name() != \"\"",
+		Package: "./internal/translate/trafficpolicy", Run: "TestVerdictDecidesAContributionFiledUnderAnotherName",
+	},
+	{
+		ID: "trafficpolicy/hand-edit-is-newer-format", Why: "a contribution of a format this build reads with a field added by hand is judged in a newer format: every writer refuses the object, its own policy too, saying to upgrade",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "return c, fmt.Errorf(\"it has a field contribution format version %d never had", To: "return c, &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider}\n\t\t\treturn c, fmt.Errorf(\"it has a field contribution format version %d never had",
+		Package: "./internal/translate/trafficpolicy", Run: "TestHandEditedContributionOfThisFormatIsNotANewerOne",
+	},
+	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
 		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
 		Package: "./internal/engine", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",

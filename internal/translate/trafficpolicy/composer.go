@@ -32,6 +32,8 @@ type decoded struct {
 
 func (d decoded) Workspace() string { return d.c.Workspace }
 
+func (d decoded) Name() string { return d.c.Policy.Name }
+
 // Composer composes traffic policies' contributions (composition.Composer).
 type Composer struct {
 	// Registry resolves contributions of the first builds (version 0,
