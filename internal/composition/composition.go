@@ -72,6 +72,11 @@ type Composer interface {
 	// each either decoded by Decode without an error or an intent's own
 	// (Part). It returns nil when nothing of the object remains.
 	Compose(key translate.Key, contributions map[string]Contribution) (map[string]any, error)
+	// Targets reports whether c, decoded by Decode without an error,
+	// composes alone into an object of key's identity (in any cluster
+	// when key.Cluster is empty): only then are a composer's fields on
+	// that object the composition's, not drift.
+	Targets(key translate.Key, c Contribution) bool
 	// Canonical is the form of an encoded contribution that its digest
 	// covers: what the intent asks for, without what composes nothing
 	// (a kept configuration, the provider version that wrote it), so

@@ -98,6 +98,13 @@ func (testComposer) Compose(key translate.Key, contributions map[string]composit
 
 func (testComposer) Canonical(raw string) string { return raw }
 
+func (testComposer) Targets(translate.Key, composition.Contribution) bool { return true }
+
+// testComposers are the engine's composers (Engine.Composers) where a
+// test's traffic-policy contributions compose into the objects they are
+// on.
+var testComposers = map[string]composition.Composer{"traffic-policy": testComposer{}}
+
 // testPart is raw as an intent's own contribution, in every cluster.
 func testPart(raw string) composition.Part {
 	return composition.Part{Whole: composition.Encoded{Contribution: testContribution{raw: raw}, Raw: raw}}

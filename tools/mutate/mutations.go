@@ -778,6 +778,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestComposerNameOnAnIntentsOwnObjectIsDrift",
 	},
 	{
+		ID: "engine/composer-honoured-without-a-contribution", Why: "a composer's fields are honoured on any object of a kind its intents write that carries a label and annotation of that kind, whether or not a contribution decodes and composes into it: a made-up annotation hides drift on a virtual destination's own DestinationRule",
+		File: "internal/engine/managers.go", From: "slices.Contains(ik.Writes, gvk) && composesInto(", To: "slices.Contains(ik.Writes, gvk) || composesInto(",
+		Package: "./internal/engine", Run: "TestComposerNameOnADestinationsOwnRuleIsDrift",
+	},
+	{
 		ID: "provider/destination-gone-falls-back", Why: "a traffic policy whose virtual destination has no record anywhere plans with the destination its state resolved before",
 		File: "internal/provider/traffic_policy_resource.go", From: "if ph == planPhase && err == nil && data != nil && data.Engine != nil", To: "if false && data != nil && data.Engine != nil",
 		Package: "./internal/provider", Run: "TestPlanOfAPolicyWhoseDestinationIsGoneFails",
