@@ -813,6 +813,11 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestOrphanReleaseDoesNotTrustARelabelledContribution",
 	},
 	{
+		ID: "provider/stale-claim-of-a-live-handover", Why: "a claim of another workspace's identity listing only a policy handed over to this state (held by both until the other applies) is taken for this state's former identity and removed",
+		File: "internal/provider/workspace_resource.go", From: "|| len(c.Members) == 0 || !mintedFrom(c.Identity, workspace) {", To: "|| len(c.Members) == 0 {",
+		Package: "./internal/provider", Run: "TestStaleClaimsSpareALiveStateThatHandedItsPolicyOver",
+	},
+	{
 		ID: "engine/claim-by-labels-misnamed", Why: "a hand-made ConfigMap with the claim labels, under another name than its identity's claim name, is a claim and vetoes orphan release",
 		File: "internal/engine/claim.go", From: "case c.Identity == \"\" || live.GetName() != ClaimName(c.Identity):", To: "case c.Identity == \"\":",
 		Package: "./internal/engine", Run: "TestListClaimsIgnoresHandMadeConfigMaps",

@@ -22,7 +22,7 @@ func TestStaleClaimsSpareALiveStateThatHandedItsPolicyOver(t *testing.T) {
 		// before its ledger policy was handed over.
 		{Cluster: "east", Identity: "team-a", Token: "t-team-a", Members: map[string]string{"id-p": "ledger"}},
 	}
-	if got := staleClaims(claims, "team-b", "t-team-b", held); len(got) != 0 {
+	if got := staleClaims(claims, "team-b", "team-b", "t-team-b", held); len(got) != 0 {
 		t.Fatalf("another live state's claim is taken as this state's former identity and removed: %+v", got)
 	}
 }
