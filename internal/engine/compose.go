@@ -195,7 +195,11 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 		}
 	}
-	if err := annotationsWithin(entry, prefix, contributions); err != nil {
+	kept := 0
+	if live != nil {
+		kept = keptAnnotations(live, owner.Kind)
+	}
+	if err := annotationsWithin(entry, prefix, contributions, kept); err != nil {
 		return err // the plan checks it first (Limits)
 	}
 	if live != nil && len(gone) > 0 {
@@ -520,11 +524,15 @@ type composedState struct {
 	unreadable, unheld bool
 	// foreign are spec fields managers outside the provider set.
 	foreign []foreignField
+	// kept is the size of the object's other annotations (keys and
+	// values), which a composer's write keeps (keptAnnotations).
+	kept int
 }
 
 func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
 	st := composedState{}
 	st.contributions, st.ids = contributionsOf(live, kind)
+	st.kept = keptAnnotations(live, kind)
 	st.foreign, _ = e.foreignComposedFields(live)
 	// The composition is read by content: every field outside metadata
 	// that any manager holds, whatever its name, except what the intent

@@ -149,3 +149,37 @@ func TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution(t *testing.T) {
 		t.Fatalf("the old instance's destroy removed the new instance's contribution: object %v, labels %v", got != nil, labels)
 	}
 }
+
+// The apply counts the same total as the plan (Limits): the object's
+// other annotations, which its write keeps, with the contributions. The
+// fake API server enforces no limit, so only the engine's own check can
+// refuse the write.
+func TestApplyCountsTheObjectsOtherAnnotations(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := composedEntry()
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		o := composedOwner(fmt.Sprintf("other-%d", i))
+		o.Composition.Contribution = testPart(fmt.Sprintf("%030000d", i))
+		if _, err := e.Apply(ctx, o, []Desired{d}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := live(t, fc["east"], d.Entry).DeepCopy()
+	ann := u.GetAnnotations()
+	ann["kubectl.kubernetes.io/last-applied-configuration"] = strings.Repeat("x", 140000)
+	u.SetAnnotations(ann)
+	bumpVersion(t, u)
+	if err := fc["east"].Tracker().Update(vsResource, u, d.Entry.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	mine := composedOwner("mine")
+	mine.Composition.Contribution = testPart(fmt.Sprintf("%010000d", 0))
+	_, err := e.Apply(ctx, mine, []Desired{d}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Kubernetes limit exceeded: annotations") {
+		t.Fatalf("the apply writes annotations over %d bytes in all: %v", MaxAnnotationBytes, err)
+	}
+	if got := live(t, fc["east"], d.Entry).GetAnnotations()["traffic-policy.mesh-intent.io/mine"]; got != "" {
+		t.Fatal("the refused write wrote the contribution")
+	}
+}

@@ -365,7 +365,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/annotations-limit-unchecked", Why: "the plan does not check an object's annotations against Kubernetes' 256 KiB",
-		File: "internal/engine/limits.go", From: "total := own + others[en.StateKey()]; total > MaxAnnotationBytes", To: "total := own; total > MaxAnnotationBytes",
+		File: "internal/engine/limits.go", From: "total := own + others[k] + kept[k]; total > MaxAnnotationBytes", To: "total := own; total > MaxAnnotationBytes",
 		Package: "./internal/engine", Run: "TestLimitsNameEachLimit",
 	},
 	{
@@ -746,6 +746,16 @@ var mutations = []mutation{
 		ID: "trafficpolicy/hand-edit-is-newer-format", Why: "a contribution of a format this build reads with a field added by hand is judged in a newer format: every writer refuses the object, its own policy too, saying to upgrade",
 		File: "internal/translate/trafficpolicy/contribution.go", From: "return c, fmt.Errorf(\"it has a field contribution format version %d never had", To: "return c, &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider}\n\t\t\treturn c, fmt.Errorf(\"it has a field contribution format version %d never had",
 		Package: "./internal/translate/trafficpolicy", Run: "TestHandEditedContributionOfThisFormatIsNotANewerOne",
+	},
+	{
+		ID: "engine/limits-without-kept-annotations", Why: "the plan's annotation total counts the contributions only, not the object's other annotations the apply keeps: the plan passes and the API server refuses the apply",
+		File: "internal/engine/limits.go", From: "if total := own + others[k] + kept[k]; total > MaxAnnotationBytes {", To: "if total := own + others[k]; total > MaxAnnotationBytes {",
+		Package: "./internal/engine", Run: "TestLimitsCountTheObjectsOtherAnnotations",
+	},
+	{
+		ID: "engine/apply-size-without-kept-annotations", Why: "the apply's annotation check counts the contributions only, not the object's other annotations it keeps",
+		File: "internal/engine/limits.go", From: "\ttotal := kept\n", To: "\ttotal := 0 * kept\n",
+		Package: "./internal/engine", Run: "TestApplyCountsTheObjectsOtherAnnotations",
 	},
 	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
