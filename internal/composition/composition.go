@@ -20,12 +20,17 @@ import (
 )
 
 // Contribution is one intent's part in a shared object, as its composer
-// reads it. The engine reads only the workspace it names; what else it
+// reads it. The engine reads only the workspace and name it records; what else it
 // holds is for its composer to compose.
 type Contribution interface {
 	// Workspace is the identity of the Terraform state that wrote it ("",
 	// when its writer did not record one).
 	Workspace() string
+	// Name is the name of the intent it says it is ("" when it records
+	// none): a contribution is the intent's whose name its annotation
+	// bears, so one filed under another name is not composed (the
+	// engine's verdict).
+	Name() string
 }
 
 // Encoded is a contribution with its encoding: the annotation value that
@@ -67,6 +72,11 @@ type Composer interface {
 	// each either decoded by Decode without an error or an intent's own
 	// (Part). It returns nil when nothing of the object remains.
 	Compose(key translate.Key, contributions map[string]Contribution) (map[string]any, error)
+	// Targets reports whether c, decoded by Decode without an error,
+	// composes alone into an object of key's identity (in any cluster
+	// when key.Cluster is empty): only then are a composer's fields on
+	// that object the composition's, not drift.
+	Targets(key translate.Key, c Contribution) bool
 	// Canonical is the form of an encoded contribution that its digest
 	// covers: what the intent asks for, without what composes nothing
 	// (a kept configuration, the provider version that wrote it), so

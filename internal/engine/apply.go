@@ -374,7 +374,7 @@ func (e *Engine) upsertOnce(ctx context.Context, dyn dynamic.Interface, owner Ow
 			}
 		}
 	}
-	uid, adopting, cerr := checkUnowned(ctx, ri, owner, d.Entry)
+	uid, adopting, cerr := e.checkUnowned(ctx, ri, owner, d.Entry)
 	if cerr != nil {
 		logEntry(ctx, "refused: the object exists and is not ours", owner, d.Entry)
 		return cerr
@@ -540,7 +540,7 @@ func (e *Engine) onlyEdits(ctx context.Context, ri dynamic.ResourceInterface, na
 // there, or ours (its UID returned), or one this provider did not write
 // that the owner adopts (its UID returned, adopting set), or an error
 // saying whose it is.
-func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) (uid types.UID, adopting bool, _ *Error) {
+func (e *Engine) checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) (uid types.UID, adopting bool, _ *Error) {
 	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) && !isMissingResource(err) {
 		return "", false, nil
@@ -555,7 +555,7 @@ func checkUnowned(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 	if owner.Adopt && labels[LabelManagedBy] != ManagedByValue {
 		return live.GetUID(), true, nil
 	}
-	if labels[LabelManagedBy] == ManagedByValue && labels[LabelOwnerKind] == "" && len(contributingKinds(live)) > 0 {
+	if labels[LabelManagedBy] == ManagedByValue && labels[LabelOwnerKind] == "" && len(contributingKinds(live, e.Composers)) > 0 {
 		// Only composers wrote it (an earlier build's composer made a
 		// virtual destination's DestinationRule): the intent takes it
 		// over, keeping the contributions (issue 36).

@@ -135,12 +135,17 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		for _, v := range Judge(owner, owner.contributionsOn(entry, live)) {
 			switch v.Standing {
 			case Mine:
-				if v.ID != owner.ID {
-					logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
-				}
 				if remove {
 					gone = append(gone, v.Name)
 				}
+			case Held:
+				if remove {
+					// Another instance of this state's contributes now
+					// (create_before_destroy made it first): only this
+					// instance's contribution is this release's to remove.
+					return nil
+				}
+				logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
 			case Theirs, Orphan:
 				contributions[v.Name] = composition.Encoded{Contribution: v.Contribution, Raw: v.Raw}
 			case Taken:
@@ -190,7 +195,11 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 		}
 	}
-	if err := annotationsWithin(entry, prefix, contributions); err != nil {
+	kept := 0
+	if live != nil {
+		kept = keptAnnotations(live, owner.Kind)
+	}
+	if err := annotationsWithin(entry, prefix, contributions, kept); err != nil {
 		return err // the plan checks it first (Limits)
 	}
 	if live != nil && len(gone) > 0 {
@@ -515,11 +524,15 @@ type composedState struct {
 	unreadable, unheld bool
 	// foreign are spec fields managers outside the provider set.
 	foreign []foreignField
+	// kept is the size of the object's other annotations (keys and
+	// values), which a composer's write keeps (keptAnnotations).
+	kept int
 }
 
 func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
 	st := composedState{}
 	st.contributions, st.ids = contributionsOf(live, kind)
+	st.kept = keptAnnotations(live, kind)
 	st.foreign, _ = e.foreignComposedFields(live)
 	// The composition is read by content: every field outside metadata
 	// that any manager holds, whatever its name, except what the intent

@@ -65,6 +65,10 @@ type LiveContribution struct {
 	// Unreadable is set when it is in a format this build does not read
 	// (a newer provider's): it is kept, and its object cannot be written.
 	Unreadable bool
+	// Kept is the size of the other annotations on its object (keys and
+	// values: another tool's, a client-side apply's last-applied
+	// configuration), which a write of the object keeps.
+	Kept int
 }
 
 // Annotation is the annotation key that holds it.
@@ -106,7 +110,11 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 // liveContributions lists the contributions of owner's kind in st, the
 // composed state of the object en, by name (readContributions).
 func (o Owner) liveContributions(en Entry, st composedState) []LiveContribution {
-	return o.readContributions(en, st.contributions, st.ids)
+	out := o.readContributions(en, st.contributions, st.ids)
+	for i := range out {
+		out[i].Kept = st.kept
+	}
+	return out
 }
 
 // ContributionsIn lists every contribution of owner's kind (owner's name

@@ -42,7 +42,7 @@ type foreignField struct {
 // checked on its own). Only applies count: an update (kubectl edit) that
 // carries one of these names is as foreign as any other.
 func (e *Engine) foreignSpecFields(live *unstructured.Unstructured, owner Owner, manager string) ([]foreignField, error) {
-	kinds := contributingKinds(live)
+	kinds := contributingKinds(live, e.Composers)
 	return foreignFields(live, func(mf metav1.ManagedFieldsEntry) bool {
 		if mf.Operation != metav1.ManagedFieldsOperationApply {
 			return false
@@ -55,7 +55,7 @@ func (e *Engine) foreignSpecFields(live *unstructured.Unstructured, owner Owner,
 // applies, and the one of the intent that owns the object (a virtual
 // destination's own DestinationRule), whatever their field_manager base.
 func (e *Engine) foreignComposedFields(live *unstructured.Unstructured) ([]foreignField, error) {
-	kinds := contributingKinds(live)
+	kinds := contributingKinds(live, e.Composers)
 	return foreignFields(live, func(mf metav1.ManagedFieldsEntry) bool {
 		return composerEntry(live, kinds, mf) || ownerEntry(live, mf)
 	})

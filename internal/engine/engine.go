@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 )
 
@@ -28,6 +29,12 @@ type Engine struct {
 	// RecordsNamespace is the only namespace whose ConfigMaps (records)
 	// the engine lists: the provider needs no ConfigMap access elsewhere.
 	RecordsNamespace string
+
+	// Composers are the composers of the composed intent kinds, by owner
+	// kind. A composer's fields on an object are the composition's (not
+	// drift) only where a contribution of its kind decodes and composes
+	// into that object (contributingKinds); nil: nowhere.
+	Composers map[string]composition.Composer
 
 	// Delivery says which clusters are delivered by pull (sink.go); nil:
 	// every cluster is written by server-side apply.

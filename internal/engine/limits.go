@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 )
 
@@ -66,9 +68,11 @@ func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution) []Lim
 	}
 	others := map[string]int{}
 	counts := map[string]int{}
+	kept := map[string]int{}
 	if o.Composition != nil {
 		prefix := o.Kind + contributionInfix
 		for _, c := range live {
+			kept[c.Entry.StateKey()] = c.Kept
 			if c.Name == o.Name || (c.Untrusted != "" && !c.Unreadable) {
 				continue // replaced, or removed by the write
 			}
@@ -85,19 +89,21 @@ func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution) []Lim
 			continue
 		}
 		own := len(o.ContributionKey()) + len(o.Composition.Contribution.For(en.Cluster).Raw)
-		if total := own + others[en.StateKey()]; total > MaxAnnotationBytes {
+		k := en.StateKey()
+		if total := own + others[k] + kept[k]; total > MaxAnnotationBytes {
 			out = append(out, LimitError{Limit: "annotations", Object: en.String(), Detail: fmt.Sprintf(
-				"The annotations of %s would be %d bytes: this %s's contribution (%d bytes) and the %d others found on it (%d bytes); Kubernetes allows at most %d in all.",
-				en, total, strings.ReplaceAll(o.Kind, "-", " "), own, counts[en.StateKey()], others[en.StateKey()], MaxAnnotationBytes)})
+				"The annotations of %s would be %d bytes: this %s's contribution (%d bytes), the %d others found on it (%d bytes) and its other annotations, which the write keeps (%d bytes); Kubernetes allows at most %d in all.",
+				en, total, strings.ReplaceAll(o.Kind, "-", " "), own, counts[k], others[k], kept[k], MaxAnnotationBytes)})
 		}
 	}
 	return out
 }
 
-// annotationsWithin refuses a composed write whose contributions would
-// exceed the annotations limit (what the plan saw may have grown since).
-func annotationsWithin(entry Entry, prefix string, contributions map[string]composition.Encoded) *Error {
-	total := 0
+// annotationsWithin refuses a composed write whose contributions, with
+// the object's other annotations it keeps (kept bytes), would exceed the
+// annotations limit (what the plan saw may have grown since).
+func annotationsWithin(entry Entry, prefix string, contributions map[string]composition.Encoded, kept int) *Error {
+	total := kept
 	for name, c := range contributions {
 		total += len(prefix+name) + len(c.Raw)
 	}
@@ -105,6 +111,19 @@ func annotationsWithin(entry Entry, prefix string, contributions map[string]comp
 		return nil
 	}
 	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Kubernetes limit exceeded: annotations",
-		Detail: fmt.Sprintf("The annotations of %s would be %d bytes with the %d contributions it holds now; Kubernetes allows at most %d in all. Nothing was written. "+
-			"Merge some of the policies on this destination, or narrow their sources so that fewer of them meet in one cluster.", entry, total, len(contributions), MaxAnnotationBytes)}
+		Detail: fmt.Sprintf("The annotations of %s would be %d bytes with the %d contributions it holds now and its other annotations (%d bytes); Kubernetes allows at most %d in all. Nothing was written. "+
+			"Merge some of the policies on this destination, or narrow their sources so that fewer of them meet in one cluster; remove annotations other tools left on it (a client-side kubectl apply's last-applied-configuration).", entry, total, len(contributions), kept, MaxAnnotationBytes)}
+}
+
+// keptAnnotations is the size (keys and values) of live's annotations
+// that a composer of kind's write keeps: all but kind's contributions.
+func keptAnnotations(live *unstructured.Unstructured, kind string) int {
+	prefix := kind + contributionInfix
+	n := 0
+	for k, v := range live.GetAnnotations() {
+		if !strings.HasPrefix(k, prefix) {
+			n += len(k) + len(v)
+		}
+	}
+	return n
 }

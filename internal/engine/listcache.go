@@ -285,7 +285,7 @@ func (e *Engine) index(l *listing, cluster string, gvk schema.GroupVersionKind, 
 	if kind, name := labels[LabelOwnerKind], labels[LabelOwnerName]; kind != "" && name != "" {
 		owner := Owner{Kind: kind, Name: name}
 		manager := owner.FieldManager(e.FieldManager)
-		digest, err := contentDigest(item, manager)
+		digest, err := contentDigestOf(item, manager, e.Composers)
 		var note *Error
 		if err == nil {
 			var fs []foreignField

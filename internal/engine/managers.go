@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 // Field managers of shared objects (docs/design.md, "Shared objects:
@@ -60,26 +62,45 @@ func composerKindOf(m string) string {
 
 // contributingKinds are the kinds of intents that contribute to live: a
 // composed kind (internal/intentkind) that writes objects of live's kind,
-// with a contribution annotation and its label on live. Only on such an
+// with a contribution annotation and its label on live, the annotation
+// one its composer (composers, by kind) decodes and composes into an
+// object of live's identity. Only on such an
 // object are a composer's fields the composition's (issue 36, item 3): a
 // composer's name and a contribution label put onto another intent's own
 // object (a mesh_cluster's deny-all policy) hide nothing.
-func contributingKinds(live *unstructured.Unstructured) map[string]bool {
+func contributingKinds(live *unstructured.Unstructured, composers map[string]composition.Composer) map[string]bool {
 	out := map[string]bool{}
 	gvk := live.GroupVersionKind()
 	for k := range live.GetLabels() {
 		i := strings.Index(k, contributionInfix)
-		if i <= 0 {
+		if i <= 0 || out[k[:i]] {
 			continue
 		}
-		if _, ok := live.GetAnnotations()[k]; !ok {
+		raw, ok := live.GetAnnotations()[k]
+		if !ok {
 			continue
 		}
-		if ik, ok := intentkind.ByOwner(k[:i]); ok && ik.Composed && slices.Contains(ik.Writes, gvk) {
+		if ik, ok := intentkind.ByOwner(k[:i]); ok && ik.Composed && slices.Contains(ik.Writes, gvk) && composesInto(composers[k[:i]], live, k[i+len(contributionInfix):], raw) {
 			out[k[:i]] = true
 		}
 	}
 	return out
+}
+
+// composesInto reports whether raw, the contribution named name on live,
+// decodes (as that name's) and composes into an object of live's
+// identity, in some cluster: a made-up annotation, or a real one put onto
+// an object its policy does not write, honours no composer (issue 36).
+func composesInto(composer composition.Composer, live *unstructured.Unstructured, name, raw string) bool {
+	if composer == nil {
+		return false
+	}
+	c, err := composer.Decode(raw)
+	if err != nil || c == nil || (c.Name() != "" && c.Name() != name) {
+		return false
+	}
+	gvk := live.GroupVersionKind()
+	return composer.Targets(translate.Key{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: live.GetNamespace(), Name: live.GetName()}, c)
 }
 
 // composerEntry reports whether mf is a composer's server-side apply of a
@@ -174,7 +195,13 @@ func withoutTop(set *fieldpath.Set, names ...string) *fieldpath.Set {
 // set outside metadata, except what a composer of a contributing kind
 // alone holds (the composition's own check reads that).
 func contentDigest(live *unstructured.Unstructured, manager string) (string, error) {
-	kinds := contributingKinds(live)
+	return contentDigestOf(live, manager, nil)
+}
+
+// contentDigestOf is contentDigest with the composers that tell which
+// contributions compose into live (Engine.Composers).
+func contentDigestOf(live *unstructured.Unstructured, manager string, composers map[string]composition.Composer) (string, error) {
+	kinds := contributingKinds(live, composers)
 	set, owned, err := contentSet(live, manager, func(mf metav1.ManagedFieldsEntry) bool { return composerEntry(live, kinds, mf) })
 	if err != nil {
 		return "", err

@@ -76,6 +76,8 @@ type testContribution struct{ raw, workspace string }
 
 func (c testContribution) Workspace() string { return c.workspace }
 
+func (c testContribution) Name() string { return "" }
+
 func (t testComposer) Decode(raw string) (composition.Contribution, error) {
 	if t.check == nil {
 		return testContribution{raw: raw}, nil
@@ -95,6 +97,13 @@ func (testComposer) Compose(key translate.Key, contributions map[string]composit
 }
 
 func (testComposer) Canonical(raw string) string { return raw }
+
+func (testComposer) Targets(translate.Key, composition.Contribution) bool { return true }
+
+// testComposers are the engine's composers (Engine.Composers) where a
+// test's traffic-policy contributions compose into the objects they are
+// on.
+var testComposers = map[string]composition.Composer{"traffic-policy": testComposer{}}
 
 // testPart is raw as an intent's own contribution, in every cluster.
 func testPart(raw string) composition.Part {

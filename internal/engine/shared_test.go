@@ -269,7 +269,7 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 // not foreign to it) and takes back its own fields from them; a composer
 // takes fields over from the owner of another base.
 func TestSharedDestinationRuleAcrossFieldManagerBases(t *testing.T) {
-	e := &Engine{FieldManager: "team-b"}
+	e := &Engine{FieldManager: "team-b", Composers: testComposers}
 	owner := Owner{Kind: "virtual-destination", Name: "user", ID: "id-user"}
 	mine := owner.FieldManager(e.FieldManager)
 	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",

@@ -30,9 +30,14 @@ type Standing string
 
 // The standings a contribution can have.
 const (
-	// Mine: this instance's contribution, or one of the same name from an
-	// instance this state holds (its previous instance, being replaced).
+	// Mine: this instance's contribution.
 	Mine Standing = "this instance's"
+	// Held: the same name from another instance this state holds: its
+	// previous instance, which an apply replaces; or, with
+	// create_before_destroy, its next one, which the destroy of the old
+	// instance leaves alone (a release removes only its own instance's
+	// contribution).
+	Held Standing = "another instance of this state's"
 	// Theirs: another intent's, well-formed: composed, kept byte for byte.
 	Theirs Standing = "another state's"
 	// Orphan: a contribution of an instance this state's roster held
@@ -90,10 +95,17 @@ func (o Owner) judge(c LiveContribution) Verdict {
 		// The same name's is replaced by this intent's; another name's
 		// is removed. Either way it is nobody's to claim.
 		v.Standing = Untrusted
+	case c.Contribution != nil && c.Contribution.Name() != "" && c.Contribution.Name() != c.Name:
+		// Filed under another name (copied or renamed by hand): its
+		// composer refuses it under that name, so it is never composed.
+		v.Standing, v.Untrusted = Untrusted, fmt.Sprintf("its content is %s %q's, filed under the name %q (an annotation copied or renamed by hand)",
+			strings.ReplaceAll(o.Kind, "-", " "), c.Contribution.Name(), c.Name)
 	case o.Name != "" && c.Name == o.Name:
 		switch {
-		case c.ID != "" && (c.ID == o.ID || (own != nil && own(c.ID))):
+		case c.ID != "" && c.ID == o.ID:
 			v.Standing = Mine
+		case c.ID != "" && own != nil && own(c.ID):
+			v.Standing = Held
 		case c.ID == "":
 			v.Standing = Undecided
 		default:

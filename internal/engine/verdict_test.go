@@ -150,6 +150,7 @@ func TestUntrustedSameNameIsReplaced(t *testing.T) {
 // drift its owner's refresh shows.
 func TestComposerNameOnAnIntentsOwnObjectIsDrift(t *testing.T) {
 	e, fc, f := newDenyAllFixture(t)
+	e.Composers = testComposers // a contribution that composes, onto the wrong kind
 	owner, manager, gvk, en, desired, want, gvr := f.owner, f.manager, f.gvk, f.entry, f.desired, f.digest, f.gvr
 	obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
 	labels := obj.GetLabels()
@@ -208,6 +209,7 @@ func TestComposerNeverCreatesAnOwnedObject(t *testing.T) {
 // owned by \"\"".
 func TestOwnerAdoptsAComposerOnlyObject(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
+	e.Composers = testComposers
 	ctx := context.Background()
 	want := serviceEntry(testOwner, "east", "vd-a")
 	want.Entry.Kind, want.Manifest["kind"] = "DestinationRule", "DestinationRule"

@@ -19,10 +19,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
@@ -311,6 +314,11 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 			Clients:          clients,
 			FieldManager:     m.FieldManager.ValueString(),
 			ForceConflicts:   m.ForceConflicts.ValueBool(),
+			// Which contributions compose into the objects they are on
+			// (a composer's fields are honoured only there).
+			Composers: map[string]composition.Composer{
+				intentkind.TrafficPolicy.Owner: &trafficpolicy.Composer{Registry: reg, Version: providerVersion(p.version)},
+			},
 		},
 	}
 	if !m.Clusters.IsNull() && !m.Clusters.IsUnknown() {

@@ -200,15 +200,15 @@ func TestStaleClaimsAreThisStatesFormerIdentities(t *testing.T) {
 		{Cluster: "east", Identity: "renamed", Token: "t-ren", Members: map[string]string{"id-a": "other-name"}},
 		{Cluster: "east", Identity: "empty", Token: "t-empty", Members: map[string]string{}},
 	}
-	got := staleClaims(claims, "default-live", "t-mine", held)
+	got := staleClaims(claims, "default", "default-live", "t-mine", held)
 	if len(got) != 2 || got[0].Identity != "default-dead" || got[0].Cluster != "east" || got[1].Cluster != "west" {
 		t.Fatalf("stale claims %+v: want default-dead's in east and west only", got)
 	}
 	// A new roster (identity and token unknown at plan) finds them too.
-	if got := staleClaims(claims, "", "", held); len(got) != 3 || got[2].Identity != "default-live" {
+	if got := staleClaims(claims, "default", "", "", held); len(got) != 3 || got[2].Identity != "default-live" {
 		t.Fatalf("stale claims of a new roster %+v: want default-dead's twice and default-live's", got)
 	}
-	if got := staleClaims(claims, "default-live", "t-mine", nil); len(got) != 0 {
+	if got := staleClaims(claims, "default", "default-live", "t-mine", nil); len(got) != 0 {
 		t.Fatalf("a state that holds nothing finds stale claims: %+v", got)
 	}
 }

@@ -252,21 +252,26 @@ func shielded(candidates []orphan, claims []engine.Claim, token string) (map[str
 }
 
 // staleClaims are the claims, among claims, of this state's own former
-// identities: of another identity than identity (this roster's, "" while
-// unknown) and another token than token, listing at least one policy
-// instance and only instances this state holds in this run (held, by
-// name). One instance is one resource in one state, so such a claim was
-// written by this state under an identity it no longer has: by a first
-// apply killed after writing it, or by a roster removed with `terraform
-// state rm` and declared again. No live roster stands behind it (a live
-// roster's claim lists its own instances, which another state does not
-// hold), and left in place it would shield those instances from release
-// as orphans forever once this state drops them. The plan names each, and
-// the apply removes it (removeStaleClaims).
-func staleClaims(claims []engine.Claim, identity, token string, held map[string]map[string]bool) []engine.Claim {
+// identities: an identity minted from this state's workspace name
+// (mintIdentity) other than identity (this roster's, "" while unknown),
+// with another token than token, listing at least one policy instance
+// and only instances this state holds in this run (held, by name). Such a
+// claim was written by this state under an identity it no longer has: by
+// a first apply killed after writing it, or by a roster removed with
+// `terraform state rm` and declared again. Left in place it would shield
+// those instances from release as orphans forever once this state drops
+// them. The plan names each, and the apply removes it (removeStaleClaims).
+//
+// Holding every instance a claim lists is not enough: a policy handed
+// over (imported here, then removed from the other state) is held by
+// both states until the other one applies, and a live roster whose only
+// policy that was lists only it (issue 36). Another workspace's identity
+// is never taken for this state's: its claim stays, and a policy it
+// shields is a plan warning naming it (shielded).
+func staleClaims(claims []engine.Claim, workspace, identity, token string, held map[string]map[string]bool) []engine.Claim {
 	var out []engine.Claim
 	for _, c := range claims {
-		if c.Token == token || c.Identity == identity || len(c.Members) == 0 {
+		if c.Token == token || c.Identity == identity || len(c.Members) == 0 || !mintedFrom(c.Identity, workspace) {
 			continue
 		}
 		ours := true
@@ -332,7 +337,14 @@ func (r *workspaceResource) removeStaleClaims(ctx context.Context, stale []engin
 // errors of their own.
 func (r *workspaceResource) ownStaleClaims(ctx context.Context, identity, token string) ([]engine.Claim, engine.Errors) {
 	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
-	return staleClaims(claims, identity, token, r.data.Roster.HeldByName()), errs
+	return staleClaims(claims, r.data.Workspace, identity, token, r.data.Roster.HeldByName()), errs
+}
+
+// mintedFrom reports whether identity is of the form mintIdentity makes
+// from workspace: "<workspace>-<random>".
+func mintedFrom(identity, workspace string) bool {
+	random, ok := strings.CutPrefix(identity, workspace+"-")
+	return workspace != "" && ok && random != ""
 }
 
 func orphansMap(orphans []orphan) types.Map {

@@ -366,7 +366,7 @@ var mutations = []mutation{
 	// instance, identities claimed once.
 	{
 		ID: "engine/same-name-of-another-state-replaced", Why: "a same-name contribution of an instance this state does not hold is taken over (two states on the default workspace)",
-		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):", To: "case c.ID != \"\" || own != nil:",
+		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
 		Package: "./internal/engine", Run: "TestComposeSameNameIsReplacedOnlyByItsOwnState",
 	},
 	{
@@ -418,7 +418,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/annotations-limit-unchecked", Why: "the plan does not check an object's annotations against Kubernetes' 256 KiB",
-		File: "internal/engine/limits.go", From: "total := own + others[en.StateKey()]; total > MaxAnnotationBytes", To: "total := own; total > MaxAnnotationBytes",
+		File: "internal/engine/limits.go", From: "total := own + others[k] + kept[k]; total > MaxAnnotationBytes", To: "total := own; total > MaxAnnotationBytes",
 		Package: "./internal/engine", Run: "TestLimitsNameEachLimit",
 	},
 	{
@@ -449,7 +449,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/same-name-planned-clean", Why: "a contribution of the policy's name from an instance this state does not hold (or without one) plans clean",
-		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):", To: "case c.ID != \"\" || own != nil:",
+		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
 		Package: "./internal/provider", Run: "TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold",
 	},
 	{
@@ -791,6 +791,31 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestPlanAndApplyVerdictsAgree",
 	},
 	{
+		ID: "engine/release-takes-the-next-instance", Why: "the verdict does not tell instances of one state apart: with create_before_destroy, the old instance's destroy removes the new instance's contribution",
+		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):",
+		Package: "./internal/engine", Run: "TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution",
+	},
+	{
+		ID: "engine/verdict-composes-another-name", Why: "a contribution filed under another name than the policy it holds is judged composable; the composer then refuses the object for every writer",
+		File: "internal/engine/verdict.go", From: "case c.Contribution != nil && c.Contribution.Name() != \"\"", To: "case false && c.Contribution != nil && c.Contribution.Name() != \"\"",
+		Package: "./internal/translate/trafficpolicy", Run: "TestVerdictDecidesAContributionFiledUnderAnotherName",
+	},
+	{
+		ID: "trafficpolicy/hand-edit-is-newer-format", Why: "a contribution of a format this build reads with a field added by hand is judged in a newer format: every writer refuses the object, its own policy too, saying to upgrade",
+		File: "internal/translate/trafficpolicy/contribution.go", From: "return c, fmt.Errorf(\"it has a field contribution format version %d never had", To: "return c, &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider}\n\t\t\treturn c, fmt.Errorf(\"it has a field contribution format version %d never had",
+		Package: "./internal/translate/trafficpolicy", Run: "TestHandEditedContributionOfThisFormatIsNotANewerOne",
+	},
+	{
+		ID: "engine/limits-without-kept-annotations", Why: "the plan's annotation total counts the contributions only, not the object's other annotations the apply keeps: the plan passes and the API server refuses the apply",
+		File: "internal/engine/limits.go", From: "if total := own + others[k] + kept[k]; total > MaxAnnotationBytes {", To: "if total := own + others[k]; total > MaxAnnotationBytes {",
+		Package: "./internal/engine", Run: "TestLimitsCountTheObjectsOtherAnnotations",
+	},
+	{
+		ID: "engine/apply-size-without-kept-annotations", Why: "the apply's annotation check counts the contributions only, not the object's other annotations it keeps",
+		File: "internal/engine/limits.go", From: "\ttotal := kept\n", To: "\ttotal := 0 * kept\n",
+		Package: "./internal/engine", Run: "TestApplyCountsTheObjectsOtherAnnotations",
+	},
+	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
 		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
 		Package: "./internal/engine", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",
@@ -821,6 +846,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestComposerNameOnAnIntentsOwnObjectIsDrift",
 	},
 	{
+		ID: "engine/composer-honoured-without-a-contribution", Why: "a composer's fields are honoured on any object of a kind its intents write that carries a label and annotation of that kind, whether or not a contribution decodes and composes into it: a made-up annotation hides drift on a virtual destination's own DestinationRule",
+		File: "internal/engine/managers.go", From: "slices.Contains(ik.Writes, gvk) && composesInto(", To: "slices.Contains(ik.Writes, gvk) || composesInto(",
+		Package: "./internal/engine", Run: "TestComposerNameOnADestinationsOwnRuleIsDrift",
+	},
+	{
 		ID: "provider/destination-gone-falls-back", Why: "a traffic policy whose virtual destination has no record anywhere plans with the destination its state resolved before",
 		File: "internal/provider/traffic_policy_resource.go", From: "if ph == planPhase && err == nil && data != nil && data.Engine != nil", To: "if false && data != nil && data.Engine != nil",
 		Package: "./internal/provider", Run: "TestPlanOfAPolicyWhoseDestinationIsGoneFails",
@@ -849,6 +879,11 @@ var mutations = []mutation{
 		ID: "provider/orphan-ignores-content-workspace", Why: "orphan release ignores the workspace a contribution's content names: another workspace's contribution, relabelled, is released",
 		File: "internal/provider/workspace_resource.go", From: "case c.Workspace != \"\" && c.Workspace != workspace:", To: "case false:",
 		Package: "./internal/provider", Run: "TestOrphanReleaseDoesNotTrustARelabelledContribution",
+	},
+	{
+		ID: "provider/stale-claim-of-a-live-handover", Why: "a claim of another workspace's identity listing only a policy handed over to this state (held by both until the other applies) is taken for this state's former identity and removed",
+		File: "internal/provider/workspace_resource.go", From: "|| len(c.Members) == 0 || !mintedFrom(c.Identity, workspace) {", To: "|| len(c.Members) == 0 {",
+		Package: "./internal/provider", Run: "TestStaleClaimsSpareALiveStateThatHandedItsPolicyOver",
 	},
 	{
 		ID: "engine/claim-by-labels-misnamed", Why: "a hand-made ConfigMap with the claim labels, under another name than its identity's claim name, is a claim and vetoes orphan release",

@@ -32,6 +32,8 @@ type decoded struct {
 
 func (d decoded) Workspace() string { return d.c.Workspace }
 
+func (d decoded) Name() string { return d.c.Policy.Name }
+
 // Composer composes traffic policies' contributions (composition.Composer).
 type Composer struct {
 	// Registry resolves contributions of the first builds (version 0,
@@ -67,6 +69,40 @@ func (p *Composer) Compose(key translate.Key, contributions map[string]compositi
 		read[n] = d
 	}
 	return composeDecoded(key, read, p.Registry)
+}
+
+// Targets reports whether the policy of c, decoded without an error,
+// writes an object of key's identity (any cluster when key.Cluster is
+// empty).
+func (p *Composer) Targets(key translate.Key, c composition.Contribution) bool {
+	d, ok := c.(decoded)
+	if !ok || d.err != nil {
+		return false
+	}
+	n := d.c.Named
+	if d.c.Version == 0 {
+		if p.Registry == nil {
+			return false
+		}
+		var err error
+		if n, err = Resolve(n, p.Registry); err != nil {
+			return false
+		}
+	}
+	objs, err := composeQuietly([]Named{n})
+	if err != nil {
+		return false
+	}
+	for _, o := range objs {
+		k := o.Key()
+		if key.Cluster == "" {
+			k.Cluster = ""
+		}
+		if k == key {
+			return true
+		}
+	}
+	return false
 }
 
 // Canonical is raw in one canonical form (sorted keys), without its kept
@@ -172,4 +208,16 @@ func KeptConfig(raw string) (string, bool) {
 	}
 	c, ok := fields[ContributionConfigKey]
 	return string(c), ok
+}
+
+// composeQuietly composes policies found on objects (not validated by
+// this build's rules, as composeDecoded does), a failure to render one
+// an error.
+func composeQuietly(policies []Named) (objs []translate.Object, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			objs, err = nil, fmt.Errorf("the contribution cannot be composed by this provider: %v", r)
+		}
+	}()
+	return compose(policies, registryOf(policies), false, false)
 }

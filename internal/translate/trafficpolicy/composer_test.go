@@ -101,3 +101,41 @@ func TestComposerDecodeTellsNewerFormats(t *testing.T) {
 		t.Fatalf("decoding what is no contribution: %v; want an error other than Unreadable", err)
 	}
 }
+
+// Targets says which objects a contribution composes into: those its
+// policy writes, in its clusters or (no cluster given) any.
+func TestComposerTargetsOnlyItsPolicysObjects(t *testing.T) {
+	reg := testRegistry()
+	in, dest := seed()
+	raw, err := NewContribution(Named{Policy: in, Destination: dest}, Writer{}, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Composer{}
+	c, err := p.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Compose([]Named{{Policy: in, Destination: dest}}, reg)
+	if err != nil || len(objs) == 0 {
+		t.Fatalf("compose: %v (%d objects)", err, len(objs))
+	}
+	key := objs[0].Key()
+	if !p.Targets(key, c) {
+		t.Errorf("the contribution does not target %s, which its policy writes", key)
+	}
+	anywhere := key
+	anywhere.Cluster = ""
+	if !p.Targets(anywhere, c) {
+		t.Errorf("the contribution does not target %s in any cluster", key)
+	}
+	other := key
+	other.Name += "-other"
+	if p.Targets(other, c) {
+		t.Errorf("the contribution targets %s, which its policy does not write", other)
+	}
+	bad, _ := p.Decode("not a contribution")
+	if p.Targets(key, bad) {
+		t.Error("a contribution that does not decode targets the object")
+	}
+}

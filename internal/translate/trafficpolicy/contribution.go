@@ -196,16 +196,13 @@ func encode(n Named, w Writer) (written, error) {
 }
 
 // FormatError says a contribution is in a format this build does not
-// read: written by a newer provider (or unknown fields where its version
-// allows none). Such a contribution is kept as it is, never composed, and
+// read: written by a newer provider. Such a contribution is kept as it is, never composed, and
 // the object is not written.
 type FormatError struct {
 	// Version and Min are the contribution's; Provider the provider
 	// version that wrote it ("" when not recorded).
 	Version, Min int
 	Provider     string
-	// Unknown is the unknown field found, if that is the reason.
-	Unknown string
 	// Refused is, for a newer version this build may compose (its min),
 	// why this build's checks refuse it all the same (a value the newer
 	// build allows and this one does not know).
@@ -216,10 +213,6 @@ func (e *FormatError) Error() string {
 	by := "a provider that did not record its version"
 	if e.Provider != "" {
 		by = fmt.Sprintf("terraform-provider-mesh %s", e.Provider)
-	}
-	if e.Unknown != "" {
-		return fmt.Sprintf("it is in contribution format version %d, written by %s, and has a field this provider does not know (%s); composing it needs a provider that knows that field (%s or later)",
-			e.Version, by, e.Unknown, orUnknown(e.Provider))
 	}
 	if e.Refused != "" {
 		return fmt.Sprintf("it is in contribution format version %d, written by %s, and this provider's checks refuse it (%s); composing it needs a provider that reads format version %d (%s or later)",
@@ -294,7 +287,11 @@ func DecodeContribution(raw string) (Contribution, error) {
 	}
 	if err := dec.Decode(&c); err != nil {
 		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return c, &FormatError{Version: h.Version, Min: h.Min, Provider: h.Provider, Unknown: "unknown field " + field}
+			// Unknown fields are refused only in a format this build
+			// reads (a newer one's are left out above): format version
+			// h.Version never had the field, so no provider knows it. It
+			// was added by hand, and is not valid (no upgrade reads it).
+			return c, fmt.Errorf("it has a field contribution format version %d never had (unknown field %s), added by hand: remove that edit, or the policy's own next apply replaces it", h.Version, field)
 		}
 		return c, refuse(fmt.Errorf("it is not a traffic policy contribution: %v", err))
 	}
