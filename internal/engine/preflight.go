@@ -145,7 +145,7 @@ func (e *Engine) ForeignObjects(ctx context.Context, owner Owner, desired []Desi
 			if err != nil {
 				return
 			}
-			if _, _, cerr := checkUnowned(ctx, c.Dynamic.Resource(gvr).Namespace(ds[i].Namespace), owner, ds[i].Entry); cerr != nil && errors.Is(cerr, errNotOurs) {
+			if _, _, cerr := e.checkUnowned(ctx, c.Dynamic.Resource(gvr).Namespace(ds[i].Namespace), owner, ds[i].Entry); cerr != nil && errors.Is(cerr, errNotOurs) {
 				logEntry(ctx, "refused before writing: the object exists and is not ours", owner, ds[i].Entry)
 				out[i] = cerr
 			}
