@@ -9,7 +9,9 @@ import (
 	"os"
 	"sort"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
@@ -195,7 +197,11 @@ func (s *Spec) Render() (*Rendered, error) {
 		names = append(names, c.Name)
 	}
 	rec := newRecorder(names)
-	eng := &engine.Engine{Clients: rec}
+	// Composers as the provider sets them (internal/provider/provider.go):
+	// which contributions compose into the objects they are on.
+	eng := &engine.Engine{Clients: rec, Composers: map[string]composition.Composer{
+		intentkind.TrafficPolicy.Owner: &trafficpolicy.Composer{Registry: reg, Version: Provider},
+	}}
 	r := &Rendered{}
 	ctx := context.Background()
 	for wave, composed := range []bool{false, true} {
