@@ -197,11 +197,7 @@ func (s *Spec) Render() (*Rendered, error) {
 		names = append(names, c.Name)
 	}
 	rec := newRecorder(names)
-	// Composers as the provider sets them (internal/provider/provider.go):
-	// which contributions compose into the objects they are on.
-	eng := &engine.Engine{Clients: rec, Composers: map[string]composition.Composer{
-		intentkind.TrafficPolicy.Owner: &trafficpolicy.Composer{Registry: reg, Version: Provider},
-	}}
+	eng := &engine.Engine{Clients: rec, Composers: Composers(reg)}
 	r := &Rendered{}
 	ctx := context.Background()
 	for wave, composed := range []bool{false, true} {
@@ -227,4 +223,13 @@ func (s *Spec) Render() (*Rendered, error) {
 		r.Requests[c] = len(d.Actions())
 	}
 	return r, nil
+}
+
+// Composers are the engine's composers as the provider sets them
+// (internal/provider/provider.go): which contributions compose into the
+// objects they are on. An engine without them composes nothing.
+func Composers(reg *translate.Registry) map[string]composition.Composer {
+	return map[string]composition.Composer{
+		intentkind.TrafficPolicy.Owner: &trafficpolicy.Composer{Registry: reg, Version: Provider},
+	}
 }
