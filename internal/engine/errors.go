@@ -125,13 +125,22 @@ type HintSource interface {
 // not be reached, that the others were written all the same. Only an apply
 // says so: the same error at plan, where nothing is written, does not.
 func (e *Engine) finishApplyErrors(errs Errors, clusters []string) {
+	e.renderHints(errs)
+	for _, er := range errs {
+		if len(clusters) > 1 && er.Err != nil && unreachable(er.Err) {
+			er.Detail += " Objects in the other clusters were still applied and are recorded in state."
+		}
+	}
+}
+
+// renderHints renders the errors' kubectl hints for each cluster as the
+// engine's clients reach it (when they can say how): at apply, and for
+// the plan's own checks (preflight.go).
+func (e *Engine) renderHints(errs Errors) {
 	src, _ := e.Clients.(HintSource)
 	for _, er := range errs {
 		if src != nil && er.hint != nil && er.render != nil {
 			er.Detail = er.render(src.Kubectl(er.Cluster, *er.hint))
-		}
-		if len(clusters) > 1 && er.Err != nil && unreachable(er.Err) {
-			er.Detail += " Objects in the other clusters were still applied and are recorded in state."
 		}
 	}
 }

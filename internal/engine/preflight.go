@@ -88,6 +88,7 @@ func (e *Engine) MissingNamespaces(ctx context.Context, owner Owner, desired []D
 		}
 		return nil, out
 	})
+	e.renderHints(errs) // pasted, the hint acts on the cluster it names
 	return errs
 }
 

@@ -145,6 +145,10 @@ func TestAccAccessPolicy_seedCase(t *testing.T) {
 // west shares east's trust domain: a policy that allows aws callers (east)
 // but not gcp ones (west) cannot be enforced, and plan says so.
 func TestAccAccessPolicy_trustDomainCollision(t *testing.T) {
+	requireMesh(t)
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users") // else the destination's plan fails first, on its namespace
+	}
 	shared := strings.Replace(providerConfig(t, ""), `trust_domain = "west.mesh"`, `trust_domain = "east.mesh"`, 1)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,

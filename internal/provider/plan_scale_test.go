@@ -79,6 +79,12 @@ func TestScaleConfig_isWhatItSays(t *testing.T) {
 // it: its length in lines, and how many of them are machine data
 // (resolved_destination) rather than what a reviewer reads.
 func TestAccPlanScale_threeClustersTwentyServices(t *testing.T) {
+	requireMesh(t)
+	for i := 0; i < 20; i++ { // the backends' namespaces: the plan checks they exist
+		for _, c := range testClusters {
+			ensureNamespace(t, c, fmt.Sprintf("svc%02d", i))
+		}
+	}
 	w := newRelTF(t)
 	w.write(providerConfig(t, "") + scaleConfig(20))
 	out, code := w.run("plan")
