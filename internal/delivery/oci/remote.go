@@ -219,29 +219,31 @@ func resolve(ctx context.Context, t Target) (string, bool, error) {
 	if err != nil || found {
 		return head, found, err
 	}
-	ref, err := t.ref()
-	if err != nil {
-		return "", false, err
-	}
-	ctx, cancel := t.bounded(ctx)
-	defer cancel()
-	opts, err := t.options(ctx, ref)
-	if err != nil {
-		return "", false, err
-	}
-	desc, err := remote.Get(ref, opts...)
-	if notFound(err) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, registryError("reading the digest of", t, err)
-	}
-	return desc.Digest.String(), true, nil
+	return digestBy(ctx, t, func(ref name.Reference, opts ...remote.Option) (v1.Hash, error) {
+		desc, err := remote.Get(ref, opts...)
+		if err != nil {
+			return v1.Hash{}, err
+		}
+		return desc.Digest, nil
+	})
 }
 
 // Head returns the digest the tag names; found is false when the tag (or
 // the repository) does not exist.
 func Head(ctx context.Context, t Target) (digest string, found bool, err error) {
+	return digestBy(ctx, t, func(ref name.Reference, opts ...remote.Option) (v1.Hash, error) {
+		desc, err := remote.Head(ref, opts...)
+		if err != nil {
+			return v1.Hash{}, err
+		}
+		return desc.Digest, nil
+	})
+}
+
+// digestBy asks the registry, with read (a HEAD or a GET of the
+// manifest), for the digest the tag names, within the target's deadline;
+// found is false when the tag (or the repository) does not exist.
+func digestBy(ctx context.Context, t Target, read func(name.Reference, ...remote.Option) (v1.Hash, error)) (string, bool, error) {
 	ref, err := t.ref()
 	if err != nil {
 		return "", false, err
@@ -252,14 +254,14 @@ func Head(ctx context.Context, t Target) (digest string, found bool, err error) 
 	if err != nil {
 		return "", false, err
 	}
-	desc, err := remote.Head(ref, opts...)
+	digest, err := read(ref, opts...)
 	if notFound(err) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, registryError("reading the digest of", t, err)
 	}
-	return desc.Digest.String(), true, nil
+	return digest.String(), true, nil
 }
 
 // Artifact is what a tag holds.
