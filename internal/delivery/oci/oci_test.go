@@ -32,6 +32,7 @@ import (
 type testRegistry struct {
 	host     string
 	pushes   atomic.Int64
+	built    atomic.Int64 // manifests pushed by digest: artifacts built
 	requests atomic.Int64
 	before   func(w http.ResponseWriter, r *http.Request) bool
 }
@@ -49,6 +50,9 @@ func newRegistry(t testing.TB) *testRegistry {
 		// pushed by digest first: write).
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") && !strings.Contains(r.URL.Path, "/manifests/sha256:") {
 			tr.pushes.Add(1)
+		}
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/sha256:") {
+			tr.built.Add(1)
 		}
 		reg.ServeHTTP(w, r)
 	}))
@@ -266,8 +270,14 @@ func TestRepushedTagIsSeen(t *testing.T) {
 		t.Fatalf("head %s after a re-push: want theirs %s, not ours %s", head, theirs, ours)
 	}
 	dr := object("DestinationRule", "users", "user", map[string]any{"host": "user.global"})
+	built := reg.built.Load()
 	if _, err := w.Update(ctx, func(objs Objects) error { objs["networking.istio.io/DestinationRule/users/user"] = dr; return nil }); err != nil {
 		t.Fatal(err)
+	}
+	// The writer sees the re-push before building: one artifact built on
+	// theirs, not one on its stale copy that the tag check then throws away.
+	if n := reg.built.Load() - built; n != 1 {
+		t.Errorf("%d artifacts built for one write after a re-push, want 1 (built on the stale copy first?)", n)
 	}
 	got, _, err := Fetch(ctx, reg.target("s1"))
 	if err != nil {
