@@ -112,7 +112,7 @@ func annotationsWithin(entry Entry, prefix string, contributions map[string]comp
 	}
 	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Kubernetes limit exceeded: annotations",
 		Detail: fmt.Sprintf("The annotations of %s would be %d bytes with the %d contributions it holds now and its other annotations (%d bytes); Kubernetes allows at most %d in all. Nothing was written. "+
-			"Merge some of the policies on this destination, or narrow their sources so that fewer of them meet in one cluster; remove annotations other tools left on it (a client-side kubectl apply's last-applied-configuration).", entry, total, len(contributions), kept, MaxAnnotationBytes)}
+			"Merge some of the policies on this destination, or narrow their sources so that fewer of them meet in one cluster; remove annotations other tools left on it (such as the last-applied-configuration annotation a client-side apply leaves).", entry, total, len(contributions), kept, MaxAnnotationBytes)}
 }
 
 // keptAnnotations is the size (keys and values) of live's annotations

@@ -328,22 +328,31 @@ func (p *Proxy) pump(l *link, dst, src net.Conn, up bool) {
 				return
 			}
 		}
+		// Counted before the write: once a peer has read the bytes, the
+		// count already holds them (counted after, a test that reads the
+		// count right after its client got an answer could miss them).
+		p.count(up, int64(len(c.data)))
 		if _, err := dst.Write(c.data); err != nil {
+			p.count(up, -int64(len(c.data)))
 			l.cut(false)
 			return
 		}
-		p.mu.Lock()
-		if up {
-			p.upBytes += int64(len(c.data))
-		} else {
-			p.downBytes += int64(len(c.data))
-		}
-		p.mu.Unlock()
 	}
 	// src reached its end and everything read was delivered: end the
 	// whole connection in order, as HTTP clients and servers do not rely on
 	// half-closed connections. (After a cut this does nothing.)
 	l.cut(true)
+}
+
+// count adds n bytes to the count of one direction.
+func (p *Proxy) count(up bool, n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if up {
+		p.upBytes += n
+	} else {
+		p.downBytes += n
+	}
 }
 
 // link is one proxied connection.
