@@ -70,24 +70,9 @@ func TestComposerNameOnADestinationsOwnRuleIsDrift(t *testing.T) {
 // tool's annotations). The API server limits all annotations together,
 // so the plan passes and the apply is refused.
 func TestLimitsCountTheObjectsOtherAnnotations(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc, d := crowdedComposedObject(t)
 	ctx := context.Background()
-	for i := 0; i < 4; i++ {
-		o := composedOwner(fmt.Sprintf("other-%d", i))
-		o.Composition.Contribution = testPart(fmt.Sprintf("%030000d", i))
-		if _, err := e.Apply(ctx, o, []Desired{d}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	u := live(t, fc["east"], d.Entry).DeepCopy()
-	ann := u.GetAnnotations()
-	ann["kubectl.kubernetes.io/last-applied-configuration"] = strings.Repeat("x", 140000)
-	u.SetAnnotations(ann)
-	bumpVersion(t, u)
-	if err := fc["east"].Tracker().Update(vsResource, u, d.Entry.Namespace); err != nil {
-		t.Fatal(err)
-	}
+	ann := live(t, fc["east"], d.Entry).GetAnnotations()
 	e.wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
 	mine := composedOwner("mine")
 	mine.Composition.Contribution = testPart(fmt.Sprintf("%010000d", 0))
@@ -155,6 +140,26 @@ func TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution(t *testing.T) {
 // fake API server enforces no limit, so only the engine's own check can
 // refuse the write.
 func TestApplyCountsTheObjectsOtherAnnotations(t *testing.T) {
+	e, fc, d := crowdedComposedObject(t)
+	ctx := context.Background()
+	mine := composedOwner("mine")
+	mine.Composition.Contribution = testPart(fmt.Sprintf("%010000d", 0))
+	_, err := e.Apply(ctx, mine, []Desired{d}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Kubernetes limit exceeded: annotations") {
+		t.Fatalf("the apply writes annotations over %d bytes in all: %v", MaxAnnotationBytes, err)
+	}
+	if got := live(t, fc["east"], d.Entry).GetAnnotations()["traffic-policy.mesh-intent.io/mine"]; got != "" {
+		t.Fatal("the refused write wrote the contribution")
+	}
+}
+
+// crowdedComposedObject is a composed VirtualService in east holding four
+// other states' contributions of 30,000 characters each and 140,000 bytes
+// of another tool's annotation (a client-side apply's
+// last-applied-configuration): under the API server's annotation limit
+// counted by contributions alone, over it counted whole.
+func crowdedComposedObject(t *testing.T) (*Engine, fakeClusters, Desired) {
+	t.Helper()
 	e, fc := newFakeEngine(t, "east")
 	d := composedEntry()
 	ctx := context.Background()
@@ -173,13 +178,5 @@ func TestApplyCountsTheObjectsOtherAnnotations(t *testing.T) {
 	if err := fc["east"].Tracker().Update(vsResource, u, d.Entry.Namespace); err != nil {
 		t.Fatal(err)
 	}
-	mine := composedOwner("mine")
-	mine.Composition.Contribution = testPart(fmt.Sprintf("%010000d", 0))
-	_, err := e.Apply(ctx, mine, []Desired{d}, nil)
-	if err == nil || !strings.Contains(err.Error(), "Kubernetes limit exceeded: annotations") {
-		t.Fatalf("the apply writes annotations over %d bytes in all: %v", MaxAnnotationBytes, err)
-	}
-	if got := live(t, fc["east"], d.Entry).GetAnnotations()["traffic-policy.mesh-intent.io/mine"]; got != "" {
-		t.Fatal("the refused write wrote the contribution")
-	}
+	return e, fc, d
 }
