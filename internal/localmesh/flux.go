@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,9 +25,12 @@ import (
 // (issue 35): tools/build-binaries.sh builds them from the modules
 // tools/flux pins and copies their CRDs next to them as FluxCRDFile.
 // StartFlux installs the CRDs, creates FluxNamespace and starts both with
-// leader election off, metrics and health on free localhost ports and
+// leader election off, metrics off, health on a free localhost port and
 // source-controller's artifact storage in the mesh directory, served on
 // another free localhost port from which kustomize-controller fetches.
+// Each runs supervised: one that ends on its own is started again on
+// fresh ports, as Kubernetes restarts a controller's pod, and FluxReport
+// tells a test how often that happened and how each log ends.
 
 const (
 	// SourceControllerBinary and KustomizeControllerBinary are Flux's
@@ -49,12 +53,21 @@ type flux struct {
 	procs []*fluxProc
 }
 
-// fluxProc is one controller process.
+// fluxProc is one controller, supervised: started again when it ends on
+// its own (supervise).
 type fluxProc struct {
-	name string
-	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{}
+	name       string
+	spec       fluxSpec
+	kubeconfig string
+	log        *os.File
+	stopping   chan struct{} // closed by stop
+	done       chan struct{} // closed when the supervisor has ended
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	health string // readiness URL of the latest start
+	exits  int
+	err    error
 }
 
 // fluxState is the mesh's Flux processes, by cluster.
@@ -124,33 +137,35 @@ func (m *Mesh) StartFlux(ctx context.Context, name string) error {
 	if err := writeClusterKubeconfig(kubeconfig, name, c); err != nil {
 		return err
 	}
-	ports, err := freePorts(5)
-	if err != nil {
-		return err
-	}
-	addr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
-	common := func(metrics, health string) []string {
-		return []string{"--metrics-addr=" + metrics, "--health-addr=" + health,
+	// Metrics are off (nothing reads them): every listener less is one
+	// port fewer that another process on the machine can take between
+	// freePorts and the controller's bind. A controller that exits anyway
+	// (a port taken meanwhile, a crash) is started again on fresh ports, as
+	// its Deployment would restart it (fluxProc.supervise).
+	common := func(health string) []string {
+		return []string{"--metrics-addr=0", "--health-addr=" + health,
 			"--enable-leader-election=false", "--watch-all-namespaces=true", "--log-encoding=console"}
 	}
-	f := &flux{}
-	specs := []struct {
-		name, health string
-		args         []string
-	}{
-		{SourceControllerBinary, addr(1), append(common(addr(0), addr(1)),
-			"--storage-path="+storage, "--storage-addr="+addr(2), "--storage-adv-addr="+addr(2))},
-		{KustomizeControllerBinary, addr(4), common(addr(3), addr(4))},
+	specs := []fluxSpec{
+		{bin: filepath.Join(m.binDir, SourceControllerBinary), ports: 2, args: func(p []int) []string {
+			addr := fmt.Sprintf("127.0.0.1:%d", p[1])
+			return append(common(fmt.Sprintf("127.0.0.1:%d", p[0])),
+				"--storage-path="+storage, "--storage-addr="+addr, "--storage-adv-addr="+addr)
+		}},
+		{bin: filepath.Join(m.binDir, KustomizeControllerBinary), ports: 1, args: func(p []int) []string {
+			return common(fmt.Sprintf("127.0.0.1:%d", p[0]))
+		}},
 	}
+	f := &flux{}
 	for _, s := range specs {
-		p, err := startFluxProc(dir, filepath.Join(m.binDir, s.name), kubeconfig, s.args)
+		p, err := startFluxProc(dir, kubeconfig, s)
 		if err != nil {
 			return errors.Join(fmt.Errorf("localmesh: cluster %s: %w", name, err), f.stop())
 		}
 		f.procs = append(f.procs, p)
 	}
-	for i, s := range specs {
-		if err := f.procs[i].waitReady(ctx, "http://"+s.health+"/readyz"); err != nil {
+	for _, p := range f.procs {
+		if err := p.waitReady(ctx); err != nil {
 			return errors.Join(fmt.Errorf("localmesh: cluster %s: %w", name, err), f.stop())
 		}
 	}
@@ -198,32 +213,127 @@ func writeClusterKubeconfig(path, name string, c *cluster) error {
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
+// fluxSpec is how to start one controller: its binary, how many fresh
+// ports it listens on (the first is its health address) and its command
+// line for them.
+type fluxSpec struct {
+	bin   string
+	ports int
+	args  func(ports []int) []string
+}
+
+// maxFluxRestarts bounds how often a controller that exits is started
+// again before it is left stopped (and the tests waiting on it report
+// its log).
+const maxFluxRestarts = 5
+
 // startFluxProc starts one controller with KUBECONFIG set (controller-
-// runtime reads it) and its output in <dir>/<name>.log.
-func startFluxProc(dir, bin, kubeconfig string, args []string) (*fluxProc, error) {
-	name := filepath.Base(bin)
+// runtime reads it) and its output appended to <dir>/<name>.log, and
+// supervises it.
+func startFluxProc(dir, kubeconfig string, s fluxSpec) (*fluxProc, error) {
+	name := filepath.Base(s.bin)
 	log, err := openLog(filepath.Join(dir, name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
+	p := &fluxProc{name: name, spec: s, kubeconfig: kubeconfig, log: log,
+		stopping: make(chan struct{}), done: make(chan struct{})}
+	exited, err := p.start()
+	if err != nil {
 		log.Close()
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+		return nil, err
 	}
-	p := &fluxProc{name: name, cmd: cmd, log: log, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
+	go p.supervise(exited)
 	return p, nil
 }
 
-// waitReady polls the controller's readiness endpoint until it answers 200,
-// the process exits, or fluxStartTimeout passes.
-func (p *fluxProc) waitReady(ctx context.Context, url string) error {
+// start runs the controller once on fresh ports; exited yields its end.
+func (p *fluxProc) start() (exited chan error, err error) {
+	ports, err := freePorts(p.spec.ports)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(p.spec.bin, p.spec.args(ports)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+p.kubeconfig)
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	p.mu.Lock()
+	p.cmd, p.health = cmd, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[0])
+	p.mu.Unlock()
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return exited, nil
+}
+
+// supervise waits for the running controller to end. Asked to stop, it
+// sends SIGTERM (SIGKILL after fluxStopTimeout); ended on its own, the
+// controller is started again, on fresh ports, up to maxFluxRestarts
+// times, and each end is written to its log and counted.
+func (p *fluxProc) supervise(exited chan error) {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.stopping:
+			p.mu.Lock()
+			cmd := p.cmd
+			p.mu.Unlock()
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(fluxStopTimeout):
+				if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+					p.setErr(fmt.Errorf("killing %s: %w", p.name, err))
+				}
+				<-exited
+			}
+			return
+		case err := <-exited:
+			p.mu.Lock()
+			p.exits++
+			n := p.exits
+			p.mu.Unlock()
+			fmt.Fprintf(p.log, "localmesh: %s ended (%v), end %d of at most %d restarts\n", p.name, err, n, maxFluxRestarts)
+			if n > maxFluxRestarts {
+				p.setErr(fmt.Errorf("%s ended %d times (log: %s)", p.name, n, p.log.Name()))
+				return
+			}
+			next, err := p.start()
+			if err != nil {
+				p.setErr(err)
+				return
+			}
+			exited = next
+		}
+	}
+}
+
+func (p *fluxProc) setErr(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// Exits is how many times the controller ended on its own.
+func (p *fluxProc) Exits() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exits
+}
+
+// waitReady polls the controller's readiness endpoint (on the ports of
+// its latest start) until it answers 200, the supervisor gives up, or
+// fluxStartTimeout passes.
+func (p *fluxProc) waitReady(ctx context.Context) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(fluxStartTimeout)
 	for {
+		p.mu.Lock()
+		url := p.health
+		p.mu.Unlock()
 		if resp, err := client.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -232,7 +342,7 @@ func (p *fluxProc) waitReady(ctx context.Context, url string) error {
 		}
 		select {
 		case <-p.done:
-			return fmt.Errorf("%s exited at start (log: %s)", p.name, p.log.Name())
+			return fmt.Errorf("%s stopped at start (log: %s)", p.name, p.log.Name())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -243,31 +353,58 @@ func (p *fluxProc) waitReady(ctx context.Context, url string) error {
 	}
 }
 
-// stop ends every process (SIGTERM, then SIGKILL after fluxStopTimeout)
-// and waits for each. A nil f is stopped already.
+// stop ends every process and waits for each. A nil f is stopped already.
 func (f *flux) stop() error {
 	if f == nil {
 		return nil
 	}
 	for _, p := range f.procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		close(p.stopping)
 	}
 	var errs []error
 	for _, p := range f.procs {
-		select {
-		case <-p.done:
-		case <-time.After(fluxStopTimeout):
-			if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-				errs = append(errs, fmt.Errorf("killing %s: %w", p.name, err))
-			}
-			<-p.done
+		<-p.done
+		p.mu.Lock()
+		if p.err != nil {
+			errs = append(errs, p.err)
 		}
+		p.mu.Unlock()
 		if err := p.log.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	f.procs = nil
 	return errors.Join(errs...)
+}
+
+// FluxReport describes the named cluster's Flux controllers for a test
+// that waited on them in vain: per controller, how many times it ended on
+// its own, and the last lines of its log.
+func (m *Mesh) FluxReport(name string) string {
+	m.flux.mu.Lock()
+	defer m.flux.mu.Unlock()
+	f := m.flux.running[name]
+	if f == nil {
+		return "Flux does not run against cluster " + name
+	}
+	var b strings.Builder
+	for _, p := range f.procs {
+		fmt.Fprintf(&b, "%s ended on its own %d times; the end of %s:\n%s\n", p.name, p.Exits(), p.log.Name(), tail(p.log.Name(), 40))
+	}
+	return b.String()
+}
+
+// tail returns the last n lines of the file at path, or why it cannot.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // freePorts returns n distinct free localhost TCP ports. They are held

@@ -2,6 +2,7 @@ package localmesh
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,4 +54,73 @@ func TestFreePorts(t *testing.T) {
 		}
 		seen[p] = true
 	}
+}
+
+// TestFluxProcRestartsAControllerThatEnds: a controller that ends on its
+// own is started again on fresh ports, the end is counted and logged, and
+// stop ends the restarted one. The first start exits at once; the restart
+// runs until stopped.
+func TestFluxProcRestartsAControllerThatEnds(t *testing.T) {
+	sh := shell(t)
+	starts := 0
+	restarted := make(chan struct{})
+	spec := fluxSpec{bin: sh, ports: 2, args: func(ports []int) []string {
+		starts++
+		if starts == 1 {
+			return []string{"-c", "echo first start; exit 3"}
+		}
+		close(restarted)
+		return []string{"-c", "exec sleep 600"}
+	}}
+	dir := t.TempDir()
+	p, err := startFluxProc(dir, filepath.Join(dir, "kubeconfig"), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-restarted
+	if n := p.Exits(); n != 1 {
+		t.Errorf("ends counted: %d, want 1", n)
+	}
+	f := &flux{procs: []*fluxProc{p}}
+	if err := f.stop(); err != nil {
+		t.Fatalf("stopping the restarted controller: %v", err)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "sh.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "first start") || !strings.Contains(string(log), "sh ended (exit status 3), end 1 of at most") {
+		t.Errorf("the log does not show the first run and its end:\n%s", log)
+	}
+}
+
+// TestFluxProcGivesUpAfterRestarts: a controller that ends at every start
+// is started maxFluxRestarts more times, then left stopped with an error
+// naming it and its log, which stop returns.
+func TestFluxProcGivesUpAfterRestarts(t *testing.T) {
+	sh := shell(t)
+	dir := t.TempDir()
+	p, err := startFluxProc(dir, filepath.Join(dir, "kubeconfig"), fluxSpec{bin: sh, ports: 1,
+		args: func([]int) []string { return []string{"-c", "exit 1"} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	if n := p.Exits(); n != maxFluxRestarts+1 {
+		t.Errorf("ends: %d, want %d (the first start and every restart)", n, maxFluxRestarts+1)
+	}
+	err = (&flux{procs: []*fluxProc{p}}).stop()
+	if err == nil || !strings.Contains(err.Error(), "sh ended 6 times") || !strings.Contains(err.Error(), "sh.log") {
+		t.Errorf("stop after giving up: %v, want the controller and its log named", err)
+	}
+}
+
+// shell is sh's path, or the test fails saying what to install.
+func shell(t *testing.T) string {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatalf("these tests run sh as a stand-in controller: install a POSIX shell (Debian: dash): %v", err)
+	}
+	return sh
 }

@@ -153,7 +153,7 @@ func (h *fluxHarness) waitApplied() (flux.Status, string, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return last, rev, fmt.Errorf("Flux did not apply %s within %s: last status %+v (error %v)", rev, fluxDeadline, last, lastErr)
+			return last, rev, fmt.Errorf("Flux did not apply %s within %s: last status %+v (error %v)\n%s", rev, fluxDeadline, last, lastErr, testMesh.FluxReport("onprem"))
 		case <-tick.C:
 		}
 	}

@@ -131,7 +131,7 @@ func TestFluxPullsAndPrunes(t *testing.T) {
 	}
 
 	se := translate.Key{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "ServiceEntry", Namespace: "default", Name: "flux-smoke"}
-	st := waitApplied(t, ctx, d, rev1)
+	st := waitApplied(t, ctx, m, d, rev1)
 	if want := []translate.Key{se}; fmt.Sprint(st.Inventory) != fmt.Sprint(want) {
 		t.Errorf("inventory at %s: %v, want %v", rev1, st.Inventory, want)
 	}
@@ -149,7 +149,7 @@ func TestFluxPullsAndPrunes(t *testing.T) {
 	if rev2 == rev1 {
 		t.Fatalf("the second push kept revision %s", rev1)
 	}
-	st = waitApplied(t, ctx, d, rev2)
+	st = waitApplied(t, ctx, m, d, rev2)
 	cm := translate.Key{Cluster: "east", APIVersion: "v1", Kind: "ConfigMap", Namespace: localmesh.RecordsNamespace, Name: "flux-smoke-v2"}
 	if want := []translate.Key{cm}; fmt.Sprint(st.Inventory) != fmt.Sprint(want) {
 		t.Errorf("inventory at %s: %v, want %v", rev2, st.Inventory, want)
@@ -225,8 +225,9 @@ func apply(ctx context.Context, d dynamic.Interface, o *unstructured.Unstructure
 }
 
 // waitApplied polls the Kustomization until Flux reports it Ready at
-// revision, failing with Flux's last status when ctx ends first.
-func waitApplied(t *testing.T, ctx context.Context, d dynamic.Interface, revision string) flux.Status {
+// revision, failing with Flux's last status, the OCIRepository's and the
+// end of each controller's log when ctx ends first.
+func waitApplied(t *testing.T, ctx context.Context, m *localmesh.Mesh, d dynamic.Interface, revision string) flux.Status {
 	t.Helper()
 	ks := d.Resource(kustomizationGVR).Namespace(flux.DefaultNamespace)
 	tick := time.NewTicker(250 * time.Millisecond)
@@ -241,7 +242,11 @@ func waitApplied(t *testing.T, ctx context.Context, d dynamic.Interface, revisio
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("Flux did not apply %s: last status %+v (error %v)", revision, last, lastErr)
+			source := "unreadable"
+			if u, err := d.Resource(flux.Resources[flux.OCIRepositoryKind]).Namespace(flux.DefaultNamespace).Get(context.Background(), "mesh-smoke", metav1.GetOptions{}); err == nil {
+				source = fmt.Sprint(u.Object["status"])
+			}
+			t.Fatalf("Flux did not apply %s: last status %+v (error %v)\nOCIRepository status: %s\n%s", revision, last, lastErr, source, m.FluxReport("east"))
 		case <-tick.C:
 		}
 	}
