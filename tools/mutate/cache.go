@@ -238,7 +238,7 @@ func (c *resultCache) lookup(key string) (string, bool) {
 		return "", false
 	}
 	for _, in := range e.Inputs {
-		if c.inputHash(in.Op, in.Name) != in.Hash {
+		if c.inputHash(in.Op, c.local(in.Name)) != in.Hash {
 			return "", false
 		}
 	}
@@ -259,7 +259,7 @@ func (c *resultCache) store(key, detail string, logs []testLog, tree bool) error
 			return
 		}
 		seen[op+" "+name] = true
-		inputs = append(inputs, input{Op: op, Name: name, Hash: c.inputHash(op, name)})
+		inputs = append(inputs, input{Op: op, Name: c.portable(op, name), Hash: c.inputHash(op, name)})
 	}
 	for _, l := range logs {
 		ops, lookedUp, err := readTestLog(l.path, l.dir)
@@ -352,6 +352,29 @@ func absolute(cwd, name string) string {
 func inside(dir, name string) bool {
 	rel, err := filepath.Rel(dir, name)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// rootPrefix stands for the repository's directory in a stored input's
+// name, so that a clone elsewhere (a CI runner's fresh checkout) finds
+// the results of another clone of the same content.
+const rootPrefix = "$ROOT/"
+
+// portable is name as stored: a file of the repository relative to it.
+func (c *resultCache) portable(op, name string) string {
+	if (op == "open" || op == "stat") && inside(c.root, name) {
+		if rel, err := filepath.Rel(c.root, name); err == nil {
+			return rootPrefix + filepath.ToSlash(rel)
+		}
+	}
+	return name
+}
+
+// local is a stored name in this clone.
+func (c *resultCache) local(name string) string {
+	if rel, ok := strings.CutPrefix(name, rootPrefix); ok {
+		return filepath.Join(c.root, filepath.FromSlash(rel))
+	}
+	return name
 }
 
 // inputHash is the current state of one input.

@@ -101,3 +101,33 @@ func write(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A clone of the same content in another directory (a CI runner's fresh
+// checkout) finds the results the first clone stored, and misses them
+// when its own copy of a file the tests read differs.
+func TestResultCacheFollowsTheRepositoryToAnotherDirectory(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	cache := filepath.Join(t.TempDir(), "cache")
+	first, second := t.TempDir(), t.TempDir()
+	for _, root := range []string{first, second} {
+		write(t, filepath.Join(root, "testdata", "golden.yaml"), "a: 1\n")
+	}
+	log := filepath.Join(first, "testlog.txt")
+	write(t, log, "# test log\nopen testdata/golden.yaml\n")
+	if err := newResultCache(first, cache).store("k", "TestX", []testLog{{path: log, dir: first}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := newResultCache(second, cache).lookup("k"); !ok {
+		t.Fatal("a clone with the same content elsewhere did not find the stored result")
+	}
+	if err := os.RemoveAll(first); err != nil { // the first clone gone, as on a fresh runner
+		t.Fatal(err)
+	}
+	if _, ok := newResultCache(second, cache).lookup("k"); !ok {
+		t.Error("the stored result depends on the first clone's directory still existing")
+	}
+	write(t, filepath.Join(second, "testdata", "golden.yaml"), "a: 2\n")
+	if _, ok := newResultCache(second, cache).lookup("k"); ok {
+		t.Error("the second clone's golden file differs, yet the stored result was used")
+	}
+}

@@ -953,6 +953,16 @@ var mutations = []mutation{
 		Package: "./internal/translate/routing",
 	},
 	{
+		ID: "routing/conditions-prefix-as-exact", Why: "the plan's conditions show a uri_prefix match as an exact path",
+		File: "internal/translate/routing/trafficpolicy.go", From: "ms = append(ms, word(m.URIPrefix)+\"*\")", To: "ms = append(ms, word(m.URIPrefix))",
+		Package: "./internal/translate/routing",
+	},
+	{
+		ID: "routing/conditions-headers-unmarked", Why: "the plan's conditions write a match's headers like workload labels: a headers-only match reads as a label selector",
+		File: "internal/translate/routing/trafficpolicy.go", From: "ms = append(ms, \"headers \"+labels(m.Headers))", To: "ms = append(ms, labels(m.Headers))",
+		Package: "./internal/translate/routing",
+	},
+	{
 		ID: "routing/destination-clusters-ignored", Why: "an access policy's source is stated as allowed in destination clusters its destination_clusters leaves out",
 		File: "internal/translate/routing/accesspolicy.go", From: "\t\tfor _, c := range to {", To: "\t\tfor c := range a.Clusters {\n\t\t\t_ = to",
 		Package: "./internal/translate/routing",
@@ -1066,8 +1076,13 @@ var mutations = []mutation{
 	// The mutation result cache (issue 37): a cached CAUGHT must not
 	// outlive a change to what its tests read.
 	{
+		ID: "mutate/cache-bound-to-clone", Why: "a stored result names the files its tests read by this clone's absolute paths: a fresh checkout elsewhere never finds it",
+		File: "tools/mutate/cache.go", From: "return rootPrefix + filepath.ToSlash(rel)", To: "return name + rel[:0]",
+		Package: "./tools/mutate", Run: "TestResultCache",
+	},
+	{
 		ID: "mutate/cache-ignores-inputs", Why: "a cached result is used although a file or variable its tests read changed",
-		File: "tools/mutate/cache.go", From: "if c.inputHash(in.Op, in.Name) != in.Hash {", To: "if in.Op == \"never\" {",
+		File: "tools/mutate/cache.go", From: "if c.inputHash(in.Op, c.local(in.Name)) != in.Hash {", To: "if in.Op == \"never\" {",
 		Package: "./tools/mutate", Run: "TestResultCache",
 	},
 	{

@@ -21,6 +21,22 @@ resource "mesh_traffic_policy" "bar_shift" {
   traffic_shift = [{ local = true, weight = 80 }, { cluster = "onprem", weight = 20 }]
 }
 
+# A resilience drill on bar: the accounts team's canary pods (labelled
+# track = canary) in the AWS clusters wait one more second on one in ten
+# of their GET requests under /v2 that carry x-drill = true. Every other
+# request only gets bar-shift's routing: the two policies compose.
+resource "mesh_traffic_policy" "bar_drill" {
+  name        = "bar-drill"
+  destination = { virtual_destination = mesh_virtual_destination.bar.hostname }
+  sources = {
+    cluster_selector = { cloud = "aws" }
+    namespaces       = ["accounts"]
+    workload_labels  = { track = "canary" }
+  }
+  match = [{ method = "GET", uri_prefix = "/v2", headers = { "x-drill" = "true" } }]
+  fault = { delay = { percent = 10, fixed_delay = "1s" } }
+}
+
 # Connection settings for everyone calling bar across clusters: TCP
 # keepalive keeps long-lived connections alive through NATs and load
 # balancers between networks.

@@ -22,6 +22,8 @@
 //	                     + " (ns a, b)" when clients.namespaces restricts it
 //	traffic policy       [conditions: ]action; action; ...
 //	                     e.g. "ns accounts GET /v2*: east 80%, wine 20%; mirror west 5%; timeout 2s"
+//	                     conditions: [ns a,b] [k=v,...] [match | match ...],
+//	                     a match: [METHOD] [/prefix* | /exact | ~regex] [headers k=v,...] or "any"
 //	access policy        allow ns/sa from c1, c2[; ns/sa from c3]: rule | rule
 //	                     e.g. "allow accounts/account from east: GET /users/* port 8080"
 package routing

@@ -232,7 +232,7 @@ func TestTrafficPolicyShiftMirrorAndConditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	when := "ns accounts app=account GET /v2* x-canary=true | /health: "
+	when := "ns accounts app=account GET /v2* headers x-canary=true | /health: "
 	rest := "; mirror west 5%; timeout 2s; retries 3 per 500ms on 5xx,connect-failure"
 	// east2 is a source but no client of the virtual destination: nothing.
 	check(t, tr.Statement(), Statement{

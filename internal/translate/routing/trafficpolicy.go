@@ -120,7 +120,17 @@ func shift(entries []trafficpolicy.Shift, c string) []Share {
 	return out
 }
 
-// conditions renders which requests the policy takes.
+// conditions renders which requests the policy takes, in words a reader
+// (and the simulation's read-back of a plan) parses one way only:
+//
+//	[ns a,b] [k=v,k=v] [match | match ...]
+//
+// the source namespaces, the source workload labels, then the match
+// entries (any of them), each its method, its path (`/v2*` a prefix,
+// `/v2` exact, `~re` a regular expression) and `headers k=v,k=v`; an
+// entry with none of them is `any`. A value holding a character of this
+// grammar (space, quote, `|`, `,`, `:`, `=`, `*`, `~`, backslash) or
+// empty is written as a Go-quoted string.
 func conditions(in trafficpolicy.Intent) string {
 	var parts []string
 	if ns := in.Sources.Namespaces; len(ns) > 0 {
@@ -134,18 +144,18 @@ func conditions(in trafficpolicy.Intent) string {
 	for _, m := range in.Match {
 		var ms []string
 		if m.Method != "" {
-			ms = append(ms, m.Method)
+			ms = append(ms, word(m.Method))
 		}
 		switch {
 		case m.URIPrefix != "":
-			ms = append(ms, m.URIPrefix+"*")
+			ms = append(ms, word(m.URIPrefix)+"*")
 		case m.URIExact != "":
-			ms = append(ms, m.URIExact)
+			ms = append(ms, word(m.URIExact))
 		case m.URIRegex != "":
-			ms = append(ms, "~"+m.URIRegex)
+			ms = append(ms, "~"+word(m.URIRegex))
 		}
 		if len(m.Headers) > 0 {
-			ms = append(ms, labels(m.Headers))
+			ms = append(ms, "headers "+labels(m.Headers))
 		}
 		if len(ms) == 0 {
 			ms = append(ms, "any")
@@ -158,12 +168,21 @@ func conditions(in trafficpolicy.Intent) string {
 	return strings.Join(parts, " ")
 }
 
-// labels renders a map as k=v,k=v, sorted by key.
+// word writes s as one word of the conditions grammar: as it is, or
+// Go-quoted when empty or holding one of the grammar's characters.
+func word(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\"|,:=*~\\") {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// labels renders a map as k=v,k=v, sorted by key, each value a word.
 func labels(m map[string]string) string {
 	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
+		parts[i] = k + "=" + word(m[k])
 	}
 	return strings.Join(parts, ",")
 }

@@ -3,6 +3,7 @@ package simulation
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,8 +14,10 @@ import (
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/routing"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/tools/istio/internal/oracle"
 )
 
@@ -48,7 +51,7 @@ func plannedTraffic(t *testing.T, planned routing.Statement) routing.Traffic {
 // plannedRoute reads one line of routing.Route's String.
 func plannedRoute(line string) (routing.Route, error) {
 	var r routing.Route
-	if when, acts, ok := strings.Cut(line, ": "); ok {
+	if when, acts, ok := cutUnquoted(line, ": "); ok {
 		r.When, line = when, acts
 	}
 	for _, act := range strings.Split(line, "; ") {
@@ -82,6 +85,201 @@ func plannedRoute(line string) (routing.Route, error) {
 		}
 	}
 	return r, nil
+}
+
+// plannedConditions are the requests a traffic policy's plan says it
+// takes: the conditions part of its lines (the same on every source
+// cluster), read back into the intent's fields they state.
+type plannedConditions struct {
+	Namespaces []string
+	Labels     map[string]string
+	Match      []tpMatch
+}
+
+// withPlannedConditions puts the conditions the plan states in place of
+// p's own, so that the simulation's checks of source namespaces,
+// workload labels and match entries judge the plan's words.
+func withPlannedConditions(t *testing.T, p tpPolicy, planned routing.Statement) tpPolicy {
+	t.Helper()
+	var when string
+	for i, c := range sortedKeys(planned) {
+		w, _, found := cutUnquoted(planned[c], ": ")
+		if !found {
+			w = ""
+		}
+		if i > 0 && w != when {
+			t.Fatalf("the plan's routing lines state different conditions per source cluster: %q and %q", when, w)
+		}
+		when = w
+	}
+	pc, err := readConditions(when)
+	if err != nil {
+		t.Fatalf("the conditions %q of the plan's routing lines: %v", when, err)
+	}
+	p.Sources.Namespaces, p.Sources.WorkloadLabels, p.Match = pc.Namespaces, pc.Labels, pc.Match
+	return p
+}
+
+// readConditions reads routing's conditions grammar:
+// "[ns a,b] [k=v,...] [match | match ...]", a match being its method,
+// its path (`/p*` prefix, `/p` exact, `~re` regex), `headers k=v,...`,
+// or `any`; values may be Go-quoted.
+func readConditions(when string) (plannedConditions, error) {
+	var pc plannedConditions
+	words, err := splitUnquoted(when)
+	if err != nil {
+		return pc, err
+	}
+	if len(words) >= 2 && words[0] == "ns" {
+		pc.Namespaces = strings.Split(words[1], ",")
+		words = words[2:]
+	}
+	isMatchWord := func(w string) bool {
+		return w == "|" || w == "any" || w == "headers" || strings.HasPrefix(w, "/") || strings.HasPrefix(w, "~") || strings.HasPrefix(w, `"`) || !strings.Contains(w, "=")
+	}
+	if len(words) > 0 && !isMatchWord(words[0]) {
+		if pc.Labels, err = readPairs(words[0]); err != nil {
+			return pc, fmt.Errorf("workload labels %q: %v", words[0], err)
+		}
+		words = words[1:]
+	}
+	if len(words) == 0 {
+		return pc, nil
+	}
+	m := tpMatch{}
+	empty := true
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "|":
+			if empty {
+				return pc, fmt.Errorf("an empty match entry before word %d", i)
+			}
+			pc.Match = append(pc.Match, m)
+			m, empty = tpMatch{}, true
+			continue
+		case w == "any":
+		case w == "headers" && i+1 < len(words):
+			i++
+			if m.Headers, err = readPairs(words[i]); err != nil {
+				return pc, fmt.Errorf("headers %q: %v", words[i], err)
+			}
+		case strings.HasPrefix(w, "~"):
+			if m.URIRegex, err = readWord(w[1:]); err != nil {
+				return pc, fmt.Errorf("regex %q: %v", w, err)
+			}
+		case strings.HasPrefix(w, "/") || strings.HasPrefix(w, `"`):
+			prefix := strings.HasSuffix(w, "*") && (w[0] == '/' || strings.HasSuffix(w, `"*`))
+			v, err := readWord(strings.TrimSuffix(w, "*"))
+			if !prefix {
+				v, err = readWord(w)
+			}
+			if err != nil {
+				return pc, fmt.Errorf("path %q: %v", w, err)
+			}
+			if prefix {
+				m.URIPrefix = v
+			} else {
+				m.URIExact = v
+			}
+		case strings.ToUpper(w) == w && !strings.ContainsAny(w, "=,"):
+			m.Method = w
+		default:
+			return pc, fmt.Errorf("word %q is no method, path, headers or any", w)
+		}
+		empty = false
+	}
+	if empty {
+		return pc, fmt.Errorf("an empty last match entry")
+	}
+	pc.Match = append(pc.Match, m)
+	return pc, nil
+}
+
+// readPairs reads k=v,k=v with each value a word (plain, or Go-quoted).
+func readPairs(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for s != "" {
+		k, rest, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("want k=v at %q", s)
+		}
+		var v string
+		if strings.HasPrefix(rest, `"`) {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				return nil, err
+			}
+			v, _ = strconv.Unquote(q)
+			rest = rest[len(q):]
+		} else {
+			v, rest, _ = strings.Cut(rest, ",")
+			rest = "," + rest
+			if rest == "," {
+				rest = ""
+			}
+		}
+		out[k] = v
+		if rest != "" && !strings.HasPrefix(rest, ",") {
+			return nil, fmt.Errorf("want , after %s=%s, got %q", k, v, rest)
+		}
+		s = strings.TrimPrefix(rest, ",")
+	}
+	return out, nil
+}
+
+// readWord reads one whole word: as it is, or Go-quoted.
+func readWord(s string) (string, error) {
+	if !strings.HasPrefix(s, `"`) {
+		return s, nil
+	}
+	return strconv.Unquote(s)
+}
+
+// splitUnquoted splits s at spaces outside Go-quoted strings.
+func splitUnquoted(s string) ([]string, error) {
+	var out []string
+	start, quoted := -1, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ' ' && !quoted:
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("an unterminated quoted value in %q", s)
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out, nil
+}
+
+// cutUnquoted is strings.Cut at the first sep outside Go-quoted strings.
+func cutUnquoted(s, sep string) (before, after string, found bool) {
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case quoted && s[i] == '\\':
+			i++
+		case s[i] == '"':
+			quoted = !quoted
+		case !quoted && strings.HasPrefix(s[i:], sep):
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
 }
 
 // plannedAccess reads an access policy's statement, one line per
@@ -263,6 +461,16 @@ func TestPlannedStatementsReadBack(t *testing.T) {
 				}
 				want = g.tpRoutings(t, []pd{{tc.Policy, tc.Destination.withBackends(g)}})[0].Statement()
 				got = plannedTraffic(t, want).Statement()
+				if len(want) > 0 {
+					// The conditions read back are the intent's.
+					read := withPlannedConditions(t, tc.Policy, want)
+					ns := slices.Sorted(slices.Values(tc.Policy.Sources.Namespaces))
+					if !slices.Equal(read.Sources.Namespaces, ns) || !maps.Equal(read.Sources.WorkloadLabels, tc.Policy.Sources.WorkloadLabels) ||
+						!reflect.DeepEqual(read.Match, tc.Policy.Match) {
+						t.Errorf("%s/%s: conditions read back: ns %v labels %v match %+v; the intent's: ns %v labels %v match %+v", dir, g.name,
+							read.Sources.Namespaces, read.Sources.WorkloadLabels, read.Match, ns, tc.Policy.Sources.WorkloadLabels, tc.Policy.Match)
+					}
+				}
 			case "access-policy":
 				want = g.apRouting(t).Statement()
 				a := plannedAccess(t, g, want)
@@ -284,4 +492,57 @@ func TestPlannedStatementsReadBack(t *testing.T) {
 		t.Fatalf("no golden case read back (%s)", oracle.GoldenDir("traffic-policy"))
 	}
 	t.Logf("%d statements read back", n)
+}
+
+// TestConditionsReadBackWhatRoutingWrites: conditions with values that
+// hold the grammar's own characters (a regex, an exact path ending in *,
+// a header value with spaces and a comma, a prefix with a colon) are
+// written by routing and read back as the intent's; a word the grammar
+// does not know is an error, not a guess.
+func TestConditionsReadBackWhatRoutingWrites(t *testing.T) {
+	reg := translate.NewRegistry(translate.Cluster{Name: "east", Region: "r", Zone: "z", TrustDomain: "east.mesh"})
+	cases := []struct {
+		ns     []string
+		labels map[string]string
+		match  []trafficpolicy.Match
+	}{
+		{ns: []string{"b", "a"}},
+		{labels: map[string]string{"app": "web", "version": "v2"}},
+		{match: []trafficpolicy.Match{{}}},
+		{ns: []string{"accounts"}, labels: map[string]string{"app": "account"}, match: []trafficpolicy.Match{
+			{Method: "GET", URIPrefix: "/v2", Headers: map[string]string{"x-canary": "true"}},
+			{URIExact: "/health"},
+		}},
+		{match: []trafficpolicy.Match{
+			{Headers: map[string]string{"x-user": "a b, c", "x-team": "=|:"}},
+			{URIRegex: `/img/.*\.png`},
+			{URIExact: "/literal*"},
+			{Method: "POST", URIPrefix: "/a: b"},
+			{URIExact: `/quote"d`},
+		}},
+	}
+	for i, c := range cases {
+		in := trafficpolicy.Intent{Name: "p", Match: c.match,
+			Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}, Namespaces: c.ns, WorkloadLabels: c.labels}}
+		tr, err := routing.TrafficPolicy(in, nil, reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := tr.Statement()
+		read := withPlannedConditions(t, tpPolicy{}, st)
+		var want []tpMatch
+		for _, m := range c.match {
+			want = append(want, tpMatch{URIPrefix: m.URIPrefix, URIExact: m.URIExact, URIRegex: m.URIRegex, Method: m.Method, Headers: m.Headers})
+		}
+		ns := slices.Sorted(slices.Values(c.ns))
+		if !slices.Equal(read.Sources.Namespaces, ns) || !maps.Equal(read.Sources.WorkloadLabels, c.labels) || !reflect.DeepEqual(read.Match, want) {
+			t.Errorf("case %d: %q read back as ns %v labels %v match %+v; want ns %v labels %v match %+v", i, st["east"],
+				read.Sources.Namespaces, read.Sources.WorkloadLabels, read.Match, ns, c.labels, want)
+		}
+	}
+	for _, bad := range []string{`GET "/open`, "GET | | /x", "get"} {
+		if _, err := readConditions(bad); err == nil {
+			t.Errorf("conditions %q read without an error", bad)
+		}
+	}
 }

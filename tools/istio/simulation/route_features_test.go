@@ -252,19 +252,22 @@ func checkHeaderOps(t *testing.T, row, which string, want *headerOps, add []*cor
 // tpRoute is the part of a traffic policy's intent that shapes its own
 // route: which requests it takes (match), the timeout and the retries.
 type tpRoute struct {
-	Match []struct {
-		URIPrefix string            `json:"uriPrefix"`
-		URIExact  string            `json:"uriExact"`
-		URIRegex  string            `json:"uriRegex"`
-		Method    string            `json:"method"`
-		Headers   map[string]string `json:"headers"`
-	} `json:"match"`
+	Match   []tpMatch `json:"match"`
 	Timeout string `json:"timeout"`
 	Retries *struct {
 		Attempts      uint32   `json:"attempts"`
 		PerTryTimeout string   `json:"perTryTimeout"`
 		RetryOn       []string `json:"retryOn"`
 	} `json:"retries"`
+}
+
+// tpMatch is one match entry of a traffic policy.
+type tpMatch struct {
+	URIPrefix string            `json:"uriPrefix"`
+	URIExact  string            `json:"uriExact"`
+	URIRegex  string            `json:"uriRegex"`
+	Method    string            `json:"method"`
+	Headers   map[string]string `json:"headers"`
 }
 
 // expectedMatches are the request conditions Envoy must match for the

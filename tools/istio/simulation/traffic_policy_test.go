@@ -191,6 +191,8 @@ func simulateTrafficPolicy(t *testing.T, g *goldenCase, tc tpCase) string {
 	if g.planned != nil && len(pds) == 1 {
 		// An example's case: Istio judges the words its plan showed.
 		stated = []routing.Traffic{plannedTraffic(t, g.planned)}
+		// ... and the requests it says the policy takes.
+		pds[0].p = withPlannedConditions(t, pds[0].p, g.planned)
 	}
 	clusters := map[string]bool{}
 	for _, st := range stated {
