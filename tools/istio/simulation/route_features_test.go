@@ -253,7 +253,7 @@ func checkHeaderOps(t *testing.T, row, which string, want *headerOps, add []*cor
 // route: which requests it takes (match), the timeout and the retries.
 type tpRoute struct {
 	Match   []tpMatch `json:"match"`
-	Timeout string `json:"timeout"`
+	Timeout string    `json:"timeout"`
 	Retries *struct {
 		Attempts      uint32   `json:"attempts"`
 		PerTryTimeout string   `json:"perTryTimeout"`
