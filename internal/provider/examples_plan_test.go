@@ -101,7 +101,7 @@ callers = [{ namespace = "accounts", service_account = "account" }]
 `, want: "Plan: 1 to add"},
 	"resources/mesh_access_policy":       {registry: true, want: "Plan: 2 to add"},
 	"resources/mesh_cluster":             {registry: true, want: "Plan: 1 to add"},
-	"resources/mesh_traffic_policy":      {registry: true, want: "Plan: 3 to add"},
+	"resources/mesh_traffic_policy":      {registry: true, want: "Plan: 4 to add"},
 	"resources/mesh_virtual_destination": {registry: true, after: []string{"resources/mesh_virtual_destination"}, want: "1 to import"},
 	"resources/mesh_workspace":           {registry: true, want: "Plan: 4 to add"},
 }
