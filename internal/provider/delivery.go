@@ -249,8 +249,10 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 }
 
 // checkDelivery fails the plan on what the clusters' delivery refuses
-// (engine.PlanErrors), at the attribute that places the objects there.
-func checkDelivery(data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
+// (engine.PlanErrors: a traffic policy's object that another state
+// composes on a pull cluster), at the attribute that places the objects
+// there.
+func checkDelivery(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if data == nil || data.Engine == nil {
 		return diags
@@ -259,8 +261,8 @@ func checkDelivery(data *providerData, owner engine.Owner, entries []engine.Entr
 	if owner.Kind == intentkind.TrafficPolicy.Owner {
 		at = path.Root("sources")
 	}
-	for _, err := range data.Engine.PlanErrors(owner, entries) {
-		addAttrError(&diags, at, err.Summary, err.Detail+" Nothing was written.")
+	for _, err := range data.Engine.PlanErrors(ctx, owner, entries) {
+		addAttrError(&diags, at, err.Summary, err.Detail)
 	}
 	return diags
 }
