@@ -277,7 +277,8 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 			holders := contributorsIn(owner, en, m)
 			out = append(out, &Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s is published for pull cluster %s by another state", en, cluster), Err: errComposedElsewhere,
 				Detail: fmt.Sprintf("Artifact %s (state %s) already publishes %s for cluster %s, composed from %s; Flux would apply both artifacts' copies, each overwriting the other's routes. "+
-					"An object composed from several states cannot be delivered by pull: declare %s in the state of workspace %s (or its policies for this destination in this one), or deliver cluster %s by push. Nothing was published.",
+					"An object composed from several states cannot be delivered by pull: declare %s in the state of workspace %s (or its policies for this destination in this one), or deliver cluster %s by push. "+
+					"If no Kustomization applies that artifact any more (a former workspace of a state), delete its tag. Nothing was published.",
 					sib.target, WorkspaceName(sib.artifact.Publisher), en, cluster, holders, owner, WorkspaceName(sib.artifact.Publisher), cluster)})
 		}
 	}
