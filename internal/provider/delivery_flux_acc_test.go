@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -42,14 +43,10 @@ const fluxWorkspace = "acc-flux"
 // claim about how fast Flux is.
 const fluxDeadline = 3 * time.Minute
 
-// fluxDemoConfig is a demo-like configuration: east and west pushed,
-// onprem pulled through Flux from repository. user runs in east (weight
-// eastWeight) and onprem (weight 1) at one priority; account calls it
-// from west and onprem, so onprem gets the ServiceEntry that carries the
-// weights, and east and onprem the AuthorizationPolicy admitting account.
-// The provider reaches onprem's API server through the fault proxy
-// onprem; Flux reaches it directly.
-func fluxDemoConfig(t *testing.T, repository string, eastWeight int, onprem *faultproxy.Proxy) string {
+// fluxProviderConfig is the provider block of the Flux tests: east and
+// west pushed, onprem pulled from repository (reached, read only, through
+// the fault proxy onprem), as the state of workspace.
+func fluxProviderConfig(t *testing.T, repository, workspace string, onprem *faultproxy.Proxy) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("provider \"mesh\" {\n  clusters = {\n")
@@ -64,7 +61,21 @@ func fluxDemoConfig(t *testing.T, repository string, eastWeight int, onprem *fau
 		}
 		b.WriteString("    }\n")
 	}
-	fmt.Fprintf(&b, "  }\n  workspace = %q\n}\n", fluxWorkspace)
+	fmt.Fprintf(&b, "  }\n  workspace = %q\n}\n", workspace)
+	return b.String()
+}
+
+// fluxDemoConfig is a demo-like configuration: east and west pushed,
+// onprem pulled through Flux from repository. user runs in east (weight
+// eastWeight) and onprem (weight 1) at one priority; account calls it
+// from west and onprem, so onprem gets the ServiceEntry that carries the
+// weights, and east and onprem the AuthorizationPolicy admitting account.
+// The provider reaches onprem's API server through the fault proxy
+// onprem; Flux reaches it directly.
+func fluxDemoConfig(t *testing.T, repository string, eastWeight int, onprem *faultproxy.Proxy) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(fluxProviderConfig(t, repository, fluxWorkspace, onprem))
 	b.WriteString(meshClusterConfig("east", `  mtls_mode        = "STRICT"
   expose_east_west = true
   default_deny     = true`))
@@ -541,9 +552,31 @@ func TestAccPull_trafficPolicyThroughFlux(t *testing.T) {
 				Check:  resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkSplit(30, 70)),
 			},
 			{
+				// Nothing to change; and a second state (workspace
+				// acc-flux-b, its own artifact beside this one) with a
+				// policy on the same destination and pull cluster fails
+				// its plan naming this state's artifact and policy.
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: func(*terraform.State) error {
+					resource.Test(t, resource.TestCase{
+						ProtoV6ProviderFactories: protoV6ProviderFactories,
+						Steps: []resource.TestStep{{
+							Config: fluxProviderConfig(t, repository, "acc-flux-b", proxy) + `
+resource "mesh_traffic_policy" "user_timeout" {
+  name        = "user-timeout"
+  destination = { virtual_destination = "user.global" }
+  sources     = { clusters = ["onprem"] }
+  timeout     = "3s"
+}
+`,
+							PlanOnly:    true,
+							ExpectError: regexp.MustCompile(words(`published for pull cluster onprem by another state`) + `[\s\S]*` + regexp.QuoteMeta(h.target.String()) + `[\s\S]*` + words(`traffic policy "user-split"`) + `[\s\S]*` + words(`deliver cluster onprem by push`)),
+						}},
+					})
+					return nil
 				},
 			},
 			{
