@@ -116,7 +116,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		return err
 	}
 	manager := owner.composerManager()
-	contributions := map[string]composition.Encoded{}
+	var contributions map[string]composition.Encoded
 	prefix := owner.Kind + contributionInfix
 	adopting := false
 	// gone are contributions on the object that this write removes: ours
@@ -132,49 +132,17 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			adopting = true // what it holds now is nobody's contribution
 		}
 		// One verdict per contribution (verdict.go), the plan's too.
-		for _, v := range Judge(owner, owner.contributionsOn(entry, live)) {
-			switch v.Standing {
-			case Mine:
-				if remove {
-					gone = append(gone, v.Name)
-				}
-			case Held:
-				if remove {
-					// Another instance of this state's contributes now
-					// (create_before_destroy made it first): only this
-					// instance's contribution is this release's to remove.
-					return nil
-				}
-				logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
-			case Theirs, Orphan:
-				contributions[v.Name] = composition.Encoded{Contribution: v.Contribution, Raw: v.Raw}
-			case Taken:
-				if remove {
-					// Another instance of the name contributes now (this
-					// one was replaced): nothing of ours is left to release.
-					return nil
-				}
-				return v.err(entry)
-			case Undecided:
-				if remove {
-					// An earlier build's contribution of this name, which
-					// recorded no instance: this intent's, released.
-					gone = append(gone, v.Name)
-					continue
-				}
-				return v.err(entry)
-			case Unreadable:
-				// Written by a newer provider: kept as it is, and the
-				// object is not written.
-				return v.err(entry)
-			case Untrusted:
-				if v.Name == owner.Name && !remove {
-					continue // replaced by this intent's
-				}
-				logEntry(ctx, "contribution not composed and removed: "+v.Untrusted, owner, entry, "annotation", v.Annotation(owner.Kind))
-				gone = append(gone, v.Name)
-			}
+		w, werr := owner.weigh(ctx, entry, owner.contributionsOn(entry, live), remove)
+		if werr != nil {
+			return werr
 		}
+		if w.skip {
+			return nil
+		}
+		contributions, gone = w.contributions, w.gone
+	}
+	if contributions == nil {
+		contributions = map[string]composition.Encoded{}
 	}
 	if !remove {
 		contributions[owner.Name] = owner.Composition.Contribution.For(entry.Cluster)
@@ -578,4 +546,67 @@ func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState)
 	}
 	want, _ := digestOf(map[string]any{"spec": manifest["spec"]})
 	return want != st.have
+}
+
+// weighed is what one write of a composed object makes of the
+// contributions found on it (verdict.go): those it composes besides its
+// own, and those it removes; skip when the write has nothing to do (the
+// name is another instance's now, and this write releases).
+type weighed struct {
+	contributions map[string]composition.Encoded
+	gone          []string
+	skip          bool
+}
+
+// weigh applies owner's verdicts to the contributions found on entry, for
+// a write that sets (remove false) or releases (remove true) owner's
+// contribution. Every writer of a composed object weighs the same way:
+// server-side apply to a cluster (composeOnce) and a publish to an
+// artifact (composeInArtifact).
+func (owner Owner) weigh(ctx context.Context, entry Entry, found []LiveContribution, remove bool) (weighed, *Error) {
+	w := weighed{contributions: map[string]composition.Encoded{}}
+	for _, v := range Judge(owner, found) {
+		switch v.Standing {
+		case Mine:
+			if remove {
+				w.gone = append(w.gone, v.Name)
+			}
+		case Held:
+			if remove {
+				// Another instance of this state's contributes now
+				// (create_before_destroy made it first): only this
+				// instance's contribution is this release's to remove.
+				return weighed{skip: true}, nil
+			}
+			logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
+		case Theirs, Orphan:
+			w.contributions[v.Name] = composition.Encoded{Contribution: v.Contribution, Raw: v.Raw}
+		case Taken:
+			if remove {
+				// Another instance of the name contributes now (this
+				// one was replaced): nothing of ours is left to release.
+				return weighed{skip: true}, nil
+			}
+			return weighed{}, v.err(entry)
+		case Undecided:
+			if remove {
+				// An earlier build's contribution of this name, which
+				// recorded no instance: this intent's, released.
+				w.gone = append(w.gone, v.Name)
+				continue
+			}
+			return weighed{}, v.err(entry)
+		case Unreadable:
+			// Written by a newer provider: kept as it is, and the
+			// object is not written.
+			return weighed{}, v.err(entry)
+		case Untrusted:
+			if v.Name == owner.Name && !remove {
+				continue // replaced by this intent's
+			}
+			logEntry(ctx, "contribution not composed and removed: "+v.Untrusted, owner, entry, "annotation", v.Annotation(owner.Kind))
+			w.gone = append(w.gone, v.Name)
+		}
+	}
+	return w, nil
 }

@@ -76,7 +76,8 @@ func (c LiveContribution) Annotation(kind string) string { return kind + contrib
 
 // Contributions lists the contributions of owner's kind on the live
 // objects of entries, from the process's latest listings, stale or not
-// (listedSnapshot): plan uses them to compose with what other states
+// (listedSnapshot), or, on a pull cluster, on the artifact's copy of
+// them (sink_compose.go): plan uses them to compose with what other states
 // contributed; the apply composes again with what the object holds then. A cluster that
 // cannot be read is an error of its own; the others are still listed.
 func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry) ([]LiveContribution, []*Error) {
@@ -85,6 +86,17 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 	failed := map[string]bool{}
 	for _, en := range entries {
 		if failed[en.Cluster] {
+			continue
+		}
+		if a, pull, perr := e.pullOf(en.Cluster); perr == nil && pull {
+			// The artifact's copy plays the live object's part.
+			found, ferr := e.contributionsInArtifact(ctx, owner, a, en)
+			if ferr != nil {
+				failed[en.Cluster] = true
+				errs = append(errs, ferr)
+				continue
+			}
+			out = append(out, found...)
 			continue
 		}
 		c, err := e.Clients.Get(en.Cluster)

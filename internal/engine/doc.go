@@ -19,7 +19,8 @@
 // on each contribution: plan, apply, refresh and the roster ask it),
 // limits.go (the API server's limits, checked at plan), sink.go (pull
 // clusters: their objects published in an OCI artifact instead of applied,
-// and read back from it), records.go
+// and read back from it), sink_compose.go (composed objects on pull
+// clusters: composed in the artifact, another state's refused), records.go
 // (virtual destinations' records), claim.go (workspace claims), search.go
 // (the reads import needs), retry.go (retries of writes that lost a
 // race, with backoff), log.go (DEBUG logs of each decision) and

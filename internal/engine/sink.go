@@ -124,6 +124,9 @@ type pulls struct {
 	writers oci.Writers
 	mu      sync.Mutex
 	seen    map[string]*fetchedArtifact
+	// sibs are other states' artifacts beside a pull cluster's, by
+	// repository (sink_compose.go).
+	sibs map[string]*siblingSet
 }
 
 type fetchedArtifact struct {
@@ -243,30 +246,23 @@ func (e *Engine) publishPull(ctx context.Context, owner Owner, sp pullSplit, des
 	return got, errs, leftovers
 }
 
-// errComposedOnPull: objects composed from several intents are not
-// published yet (docs/design.md, Delivery sinks).
-var errComposedOnPull = errors.New("objects composed from several intents (a traffic policy's VirtualService, a destination's shared DestinationRule) cannot be delivered by pull yet")
-
 // PlanErrors are what the sinks of entries' clusters refuse, found at
-// plan without contacting anything: objects composed from several intents
-// on a pull cluster (errComposedOnPull), one error per cluster naming the
-// fix.
-func (e *Engine) PlanErrors(owner Owner, entries []Entry) []*Error {
+// plan without writing anything: a composed intent's contribution on a
+// pull cluster to an object another state composes there, or to another
+// intent's own object (pullComposedErrors), each naming the fix. It reads
+// the other tags of the cluster's repository and, where the cluster has a
+// connection, its listing; neither is required.
+func (e *Engine) PlanErrors(ctx context.Context, owner Owner, entries []Entry) []*Error {
 	if owner.Composition == nil {
 		return nil
 	}
 	var out []*Error
 	for _, c := range clustersOf(entries) {
-		if _, pull, err := e.pullOf(c); err == nil && pull {
-			out = append(out, composedOnPullError(owner, c))
+		if a, pull, err := e.pullOf(c); err == nil && pull {
+			out = append(out, e.pullComposedErrors(ctx, owner, c, a, byCluster(entries, c))...)
 		}
 	}
 	return out
-}
-
-func composedOnPullError(owner Owner, cluster string) *Error {
-	return &Error{Cluster: cluster, Summary: fmt.Sprintf("%s cannot be delivered to pull cluster %s", owner, cluster),
-		Detail: errComposedOnPull.Error() + ": deliver cluster " + cluster + " by push (remove its delivery block), or place the " + owner.Kind + " outside it.", Err: errComposedOnPull}
 }
 
 // publishCluster replaces owner's objects in one pull cluster's artifact
@@ -276,7 +272,7 @@ func composedOnPullError(owner Owner, cluster string) *Error {
 // artifact did not hold (publishPull).
 func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string, a PullArtifact, desired []Desired, prior []Entry, prune bool) (entries, leftovers []Entry, errs []*Error) {
 	if owner.Composition != nil {
-		return prior, nil, []*Error{composedOnPullError(owner, cluster)}
+		return e.publishComposed(ctx, owner, cluster, a, desired, prior, prune)
 	}
 	manifests := make([]map[string]any, len(desired))
 	keys := make([]string, len(desired))
@@ -392,6 +388,16 @@ func (e *Engine) readPull(ctx context.Context, owner Owner, cluster string, a Pu
 			continue
 		}
 		en := entryOf(cluster, m)
+		if owner.Composition != nil {
+			// A composed object's digest is its contribution's, and its
+			// composition is checked against the artifact's copy.
+			ce, err := e.composedEntry(owner, en, m)
+			if err != nil {
+				return prior, []*Error{objectError(en, "Reading", err)}
+			}
+			out = append(out, ce)
+			continue
+		}
 		d, err := desiredDigest(m)
 		if err != nil {
 			return prior, []*Error{objectError(en, "Reading", err)}

@@ -230,26 +230,6 @@ func TestPullRefreshFetchesEachArtifactOnce(t *testing.T) {
 	}
 }
 
-func TestPullComposedObjectsRefused(t *testing.T) {
-	pr := newPullRegistry(t)
-	e, _ := newPullEngine(t, pr)
-	owner := testOwner
-	owner.Composition = &Composition{}
-	_, err := e.Apply(context.Background(), owner, []Desired{pullDesired(t, testOwner, "onprem", "a")}, nil)
-	if !errors.Is(err, errComposedOnPull) || !strings.Contains(err.Error(), "onprem") {
-		t.Errorf("a composed object on a pull cluster: %v", err)
-	}
-	// The plan says so first, for the pull cluster only.
-	entries := []Entry{pullDesired(t, testOwner, "east", "a").Entry, pullDesired(t, testOwner, "onprem", "a").Entry}
-	errs := e.PlanErrors(owner, entries)
-	if len(errs) != 1 || errs[0].Cluster != "onprem" || !strings.Contains(errs[0].Detail, "by push") {
-		t.Errorf("plan errors of a composed intent on east (push) and onprem (pull): %v", errs)
-	}
-	if errs := e.PlanErrors(testOwner, entries); len(errs) != 0 {
-		t.Errorf("plan errors of an intent of its own objects: %v", errs)
-	}
-}
-
 // A second state whose workspace names the same artifact: its refresh
 // (at plan) fails naming both states, before anything is published.
 func TestPullArtifactOfAnotherStateFailsTheRefresh(t *testing.T) {

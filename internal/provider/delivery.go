@@ -47,6 +47,7 @@ func deliveryAttribute() schema.SingleNestedAttribute {
 		Attributes: map[string]schema.Attribute{
 			"oci": schema.SingleNestedAttribute{
 				MarkdownDescription: "Publish the cluster's objects to an OCI repository. The tag is this state's `workspace` (one artifact per cluster and state, so Terraform's state lock is the only writer's lock); the artifact records it, and a second state that would publish the same artifact fails naming both. " +
+					"Traffic policies are composed in the artifact as on a push cluster, by one state per object: let every state publish its artifact for a cluster to the same repository, so that another state's policy on the same destination is a plan error naming the first (guide: Clusters the runner cannot reach). " +
 					"Credentials, at most one kind (a docker config file, `username` and `password`, or `token`), are read at every run and never stored in state, the artifact or a message. None: anonymous.",
 				Required: true,
 				Attributes: map[string]schema.Attribute{
@@ -249,8 +250,10 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 }
 
 // checkDelivery fails the plan on what the clusters' delivery refuses
-// (engine.PlanErrors), at the attribute that places the objects there.
-func checkDelivery(data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
+// (engine.PlanErrors: a traffic policy's object that another state
+// composes on a pull cluster), at the attribute that places the objects
+// there.
+func checkDelivery(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if data == nil || data.Engine == nil {
 		return diags
@@ -259,8 +262,8 @@ func checkDelivery(data *providerData, owner engine.Owner, entries []engine.Entr
 	if owner.Kind == intentkind.TrafficPolicy.Owner {
 		at = path.Root("sources")
 	}
-	for _, err := range data.Engine.PlanErrors(owner, entries) {
-		addAttrError(&diags, at, err.Summary, err.Detail+" Nothing was written.")
+	for _, err := range data.Engine.PlanErrors(ctx, owner, entries) {
+		addAttrError(&diags, at, err.Summary, err.Detail)
 	}
 	return diags
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -42,14 +43,10 @@ const fluxWorkspace = "acc-flux"
 // claim about how fast Flux is.
 const fluxDeadline = 3 * time.Minute
 
-// fluxDemoConfig is a demo-like configuration: east and west pushed,
-// onprem pulled through Flux from repository. user runs in east (weight
-// eastWeight) and onprem (weight 1) at one priority; account calls it
-// from west and onprem, so onprem gets the ServiceEntry that carries the
-// weights, and east and onprem the AuthorizationPolicy admitting account.
-// The provider reaches onprem's API server through the fault proxy
-// onprem; Flux reaches it directly.
-func fluxDemoConfig(t *testing.T, repository string, eastWeight int, onprem *faultproxy.Proxy) string {
+// fluxProviderConfig is the provider block of the Flux tests: east and
+// west pushed, onprem pulled from repository (reached, read only, through
+// the fault proxy onprem), as the state of workspace.
+func fluxProviderConfig(t *testing.T, repository, workspace string, onprem *faultproxy.Proxy) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("provider \"mesh\" {\n  clusters = {\n")
@@ -64,7 +61,21 @@ func fluxDemoConfig(t *testing.T, repository string, eastWeight int, onprem *fau
 		}
 		b.WriteString("    }\n")
 	}
-	fmt.Fprintf(&b, "  }\n  workspace = %q\n}\n", fluxWorkspace)
+	fmt.Fprintf(&b, "  }\n  workspace = %q\n}\n", workspace)
+	return b.String()
+}
+
+// fluxDemoConfig is a demo-like configuration: east and west pushed,
+// onprem pulled through Flux from repository. user runs in east (weight
+// eastWeight) and onprem (weight 1) at one priority; account calls it
+// from west and onprem, so onprem gets the ServiceEntry that carries the
+// weights, and east and onprem the AuthorizationPolicy admitting account.
+// The provider reaches onprem's API server through the fault proxy
+// onprem; Flux reaches it directly.
+func fluxDemoConfig(t *testing.T, repository string, eastWeight int, onprem *faultproxy.Proxy) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(fluxProviderConfig(t, repository, fluxWorkspace, onprem))
 	b.WriteString(meshClusterConfig("east", `  mtls_mode        = "STRICT"
   expose_east_west = true
   default_deny     = true`))
@@ -240,18 +251,12 @@ func (h *fluxHarness) checkEastWeight(want int64) resource.TestCheckFunc {
 	}
 }
 
-// TestAccPull_throughFlux is issue 35's end-to-end test: a demo-like
-// configuration with east and west delivered by push and onprem by pull,
-// Flux's real source- and kustomize-controller running against onprem
-// (Istio's webhook in front of it) with the objects flux.Bootstrap renders
-// for the state's artifact on an in-process registry. After apply Flux is
-// Ready at the digest the registry holds, its inventory is the state's
-// onprem objects and they are on the cluster; the next plan is empty; a
-// weight change is a new revision Flux applies; a tag re-pushed by hand is
-// drift the plan shows and the apply undoes (and Flux follows); with
-// onprem's API server refusing the provider, plan and apply succeed and
-// Flux applies the result; destroy leaves Flux pruning every object.
-func TestAccPull_throughFlux(t *testing.T) {
+// startFlux starts Flux on onprem, delivering the state's artifact
+// (workspace fluxWorkspace) from a registry in the test process, with the
+// objects flux.Bootstrap renders applied; the cleanup stops Flux and
+// removes them. It returns the harness and the artifact's repository.
+func startFlux(t *testing.T) (*fluxHarness, string) {
+	t.Helper()
 	requireMesh(t)
 	if err := localmesh.CheckFluxBinaries(""); err != nil {
 		t.Fatal(err)
@@ -326,6 +331,23 @@ func TestAccPull_throughFlux(t *testing.T) {
 		}
 	}
 
+	return h, repository
+}
+
+// TestAccPull_throughFlux is issue 35's end-to-end test: a demo-like
+// configuration with east and west delivered by push and onprem by pull,
+// Flux's real source- and kustomize-controller running against onprem
+// (Istio's webhook in front of it) with the objects flux.Bootstrap renders
+// for the state's artifact on an in-process registry. After apply Flux is
+// Ready at the digest the registry holds, its inventory is the state's
+// onprem objects and they are on the cluster; the next plan is empty; a
+// weight change is a new revision Flux applies; a tag re-pushed by hand is
+// drift the plan shows and the apply undoes (and Flux follows); with
+// onprem's API server refusing the provider, plan and apply succeed and
+// Flux applies the result; destroy leaves Flux pruning every object.
+func TestAccPull_throughFlux(t *testing.T) {
+	h, repository := startFlux(t)
+	ctx := context.Background()
 	proxy, err := faultproxy.New(strings.TrimSuffix(strings.TrimPrefix(testMesh.Server("onprem"), "https://"), "/"))
 	if err != nil {
 		t.Fatal(err)
@@ -434,6 +456,132 @@ func TestAccPull_throughFlux(t *testing.T) {
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(4)),
+			},
+		},
+	})
+}
+
+// fluxTrafficConfig is fluxDemoConfig with a traffic policy that splits
+// onprem's requests for user.global between east (eastWeight percent)
+// and onprem: its VirtualService is composed in onprem's artifact.
+func fluxTrafficConfig(t *testing.T, repository string, eastWeight int, onprem *faultproxy.Proxy) string {
+	t.Helper()
+	return fluxDemoConfig(t, repository, 3, onprem) + fmt.Sprintf(`
+resource "mesh_traffic_policy" "user_split" {
+  name          = "user-split"
+  destination   = { virtual_destination = mesh_virtual_destination.user.hostname }
+  sources       = { clusters = ["onprem"] }
+  traffic_shift = [{ cluster = "east", weight = %d }, { cluster = "onprem", weight = %d }]
+}
+`, eastWeight, 100-eastWeight)
+}
+
+// checkSplit checks the VirtualService Flux applied on onprem for the
+// policy user-split: its routes' weights are want (sorted).
+func (h *fluxHarness) checkSplit(want ...int64) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		list, err := h.dyn().Resource(gvrVS).List(context.Background(), metav1.ListOptions{LabelSelector: "traffic-policy.mesh-intent.io/user-split"})
+		if err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("onprem holds %d VirtualServices of traffic policy user-split, want 1", len(list.Items))
+		}
+		vs := list.Items[0]
+		if l := vs.GetLabels(); l["kustomize.toolkit.fluxcd.io/name"] != h.boot.Name {
+			return fmt.Errorf("VirtualService %s/%s was not applied by Kustomization %s: labels %v", vs.GetNamespace(), vs.GetName(), h.boot.Name, l)
+		}
+		if _, ok := vs.GetAnnotations()["traffic-policy.mesh-intent.io/user-split"]; !ok {
+			return fmt.Errorf("VirtualService %s/%s carries no contribution of user-split: %v", vs.GetNamespace(), vs.GetName(), vs.GetAnnotations())
+		}
+		httpRoutes, _, err := unstructured.NestedSlice(vs.Object, "spec", "http")
+		if err != nil {
+			return err
+		}
+		var got []int64
+		for _, r := range httpRoutes {
+			route, _ := r.(map[string]any)["route"].([]any)
+			for _, d := range route {
+				if w, ok := d.(map[string]any)["weight"].(int64); ok {
+					got = append(got, w)
+				}
+			}
+		}
+		sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("VirtualService %s/%s on onprem routes with weights %v, want %v: spec %v", vs.GetNamespace(), vs.GetName(), got, want, vs.Object["spec"])
+		}
+		return nil
+	}
+}
+
+// TestAccPull_trafficPolicyThroughFlux: a traffic policy's VirtualService
+// (a composed object) on the pull cluster onprem, with Flux's real
+// controllers. The apply composes it in onprem's artifact; Flux applies
+// it (Istio's webhook admits it) with the split asked for, and its
+// inventory is the state's onprem objects; the next plan is empty; a new
+// split is a new revision Flux applies; destroy leaves Flux pruning
+// everything (CheckDestroy).
+func TestAccPull_trafficPolicyThroughFlux(t *testing.T) {
+	h, repository := startFlux(t)
+	proxy, err := faultproxy.New(strings.TrimSuffix(strings.TrimPrefix(testMesh.Server("onprem"), "https://"), "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	config := fluxTrafficConfig(t, repository, 70, proxy)
+	shifted := fluxTrafficConfig(t, repository, 40, proxy)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			st, rev, err := h.waitApplied()
+			if err != nil {
+				return err
+			}
+			if len(st.Inventory) != 0 {
+				return fmt.Errorf("after destroy Flux's inventory at %s still lists %v", rev, st.Inventory)
+			}
+			if left := liveOwnedIn(t, []string{"onprem"}, "", ""); len(left) != 0 {
+				return fmt.Errorf("after destroy Flux left %v on onprem", left)
+			}
+			return checkNothingOwned(t)(nil)
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check:  resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkSplit(30, 70)),
+			},
+			{
+				// Nothing to change; and a second state (workspace
+				// acc-flux-b, its own artifact beside this one) with a
+				// policy on the same destination and pull cluster fails
+				// its plan naming this state's artifact and policy.
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: func(*terraform.State) error {
+					resource.Test(t, resource.TestCase{
+						ProtoV6ProviderFactories: protoV6ProviderFactories,
+						Steps: []resource.TestStep{{
+							Config: fluxProviderConfig(t, repository, "acc-flux-b", proxy) + `
+resource "mesh_traffic_policy" "user_timeout" {
+  name        = "user-timeout"
+  destination = { virtual_destination = "user.global" }
+  sources     = { clusters = ["onprem"] }
+  timeout     = "3s"
+}
+`,
+							PlanOnly:    true,
+							ExpectError: regexp.MustCompile(words(`published for pull cluster onprem by another state`) + `[\s\S]*` + regexp.QuoteMeta(h.target.String()) + `[\s\S]*` + words(`traffic policy "user-split"`) + `[\s\S]*` + words(`deliver cluster onprem by push`)),
+						}},
+					})
+					return nil
+				},
+			},
+			{
+				Config: shifted,
+				Check:  resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkSplit(40, 60)),
 			},
 		},
 	})

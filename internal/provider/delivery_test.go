@@ -1,13 +1,21 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
 // Bad pull-delivery settings fail at plan with the attribute path and the
@@ -104,16 +112,13 @@ func TestBuildDeliveryNamesTheArtifact(t *testing.T) {
 	}
 }
 
-// A traffic policy composes its VirtualService with other policies'; on a
-// pull cluster that is refused at plan, at the attribute that places it
-// there, with the fix.
-func TestComposedIntentOnPullClusterFailsThePlan(t *testing.T) {
-	t.Setenv(envConfigPath, "")
-	t.Setenv(envConfigPaths, "")
-	planFailsWith(t, `
+// trafficPolicyOnPull is a traffic policy on pull cluster onprem, whose
+// artifacts are in repository (plain HTTP), for workspace team-a.
+func trafficPolicyOnPull(repository string) string {
+	return fmt.Sprintf(`
 provider "mesh" {
   clusters = {
-    onprem = { delivery = { oci = { repository = "registry.example.com/mesh/onprem" } } }
+    onprem = { delivery = { oci = { repository = %q, insecure = true } } }
   }
   workspace = "team-a"
 }
@@ -123,7 +128,49 @@ resource "mesh_traffic_policy" "p" {
   sources     = { clusters = ["onprem"] }
   timeout     = "2s"
 }
-`, `cannot be delivered to pull cluster onprem[\s\S]*sources[\s\S]*by\s+push`)
+`, repository)
+}
+
+// A traffic policy on a pull cluster plans: its VirtualService is
+// composed in the state's artifact (engine/sink_compose.go).
+func TestComposedIntentOnPullClusterPlans(t *testing.T) {
+	t.Setenv(envConfigPath, "")
+	t.Setenv(envConfigPaths, "")
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:             trafficPolicyOnPull(strings.TrimPrefix(srv.URL, "http://") + "/mesh/onprem"),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+}
+
+// Another state (workspace team-b) publishes the same destination's
+// VirtualService for the pull cluster, in its own artifact beside this
+// state's: the plan fails at sources, naming that artifact, its state and
+// policy, and the fix.
+func TestComposedIntentOfAnotherStateOnPullClusterFailsThePlan(t *testing.T) {
+	t.Setenv(envConfigPath, "")
+	t.Setenv(envConfigPaths, "")
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	repository := strings.TrimPrefix(srv.URL, "http://") + "/mesh/onprem"
+	theirs := map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+		"metadata": map[string]any{"name": "tp-user.users.svc.cluster.local", "namespace": "users",
+			"labels":      map[string]any{engine.LabelManagedBy: engine.ManagedByValue, "traffic-policy.mesh-intent.io/q": "id-q"},
+			"annotations": map[string]any{"traffic-policy.mesh-intent.io/q": "{}"}},
+		"spec": map[string]any{"hosts": []any{"user.users.svc.cluster.local"}}}
+	key, err := oci.Key(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oci.Publish(context.Background(), oci.Target{Repository: repository, Tag: "team-b", Insecure: true}, oci.Objects{key: theirs}, "team-b"); err != nil {
+		t.Fatal(err)
+	}
+	planFailsWith(t, trafficPolicyOnPull(repository), `published for pull cluster onprem by another state[\s\S]*sources[\s\S]*team-b[\s\S]*traffic\s+policy\s+"q"[\s\S]*by\s+push`)
 }
 
 // Two pull clusters whose repositories are one artifact (the same

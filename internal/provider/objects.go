@@ -157,7 +157,7 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 		return types.MapUnknown(types.StringType), diags
 	}
 	diags.Append(checkComposition(data, spec.Owner, entries, shared)...)
-	diags.Append(checkDelivery(data, spec.Owner, entries)...)
+	diags.Append(checkDelivery(ctx, data, spec.Owner, entries)...)
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}

@@ -393,7 +393,7 @@ var mutations = []mutation{
 	// engine, translator and provider unit tests.
 	{
 		ID: "engine/strip-newer-contribution", Why: "a contribution in a newer format version is taken as untrusted and removed by this build's write",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Unreadable:\n", To: "\t\t\tcase Unreadable:\n\t\t\t\tif true {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
+		File: "internal/engine/compose.go", From: "\t\tcase Unreadable:\n\t\t\t// Written by a newer provider", To: "\t\tcase Unreadable:\n\t\t\tif true {\n\t\t\t\tw.gone = append(w.gone, v.Name)\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\t// Written by a newer provider",
 		Package: "./internal/engine", Run: "TestNewerContributionIsKeptUntouched",
 	},
 	{
@@ -787,7 +787,7 @@ var mutations = []mutation{
 	// the engine's unit tests on fake clusters and the provider's plan.
 	{
 		ID: "engine/verdict-apply-disagrees", Why: "the apply does not follow the verdict the plan shows: a name taken by another instance is silently skipped instead of failing",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Taken:\n\t\t\t\tif remove {", To: "\t\t\tcase Taken:\n\t\t\t\tif true {",
+		File: "internal/engine/compose.go", From: "\t\tcase Taken:\n\t\t\tif remove {", To: "\t\tcase Taken:\n\t\t\tif true {",
 		Package: "./internal/engine", Run: "TestPlanAndApplyVerdictsAgree",
 	},
 	{
@@ -817,12 +817,12 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
+		File: "internal/engine/compose.go", From: "\t\tcontributions, gone = w.contributions, w.gone\n", To: "\t\tcontributions, gone = w.contributions, w.gone\n\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\tfor n := range contributions {\n\t\t\t\tgone = append(gone, n)\n\t\t\t\tdelete(contributions, n)\n\t\t\t}\n\t\t}\n",
 		Package: "./internal/engine", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",
 	},
 	{
 		ID: "engine/restore-strip-on-the-mesh", Why: "on the local mesh, contributions on a VirtualService restored without managedFields are stripped by the next state's apply",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
+		File: "internal/engine/compose.go", From: "\t\tcontributions, gone = w.contributions, w.gone\n", To: "\t\tcontributions, gone = w.contributions, w.gone\n\t\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\t\tfor n := range contributions {\n\t\t\t\tgone = append(gone, n)\n\t\t\t\tdelete(contributions, n)\n\t\t\t}\n\t\t}\n",
 		Package: "./internal/provider", Run: "^TestAccReliability_restoredComposedObject$", Env: []string{"TF_ACC=1"},
 	},
 	{
@@ -1233,10 +1233,67 @@ var mutations = []mutation{
 		File: "internal/engine/records.go", From: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {", To: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull && false {",
 		Package: "./internal/engine", Run: "TestPull",
 	},
+	// Traffic policies on pull clusters (issue 35, composition): composed
+	// in the state's artifact, another state's refused.
 	{
-		ID: "provider/composed-on-pull-planned", Why: "a composed intent on a pull cluster plans cleanly and fails only at apply",
-		File: "internal/engine/sink.go", From: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull {\n", To: "\t\tif _, pull, err := e.pullOf(c); err == nil && pull && false {\n",
-		Package: "./internal/provider", Run: "^TestComposedIntentOnPullClusterFailsThePlan$",
+		ID: "engine/pull-composed-replaces-others", Why: "publishing a composed object ignores the contributions the artifact's copy holds: each policy's publish drops the others' routes",
+		File: "internal/engine/sink_compose.go", From: "\t\tfound = owner.contributionsOn(entry, live)\n", To: "\t\tfound = nil\n",
+		Package: "./internal/engine", Run: "^TestPullComposesTwoIntentsOfOneStateIntoOnePublishedObject$",
+	},
+	{
+		ID: "engine/pull-composed-drift-unseen", Why: "a composed object edited in a re-pushed artifact is not drift: the plan says No changes while Flux applies the edit",
+		File: "internal/engine/sink_compose.go", From: "\tif e.composedDriftedFrom(owner, en, st) {\n", To: "\tif false {\n",
+		Package: "./internal/engine", Run: "^TestPullComposedRefreshAndDrift$",
+	},
+	{
+		ID: "engine/pull-composed-release-drops-object", Why: "destroying one policy removes the composed object from the artifact: Flux prunes the other policies' routes",
+		File: "internal/engine/sink_compose.go", From: "\tif m == nil && remove {\n\t\treturn nil\n\t}", To: "\tif remove {\n\t\tdelete(objs, key)\n\t\treturn nil\n\t}",
+		Package: "./internal/engine", Run: "^TestPullComposedPruneOfOneContributionLeavesTheOther$",
+	},
+	{
+		ID: "engine/pull-composed-sibling-unchecked", Why: "another state's artifact for the cluster holding the same composed object is not looked at: two Kustomizations apply it and overwrite each other's routes",
+		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range e.pulls.siblings(ctx, a) {", To: "\tfor _, sib := range e.pulls.siblings(ctx, a)[:0] {",
+		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
+	},
+	{
+		ID: "provider/pull-composed-sibling-planned", Why: "a traffic policy whose object another state publishes for the pull cluster plans cleanly",
+		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range e.pulls.siblings(ctx, a) {", To: "\tfor _, sib := range e.pulls.siblings(ctx, a)[:0] {",
+		Package: "./internal/provider", Run: "^TestComposedIntentOfAnotherStateOnPullClusterFailsThePlan$",
+	},
+	{
+		ID: "engine/pull-composed-upload-unchecked", Why: "the apply publishes a composed object another state publishes for the cluster (a plan skipped or stale): the check is the plan's only",
+		File: "internal/engine/sink_compose.go", From: "\tif errs := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired)); len(errs) > 0 {", To: "\tif errs := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired)); false {",
+		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
+	},
+	{
+		ID: "engine/pull-composed-cluster-unchecked", Why: "another workspace's contribution on the pull cluster's object, seen through its read-only connection, is not reported",
+		File: "internal/engine/sink_compose.go", From: "\t\t\tif lc.Workspace != \"\" && lc.Workspace != a.Publisher {", To: "\t\t\tif false {",
+		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
+	},
+	{
+		ID: "engine/pull-composed-own-workspace-refused", Why: "the state's own contributions, applied by Flux from its own artifact, are taken for another state's: every plan after the first fails",
+		File: "internal/engine/sink_compose.go", From: "\t\t\tif lc.Workspace != \"\" && lc.Workspace != a.Publisher {", To: "\t\t\tif lc.Workspace != \"\" {",
+		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
+	},
+	{
+		ID: "engine/pull-joined-published", Why: "a policy's settings in a virtual destination's DestinationRule are published to a pull cluster, where the destination's own publish would drop them",
+		File: "internal/engine/sink_compose.go", From: "\t\tif owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {", To: "\t\tif false {",
+		Package: "./internal/engine", Run: "^TestPullJoiningAnotherIntentsObjectRefused$",
+	},
+	{
+		ID: "provider/pull-composed-second-state-on-the-mesh", Why: "on the local mesh with Flux, a second state's policy on a destination the first composes on the pull cluster plans cleanly: both Kustomizations would apply the VirtualService",
+		File: "internal/provider/delivery.go", From: "\tfor _, err := range data.Engine.PlanErrors(ctx, owner, entries) {", To: "\tfor _, err := range data.Engine.PlanErrors(ctx, owner, entries)[:0] {",
+		Package: "./internal/provider", Run: "^TestAccPull_trafficPolicyThroughFlux$", Env: []string{"TF_ACC=1"},
+	},
+	{
+		ID: "oci/tags-error-empty", Why: "a registry that cannot list a repository's tags reads as one without other states' artifacts: the check of a second state is silently skipped at every run",
+		File: "internal/delivery/oci/remote.go", From: "\t\treturn nil, registryError(\"listing the tags beside\", t, err)", To: "\t\treturn nil, nil",
+		Package: "./internal/delivery/oci", Run: "^TestTagsListsEveryStatesArtifact$",
+	},
+	{
+		ID: "engine/pull-contributions-from-cluster", Why: "the plan looks for a pull cluster's contributions on its API server, which it may not have: a name taken in the artifact is found only by the apply",
+		File: "internal/engine/contributions.go", From: "if a, pull, perr := e.pullOf(en.Cluster); perr == nil && pull {", To: "if a, pull, perr := e.pullOf(en.Cluster); perr == nil && pull && false {",
+		Package: "./internal/engine", Run: "^TestPullContributionsReadFromTheArtifact$",
 	},
 	{
 		ID: "provider/pull-cluster-pushed", Why: "a pull cluster whose API server is given (read-only) gets its objects by server-side apply as well",

@@ -550,3 +550,29 @@ func TestPublishDuringTheUploadByAnotherStateIsRefused(t *testing.T) {
 		t.Errorf("the other state's artifact after the refused publish: publisher %q, %d objects, %v", a.Publisher, len(a.Objects), err)
 	}
 }
+
+// Tags lists every state's artifact in a repository: none before the
+// first publish (the repository does not exist yet), then each tag; a
+// registry that cannot be reached is an error, never "no tags".
+func TestTagsListsEveryStatesArtifact(t *testing.T) {
+	reg := newRegistry(t)
+	ctx := context.Background()
+	if tags, err := Tags(ctx, reg.target("s1")); err != nil || len(tags) != 0 {
+		t.Fatalf("tags of a repository never published to: %v, %v", tags, err)
+	}
+	for _, tag := range []string{"s1", "s2"} {
+		if _, err := Publish(ctx, reg.target(tag), set(t, object("VirtualService", "ns", "vs", map[string]any{"hosts": []any{"h"}})), tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tags, err := Tags(ctx, reg.target("s1"))
+	if err != nil || strings.Join(tags, ",") != "s1,s2" {
+		t.Errorf("tags after two states published: %v, %v; want s1,s2", tags, err)
+	}
+	down := reg.target("s1")
+	down.Transport = roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") })
+	var re *RegistryError
+	if _, err := Tags(ctx, down); !errors.As(err, &re) {
+		t.Errorf("tags from a registry that cannot be reached: %v, want a registry error", err)
+	}
+}

@@ -387,3 +387,41 @@ func (e *RegistryError) Unauthorized() bool {
 func registryError(op string, t Target, err error) error {
 	return &RegistryError{Op: op, Target: t.String(), Err: err}
 }
+
+// Tags lists the tags of t's repository, t's own included: the artifacts
+// other states publish for the same cluster (each state's tag is its
+// workspace). A repository that does not exist has none.
+func Tags(ctx context.Context, t Target) ([]string, error) {
+	ref, err := t.ref()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := t.bounded(ctx)
+	defer cancel()
+	opts, err := t.options(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := remote.List(ref.Context(), opts...)
+	if err != nil {
+		var te *transport.Error
+		if errors.As(err, &te) && te.Request != nil && strings.HasSuffix(te.Request.URL.Path, "/tags/list") && nameUnknown(te) {
+			return nil, nil
+		}
+		return nil, registryError("listing the tags beside", t, err)
+	}
+	return tags, nil
+}
+
+// nameUnknown reports whether te says the repository does not exist.
+func nameUnknown(te *transport.Error) bool {
+	if te.StatusCode != http.StatusNotFound {
+		return false
+	}
+	for _, d := range te.Errors {
+		if d.Code != transport.NameUnknownErrorCode {
+			return false
+		}
+	}
+	return true
+}
