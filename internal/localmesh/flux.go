@@ -224,8 +224,16 @@ type fluxSpec struct {
 
 // maxFluxRestarts bounds how often a controller that exits is started
 // again before it is left stopped (and the tests waiting on it report
-// its log).
-const maxFluxRestarts = 5
+// its log). Restarts are paced as Kubernetes paces a crashing pod's:
+// fluxRestartDelay after the first end, doubling up to fluxRestartMaxDelay,
+// so a controller that ends while its API server is stopped for a while
+// is still there when the API server comes back.
+const maxFluxRestarts = 10
+
+var (
+	fluxRestartDelay    = 250 * time.Millisecond
+	fluxRestartMaxDelay = 10 * time.Second
+)
 
 // startFluxProc starts one controller with KUBECONFIG set (controller-
 // runtime reads it) and its output appended to <dir>/<name>.log, and
@@ -298,6 +306,12 @@ func (p *fluxProc) supervise(exited chan error) {
 			if n > maxFluxRestarts {
 				p.setErr(fmt.Errorf("%s ended %d times (log: %s)", p.name, n, p.log.Name()))
 				return
+			}
+			delay := min(fluxRestartDelay<<(n-1), fluxRestartMaxDelay)
+			select {
+			case <-p.stopping:
+				return
+			case <-time.After(delay):
 			}
 			next, err := p.start()
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCheckFluxBinaries: a binary directory without Flux's controllers or
@@ -99,6 +100,8 @@ func TestFluxProcRestartsAControllerThatEnds(t *testing.T) {
 // naming it and its log, which stop returns.
 func TestFluxProcGivesUpAfterRestarts(t *testing.T) {
 	sh := shell(t)
+	defer func(d, m time.Duration) { fluxRestartDelay, fluxRestartMaxDelay = d, m }(fluxRestartDelay, fluxRestartMaxDelay)
+	fluxRestartDelay, fluxRestartMaxDelay = time.Millisecond, 4*time.Millisecond
 	dir := t.TempDir()
 	p, err := startFluxProc(dir, filepath.Join(dir, "kubeconfig"), fluxSpec{bin: sh, ports: 1,
 		args: func([]int) []string { return []string{"-c", "exit 1"} }})
@@ -110,7 +113,7 @@ func TestFluxProcGivesUpAfterRestarts(t *testing.T) {
 		t.Errorf("ends: %d, want %d (the first start and every restart)", n, maxFluxRestarts+1)
 	}
 	err = (&flux{procs: []*fluxProc{p}}).stop()
-	if err == nil || !strings.Contains(err.Error(), "sh ended 6 times") || !strings.Contains(err.Error(), "sh.log") {
+	if err == nil || !strings.Contains(err.Error(), "sh ended 11 times") || !strings.Contains(err.Error(), "sh.log") {
 		t.Errorf("stop after giving up: %v, want the controller and its log named", err)
 	}
 }

@@ -230,25 +230,48 @@ func (h *fluxHarness) checkEastWeight(want int64) resource.TestCheckFunc {
 		if err != nil {
 			return fmt.Errorf("onprem's ServiceEntry istio-system/vd-user: %w", err)
 		}
-		eps, _, err := unstructured.NestedSlice(se.Object, "spec", "endpoints")
-		if err != nil {
-			return err
-		}
-		var weights []string
-		for _, e := range eps {
-			m, ok := e.(map[string]any)
-			if !ok {
-				return fmt.Errorf("endpoint %v is not an object", e)
-			}
-			addr, _, _ := unstructured.NestedString(m, "address")
-			w, _, _ := unstructured.NestedInt64(m, "weight")
-			weights = append(weights, fmt.Sprintf("%s=%d", addr, w))
-			if addr == "203.0.113.10" && w == want {
-				return nil
-			}
-		}
-		return fmt.Errorf("onprem's ServiceEntry endpoints %v: want east's gateway 203.0.113.10 at weight %d", weights, want)
+		return eastWeight(se.Object, "onprem's ServiceEntry", want)
 	}
+}
+
+// checkPublishedEastWeight checks the ServiceEntry in the artifact the
+// tag holds (what Flux will apply), not on the cluster.
+func (h *fluxHarness) checkPublishedEastWeight(want int64) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		a, found, err := oci.Fetch(context.Background(), h.target)
+		if err != nil || !found {
+			return fmt.Errorf("the artifact %s: found %v, %v", h.target, found, err)
+		}
+		for _, o := range a.Objects {
+			u := unstructured.Unstructured{Object: o}
+			if u.GetKind() == "ServiceEntry" && u.GetNamespace() == "istio-system" && u.GetName() == "vd-user" {
+				return eastWeight(o, "the published ServiceEntry", want)
+			}
+		}
+		return fmt.Errorf("the artifact %s holds no ServiceEntry istio-system/vd-user", h.target)
+	}
+}
+
+// eastWeight checks that a ServiceEntry gives east's gateway want.
+func eastWeight(se map[string]any, what string, want int64) error {
+	eps, _, err := unstructured.NestedSlice(se, "spec", "endpoints")
+	if err != nil {
+		return err
+	}
+	var weights []string
+	for _, e := range eps {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return fmt.Errorf("endpoint %v is not an object", e)
+		}
+		addr, _, _ := unstructured.NestedString(m, "address")
+		w, _, _ := unstructured.NestedInt64(m, "weight")
+		weights = append(weights, fmt.Sprintf("%s=%d", addr, w))
+		if addr == "203.0.113.10" && w == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s's endpoints %v: want east's gateway 203.0.113.10 at weight %d", what, weights, want)
 }
 
 // startFlux starts Flux on onprem, delivering the state's artifact
@@ -343,8 +366,9 @@ func startFlux(t *testing.T) (*fluxHarness, string) {
 // onprem objects and they are on the cluster; the next plan is empty; a
 // weight change is a new revision Flux applies; a tag re-pushed by hand is
 // drift the plan shows and the apply undoes (and Flux follows); with
-// onprem's API server refusing the provider, plan and apply succeed and
-// Flux applies the result; destroy leaves Flux pruning every object.
+// onprem's API server stopped, plan and apply succeed and publish, and
+// Flux applies the result once it is back; destroy leaves Flux pruning
+// every object.
 func TestAccPull_throughFlux(t *testing.T) {
 	h, repository := startFlux(t)
 	ctx := context.Background()
@@ -432,21 +456,32 @@ func TestAccPull_throughFlux(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(2)),
 			},
 			{
-				// onprem's API server gone for the provider (its port
-				// refuses connections): the plan and the apply of a change
-				// need only the registry. Flux, inside the cluster, is not
-				// cut off. (The local mesh cannot stop a cluster under
-				// Flux and restart both: the restarted source-controller
-				// serves artifacts on a new port, and kustomize-controller
-				// keeps retrying the old one.)
-				PreConfig: func() { proxy.Refuse() },
-				Config:    restored,
-				Check:     resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(4)),
+				// onprem's API server stopped (its etcd data kept), and
+				// its address refusing connections as a stopped server's
+				// does: the plan and the apply of a change need only the
+				// registry, and what they publish waits there. Flux's
+				// controllers keep running and retrying the API server.
+				PreConfig: func() {
+					if err := testMesh.StopCluster("onprem"); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { // the next tests of this process need onprem
+						if err := testMesh.StartCluster("onprem"); err != nil {
+							t.Errorf("restarting onprem: %v", err)
+						}
+					})
+					proxy.Refuse()
+				},
+				Config: restored,
+				Check:  h.checkPublishedEastWeight(4),
 			},
 			{
-				// Reachable again: nothing to change, and Flux applied what
-				// was published meanwhile.
+				// The API server back: nothing to change, and Flux applies
+				// what was published while it was down.
 				PreConfig: func() {
+					if err := testMesh.StartCluster("onprem"); err != nil {
+						t.Fatal(err)
+					}
 					if err := proxy.Heal(); err != nil {
 						t.Fatal(err)
 					}
