@@ -237,13 +237,23 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
-		File: "internal/engine/retry.go", From: "if err := sleep(ctx, fullJitter(b.Step())); err != nil {", To: "if err := ctx.Err(); err != nil {",
-		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
+		File: "internal/engine/retry.go", From: "wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.15, Jitter: 1, Steps: 30}", To: "wait.Backoff{Duration: 0 * time.Millisecond, Factor: 1.15, Jitter: 1, Steps: 30}",
+		Package: "./internal/engine", Run: "TestConflictBackoff",
 	},
 	{
-		ID: "engine/backoff-jitter-on-top", Why: "the jitter is added on top of the wait (wait.Backoff's Jitter): waits reach twice the stated cap",
-		File: "internal/engine/retry.go", From: "\treturn time.Duration(rand.Int64N(int64(d))) + 1", To: "\treturn d + time.Duration(rand.Int64N(int64(d)))",
-		Package: "./internal/engine", Run: "TestRetryConflicts|TestBackoff",
+		ID: "engine/backoff-no-jitter", Why: "the waits between retries are not jittered: writers that collided once collide again in step",
+		File: "internal/engine/retry.go", From: "Factor: 1.15, Jitter: 1, Steps: 30}", To: "Factor: 1.15, Jitter: 0, Steps: 30}",
+		Package: "./internal/engine", Run: "TestConflictBackoff",
+	},
+	{
+		ID: "engine/backoff-capped", Why: "the backoff gets wait.Backoff's Cap, which ends its steps once a wait reaches it: fewer attempts than a burst needs",
+		File: "internal/engine/retry.go", From: "Factor: 1.15, Jitter: 1, Steps: 30}", To: "Factor: 1.15, Jitter: 1, Steps: 30, Cap: 500 * time.Millisecond}",
+		Package: "./internal/engine", Run: "TestConflictBackoff",
+	},
+	{
+		ID: "engine/retry-past-the-context", Why: "the retries of a write that lost a race go on after the operation's context ended",
+		File: "internal/engine/retry.go", From: "if err := ctx.Err(); err != nil {\n\t\t\t\treturn contextEnded{err}", To: "if err := error(nil); err != nil {\n\t\t\t\treturn contextEnded{err}",
+		Package: "./internal/engine", Run: "TestRetryConflicts",
 	},
 	{
 		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",
