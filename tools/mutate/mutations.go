@@ -216,6 +216,21 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
 	},
 	{
+		ID: "engine/claim-format-ignored", Why: "a workspace claim in a newer format is read as if this build read it",
+		File: "internal/engine/claim.go", From: "\tif version > ClaimFormat {", To: "\tif false {",
+		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+	},
+	{
+		ID: "engine/claim-decoder-lenient", Why: "a workspace claim with a data key this build does not know is read without it",
+		File: "internal/engine/claim.go", From: "\t\t\treturn &ClaimFormatError{Version: version, Unknown: k}", To: "\t\t\tcontinue",
+		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+	},
+	{
+		ID: "provider/unreadable-claim-shields-nothing", Why: "another state's claim in a format this build does not read shields no orphan candidate",
+		File: "internal/provider/workspace_resource.go", From: "\t\tcase c.Unreadable != nil:\n\t\t\tunreadable = append(unreadable, c)", To: "\t\tcase false:\n\t\t\tunreadable = append(unreadable, c)",
+		Package: "./internal/provider", Run: "TestUnreadableClaimShieldsEveryCandidate",
+	},
+	{
 		ID: "vd/cluster-host-limit-unchecked", Why: "a hostname whose per-cluster hosts exceed Istio's 255-character host limit plans clean",
 		File: "internal/translate/virtualdestination/validate.go", From: "\tif len(longest) <= MaxIstioHostLength {", To: "\tif true {",
 		Package: "./internal/translate/virtualdestination", Run: "TestHostnameTooLongForItsPerClusterHosts",
