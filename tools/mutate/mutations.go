@@ -231,6 +231,16 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestUnreadableClaimShieldsEveryCandidate",
 	},
 	{
+		ID: "vd/record-extra-keys-ignored", Why: "a record with a data key only a newer build writes is resolved without it",
+		File: "internal/translate/virtualdestination/record.go", From: "\tif len(extra) > 0 {", To: "\tif false {",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
+		ID: "engine/record-extra-keys-dropped", Why: "the engine's record listing leaves out the data keys besides hostname, intent and format",
+		File: "internal/engine/records.go", From: "\t\tExtra: extra,\n", To: "\t\tExtra: nil,\n",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
 		ID: "vd/cluster-host-limit-unchecked", Why: "a hostname whose per-cluster hosts exceed Istio's 255-character host limit plans clean",
 		File: "internal/translate/virtualdestination/validate.go", From: "\tif len(longest) <= MaxIstioHostLength {", To: "\tif true {",
 		Package: "./internal/translate/virtualdestination", Run: "TestHostnameTooLongForItsPerClusterHosts",
