@@ -319,7 +319,7 @@ var mutations = []mutation{
 	// Shared objects (issue 25, items 5 and 6).
 	{
 		ID: "engine/unpinned-restore", Why: "the re-apply after removing someone's edit of a composed object is not pinned: a contribution written in between is lost",
-		File: "internal/engine/compose.go", From: "\t\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\t\tobj.SetResourceVersion(\"\")\n",
+		File: "internal/engine/compose.go", From: "\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\tobj.SetResourceVersion(\"\")\n",
 		Package: "./internal/engine",
 	},
 	{
@@ -428,7 +428,7 @@ var mutations = []mutation{
 	// engine, translator and provider unit tests.
 	{
 		ID: "engine/strip-newer-contribution", Why: "a contribution in a newer format version is taken as untrusted and removed by this build's write",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Unreadable:\n", To: "\t\t\tcase Unreadable:\n\t\t\t\tif true {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
+		File: "internal/engine/compose.go", From: "\t\tcase Unreadable:\n\t\t\t// Written by a newer provider", To: "\t\tcase Unreadable:\n\t\t\tif true {\n\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\t// Written by a newer provider",
 		Package: "./internal/engine", Run: "TestNewerContributionIsKeptUntouched",
 	},
 	{
@@ -822,7 +822,7 @@ var mutations = []mutation{
 	// the engine's unit tests on fake clusters and the provider's plan.
 	{
 		ID: "engine/verdict-apply-disagrees", Why: "the apply does not follow the verdict the plan shows: a name taken by another instance is silently skipped instead of failing",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Taken:\n\t\t\t\tif remove {", To: "\t\t\tcase Taken:\n\t\t\t\tif true {",
+		File: "internal/engine/compose.go", From: "\t\tcase Taken:\n\t\t\tif remove {", To: "\t\tcase Taken:\n\t\t\tif true {",
 		Package: "./internal/engine", Run: "TestPlanAndApplyVerdictsAgree",
 	},
 	{
@@ -852,12 +852,12 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
+		File: "internal/engine/compose.go", From: "\t\tcase Theirs, Orphan:\n", To: "\t\tcase Theirs, Orphan:\n\t\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\tcontinue\n\t\t\t}\n",
 		Package: "./internal/engine", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",
 	},
 	{
 		ID: "engine/restore-strip-on-the-mesh", Why: "on the local mesh, contributions on a VirtualService restored without managedFields are stripped by the next state's apply",
-		File: "internal/engine/compose.go", From: "\t\t\tcase Theirs, Orphan:\n", To: "\t\t\tcase Theirs, Orphan:\n\t\t\t\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\t\tcontinue\n\t\t\t\t}\n",
+		File: "internal/engine/compose.go", From: "\t\tcase Theirs, Orphan:\n", To: "\t\tcase Theirs, Orphan:\n\t\t\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\t\t\tgone = append(gone, v.Name)\n\t\t\t\tcontinue\n\t\t\t}\n",
 		Package: "./internal/provider", Run: "^TestAccReliability_restoredComposedObject$", Env: []string{"TF_ACC=1"},
 	},
 	{
