@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // Composed objects are shared by several intents of one kind, e.g. the

@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // ClientSource hands out the clients of a registered cluster.
