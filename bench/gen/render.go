@@ -9,12 +9,12 @@ import (
 	"os"
 	"sort"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )

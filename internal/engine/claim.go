@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +36,35 @@ const (
 	claimIdentityKey = "identity"
 	claimTokenKey    = "token"
 	claimMembersKey  = "members"
+	claimFormatKey   = "format"
 )
+
+// ClaimFormat is the format version of the claims this build writes, and
+// the newest it reads. Version 1 is identity, token and members (a JSON
+// object of instance IDs to policy names), without claimFormatKey, as
+// every earlier build wrote it: a claim without the key is version 1. A
+// build that changes what a claim holds in a way older builds would
+// misread (a field that shields more, or less) bumps it, so that older
+// builds take such a claim as unreadable (it shields every orphan
+// candidate; see Claim.Unreadable) instead of reading it without that
+// field.
+const ClaimFormat = 1
+
+// ClaimFormatError is claimOf's error for a claim the provider wrote that
+// this build does not read: a newer format version, or a data key it does
+// not know (written by a newer build).
+type ClaimFormatError struct {
+	Version int
+	// Unknown is the unknown data key found, if that is the reason.
+	Unknown string
+}
+
+func (e *ClaimFormatError) Error() string {
+	if e.Unknown != "" {
+		return fmt.Sprintf("it is in claim format version %d and has a key this provider does not know (%q): it was written by a newer terraform-provider-mesh; upgrade this provider to read it", e.Version, e.Unknown)
+	}
+	return fmt.Sprintf("it is in claim format version %d, and this provider reads versions up to %d: it was written by a newer terraform-provider-mesh; upgrade this provider to read it", e.Version, ClaimFormat)
+}
 
 // Claim is one state's claim on an identity in one cluster.
 type Claim struct {
@@ -46,6 +77,12 @@ type Claim struct {
 	// (a roster imported after a lost state, or replaced): a claim with
 	// that token is overwritten, a claim with any other is refused.
 	Replaces string
+	// Unreadable, in a listing, is set for a claim the provider wrote in
+	// a format this build does not read (a *ClaimFormatError, naming the
+	// object): its Identity and Token are those its name and labels
+	// give, its Members are unknown, so it shields every orphan
+	// candidate of another token.
+	Unreadable error
 }
 
 // ClaimName is the name of the claim ConfigMap of an identity: any string
@@ -89,12 +126,29 @@ func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Er
 			continue
 		}
 		for i := range items {
-			if claim, err := claimOf(cluster, &items[i]); err == nil {
+			if claim, ok := listedClaim(cluster, e.recordsNamespace(), &items[i]); ok {
 				out = append(out, claim)
 			}
 		}
 	}
 	return out, errs
+}
+
+// listedClaim is live as a listing holds it: a claim (ok), one in a
+// format this build does not read (ok, with Unreadable), or not a claim
+// (a hand-made ConfigMap with the claim labels: not listed, it vetoes
+// nothing).
+func listedClaim(cluster, namespace string, live *unstructured.Unstructured) (Claim, bool) {
+	claim, err := claimOf(cluster, live)
+	var newer *ClaimFormatError
+	switch {
+	case err == nil:
+		return claim, true
+	case errors.As(err, &newer):
+		en := Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: live.GetName()}
+		return Claim{Cluster: cluster, Identity: claim.Identity, Token: claim.Token, Unreadable: objectError(en, "Reading the workspace claim", err)}, true
+	}
+	return Claim{}, false
 }
 
 // ReadClaims reads identity's claim in each cluster. A cluster without one
@@ -175,7 +229,7 @@ func (e *Engine) claimsInArtifact(ctx context.Context, cluster string) ([]Claim,
 	}
 	var out []Claim
 	for _, m := range got.Objects {
-		if c, err := claimOf(cluster, &unstructured.Unstructured{Object: m}); err == nil {
+		if c, ok := listedClaim(cluster, e.recordsNamespace(), &unstructured.Unstructured{Object: m}); ok {
 			out = append(out, c)
 		}
 	}
@@ -231,6 +285,12 @@ func (e *Engine) updateClaimInArtifact(ctx context.Context, en Entry, doing stri
 // policy names. Anyone who can write ConfigMaps in the records namespace
 // can still write such an object: claims guard against accidents, not
 // against that access (docs/security.md).
+//
+// It reads strictly, like contributions and records: known data keys
+// only, members one JSON object of strings, a format version up to
+// ClaimFormat. A claim with the provider's labels, name and owner-id
+// label that fails only that is a *ClaimFormatError, returned with the
+// Identity and Token its name and label give.
 func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
 	labels := live.GetLabels()
 	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != intentkind.Workspace.Owner {
@@ -241,11 +301,6 @@ func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
 		return Claim{}, fmt.Errorf("its data is not a map of strings: %v", err)
 	}
 	c := Claim{Cluster: cluster, Identity: data[claimIdentityKey], Token: data[claimTokenKey], Members: map[string]string{}}
-	if raw := data[claimMembersKey]; raw != "" {
-		if err := json.Unmarshal([]byte(raw), &c.Members); err != nil {
-			return Claim{}, fmt.Errorf("its members are not a JSON object of strings: %v", err)
-		}
-	}
 	switch {
 	case c.Token == "":
 		return Claim{}, fmt.Errorf("it has no token")
@@ -254,12 +309,55 @@ func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
 	case labels[LabelOwnerID] != c.Token:
 		return Claim{}, fmt.Errorf("its owner-id label is not its token")
 	}
+	if ferr := claimFormatOf(data); ferr != nil {
+		return Claim{Cluster: cluster, Identity: c.Identity, Token: c.Token}, ferr
+	}
+	if raw := data[claimMembersKey]; raw != "" {
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c.Members); err != nil {
+			return Claim{}, fmt.Errorf("its members are not a JSON object of strings: %v", err)
+		}
+		if dec.More() {
+			return Claim{}, fmt.Errorf("its members have content after their JSON object")
+		}
+	}
 	for id, name := range c.Members {
 		if id == "" || name == "" {
 			return Claim{}, fmt.Errorf("its members are not instance IDs to policy names")
 		}
 	}
 	return c, nil
+}
+
+// claimFormatOf checks a claim's data is in a format this build reads:
+// a *ClaimFormatError for a newer version or an unknown key, an error for
+// a format that is not a version.
+func claimFormatOf(data map[string]string) error {
+	version := 1
+	if f, ok := data[claimFormatKey]; ok {
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 {
+			return fmt.Errorf("its format %q is not a claim format version", f)
+		}
+		version = v
+	}
+	if version > ClaimFormat {
+		return &ClaimFormatError{Version: version}
+	}
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch k {
+		case claimIdentityKey, claimTokenKey, claimMembersKey, claimFormatKey:
+		default:
+			return &ClaimFormatError{Version: version, Unknown: k}
+		}
+	}
+	return nil
 }
 
 // WriteClaim writes c in its cluster. A claim of the identity with another

@@ -100,3 +100,74 @@ func TestListClaimsIgnoresHandMadeConfigMaps(t *testing.T) {
 		t.Fatalf("listed claims %+v (errors %v): want the provider's claim of payments alone", claims, errs)
 	}
 }
+
+// Claims are read strictly, like contributions and records: a claim the
+// provider wrote in a newer format, or with a data key this build does
+// not know, is listed as unreadable (its members unknown) with an error
+// naming the object and the upgrade, is an error when read, and is never
+// overwritten; a claim without a format key and one in format 1 are read.
+func TestClaimsAreReadByFormatStrictly(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	ctx := context.Background()
+	if err := e.WriteClaim(ctx, Claim{Cluster: "east", Identity: "payments", Token: "t-pay", Members: map[string]string{"id-1": "ledger"}}); err != nil {
+		t.Fatal(err)
+	}
+	ri := fc["east"].Resource(configMaps).Namespace(e.ClaimsNamespace())
+	setData := func(key, value string) {
+		t.Helper()
+		live, err := ri.Get(ctx, ClaimName("payments"), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedField(live.Object, value, "data", key); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ri.Update(ctx, live, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readable := func(why string) {
+		t.Helper()
+		claims, errs := e.ListClaims(ctx, []string{"east"})
+		if len(errs) > 0 || len(claims) != 1 || claims[0].Unreadable != nil || claims[0].Members["id-1"] != "ledger" {
+			t.Fatalf("%s: listed %+v (errors %v), want the claim read with its members", why, claims, errs)
+		}
+	}
+	live, err := ri.Get(ctx, ClaimName("payments"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, has := live.Object["data"].(map[string]any)[claimFormatKey]; has {
+		t.Fatalf("a claim in format 1 is written with a format key: %v", live.Object["data"])
+	}
+	readable("a claim without a format key")
+	setData(claimFormatKey, "1")
+	readable("a claim in format 1")
+
+	unreadable := func(why string, want ...string) {
+		t.Helper()
+		claims, errs := e.ListClaims(ctx, []string{"east"})
+		if len(errs) > 0 || len(claims) != 1 || claims[0].Unreadable == nil || claims[0].Members != nil ||
+			claims[0].Identity != "payments" || claims[0].Token != "t-pay" {
+			t.Fatalf("%s: listed %+v (errors %v), want the claim of payments listed as unreadable, without members", why, claims, errs)
+		}
+		text := claims[0].Unreadable.Error()
+		if _, rerrs := e.ReadClaims(ctx, []string{"east"}, "payments"); len(rerrs) != 1 || rerrs[0].Error() != text {
+			t.Fatalf("%s: reading the claim gave %v, want the error %q", why, rerrs, text)
+		}
+		for _, w := range append(want, ClaimName("payments"), "upgrade this provider") {
+			if !strings.Contains(text, w) {
+				t.Fatalf("%s: the error does not say %q: %s", why, w, text)
+			}
+		}
+		// Not overwritten, not even by the token it names.
+		if err := e.WriteClaim(ctx, Claim{Cluster: "east", Identity: "payments", Token: "t-pay", Members: map[string]string{}}); err == nil || !strings.Contains(err.Error(), "upgrade this provider") {
+			t.Fatalf("%s: writing over the claim gave %v, want a refusal naming the upgrade", why, err)
+		}
+	}
+	setData(claimFormatKey, "2")
+	unreadable("a claim in format 2", "claim format version 2")
+	setData(claimFormatKey, "1")
+	setData("mac", "0123")
+	unreadable("a claim with an unknown key", `"mac"`)
+}

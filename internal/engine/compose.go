@@ -13,8 +13,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // Composed objects are shared by several intents of one kind, e.g. the
@@ -94,66 +94,30 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 	return objectError(entry, doing, err)
 }
 
+// composeOnce writes one composed object from a fresh read: it reads the
+// object (readComposed), gathers the contributions this write keeps and
+// removes by their verdicts (gatherContributions), composes them with
+// this intent's (composedSpec), and writes the result pinned to the
+// version read (writeComposed). An error that is a conflict makes the
+// caller (compose) read again.
 func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) error {
-	live, err := ri.Get(ctx, entry.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err) && isMissingResource(err):
-		return err
-	case apierrors.IsNotFound(err):
-		if remove {
-			return nil
-		}
-		if owner.Composition.Owned != nil && owner.Composition.Owned(entry.Key()) {
-			// Another intent's object, which that intent creates: made
-			// here it would have no owner (issue 36).
-			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
-				Detail: fmt.Sprintf("%s belongs to the intent %s joins (its virtual destination), and it does not exist: that intent is not applied in cluster %s, or was destroyed. "+
-					"Nothing was written. Apply the destination first (reference it as mesh_virtual_destination.<name>.hostname so Terraform orders it), or remove this %s.",
-					entry, owner, entry.Cluster, strings.ReplaceAll(owner.Kind, "-", " "))}
-		}
-		live = nil
-	case err != nil:
+	live, write, err := readComposed(ctx, ri, owner, entry, remove)
+	if err != nil || !write {
 		return err
 	}
-	manager := owner.composerManager()
-	var contributions map[string]composition.Encoded
-	prefix := owner.Kind + contributionInfix
-	adopting := false
-	// gone are contributions on the object that this write removes: ours
-	// when releasing, and those not to be trusted.
-	var gone []string
-	if live != nil {
-		if labels := live.GetLabels(); labels[LabelManagedBy] != ManagedByValue {
-			if !owner.Adopt || remove {
-				return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
-					Detail: fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
-						"Delete or rename it, or take it over by setting adopt_existing = true on the resource (it is then rewritten to the composition, keeping its identity).", entry)}
-			}
-			adopting = true // what it holds now is nobody's contribution
-		}
-		// One verdict per contribution (verdict.go), the plan's too.
-		w, werr := owner.weigh(ctx, entry, owner.contributionsOn(entry, live), remove)
-		if werr != nil {
-			return werr
-		}
-		if w.skip {
-			return nil
-		}
-		contributions, gone = w.contributions, w.gone
-	}
-	if contributions == nil {
-		contributions = map[string]composition.Encoded{}
+	g, err := gatherContributions(ctx, owner, entry, live, remove)
+	if err != nil || !g.write {
+		return err
 	}
 	if !remove {
-		contributions[owner.Name] = owner.Composition.Contribution.For(entry.Cluster)
+		g.contributions[owner.Name] = owner.Composition.Contribution.For(entry.Cluster)
 	}
-	manifest, err := owner.Composition.Composer.Compose(entry.Key(), composition.Contributions(contributions))
+	manifest, err := composedSpec(owner, entry, g.contributions)
 	if err != nil {
-		return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
+		return err
 	}
-	if len(contributions) == 0 || manifest == nil {
-		manifest = map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
-			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace}}
+	if manifest == nil {
+		// No contribution is left.
 		if live == nil {
 			return nil
 		}
@@ -162,19 +126,123 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 			uid, rv := live.GetUID(), live.GetResourceVersion()
 			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 		}
+		// Its owner (a virtual destination) holds it: written without
+		// contributions.
+		manifest = map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
+			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace}}
 	}
+	prefix := owner.Kind + contributionInfix
 	kept := 0
 	if live != nil {
 		kept = keptAnnotations(live, owner.Kind)
 	}
-	if err := annotationsWithin(entry, prefix, contributions, kept); err != nil {
+	if err := annotationsWithin(entry, prefix, g.contributions, kept); err != nil {
 		return err // the plan checks it first (Limits)
 	}
-	if live != nil && len(gone) > 0 {
-		if live, err = forgetAndRewrite(ctx, ri, live, prefix, gone, manager, manifest); err != nil {
+	if live != nil && len(g.gone) > 0 {
+		if live, err = forgetAndRewrite(ctx, ri, live, prefix, g.gone, owner.composerManager(), manifest); err != nil {
 			return err
 		}
 	}
+	labelContributions(manifest, owner, g.contributions, live, remove)
+	return e.writeComposed(ctx, ri, owner, entry, live, manifest, g.adopting)
+}
+
+// readComposed reads the composed object entry names: nil when it does
+// not exist. write is false when there is nothing to do (a release from
+// an object that is gone). An object another intent owns (Owned) is
+// never created here: made by a composer it would have no owner (issue
+// 36), so its absence is an error saying to apply that intent first.
+func readComposed(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) (live *unstructured.Unstructured, write bool, err error) {
+	live, err = ri.Get(ctx, entry.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && isMissingResource(err):
+		return nil, false, err
+	case apierrors.IsNotFound(err):
+		if remove {
+			return nil, false, nil
+		}
+		if owner.Composition.Owned != nil && owner.Composition.Owned(entry.Key()) {
+			// Another intent's object, which that intent creates: made
+			// here it would have no owner (issue 36).
+			return nil, false, &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+				Detail: fmt.Sprintf("%s belongs to the intent %s joins (its virtual destination), and it does not exist: that intent is not applied in cluster %s, or was destroyed. "+
+					"Nothing was written. Apply the destination first (reference it as mesh_virtual_destination.<name>.hostname so Terraform orders it), or remove this %s.",
+					entry, owner, entry.Cluster, strings.ReplaceAll(owner.Kind, "-", " "))}
+		}
+		return nil, true, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return live, true, nil
+}
+
+// gathered is what a composed write keeps of the object it read.
+type gathered struct {
+	// contributions are the other contributions the write keeps, as read
+	// (byte for byte), by name.
+	contributions map[string]composition.Encoded
+	// gone are contributions on the object that this write removes: ours
+	// when releasing, and those not to be trusted.
+	gone []string
+	// adopting is set when the object was not written by the provider
+	// and the intent adopts it: what it holds now is nobody's
+	// contribution.
+	adopting bool
+	// write is false when there is nothing to write: a release whose
+	// contribution another instance holds now.
+	write bool
+}
+
+// gatherContributions sorts the contributions on live (nil: none) by
+// their one verdict (verdict.go, the plan's too): kept, removed, or an
+// error that stops the write. An object the provider did not write is an
+// error unless the intent adopts it.
+func gatherContributions(ctx context.Context, owner Owner, entry Entry, live *unstructured.Unstructured, remove bool) (gathered, error) {
+	contributions := map[string]composition.Encoded{}
+	g := gathered{contributions: contributions, write: true}
+	if live == nil {
+		return g, nil
+	}
+	if labels := live.GetLabels(); labels[LabelManagedBy] != ManagedByValue {
+		if !owner.Adopt || remove {
+			return g, &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+				Detail: fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
+					"Delete or rename it, or take it over by setting adopt_existing = true on the resource (it is then rewritten to the composition, keeping its identity).", entry)}
+		}
+		g.adopting = true // what it holds now is nobody's contribution
+	}
+	// One verdict per contribution (verdict.go), the plan's too, weighed
+	// as a publish to an artifact weighs them (weigh).
+	w, werr := owner.weigh(ctx, entry, owner.contributionsOn(entry, live), remove)
+	if werr != nil {
+		return g, werr
+	}
+	if w.skip {
+		return gathered{}, nil
+	}
+	g.contributions, g.gone = w.contributions, w.gone
+	return g, nil
+}
+
+// composedSpec is the object the contributions compose to, by the
+// intent kind's composer; nil when there is none (no contribution left).
+func composedSpec(owner Owner, entry Entry, contributions map[string]composition.Encoded) (map[string]any, error) {
+	manifest, err := owner.Composition.Composer.Compose(entry.Key(), composition.Contributions(contributions))
+	if err != nil {
+		return nil, &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
+	}
+	if len(contributions) == 0 {
+		return nil, nil
+	}
+	return manifest, nil
+}
+
+// labelContributions sets the composed manifest's labels and annotations:
+// every contribution it holds, as read (byte for byte), labelled with its
+// instance as live has it, and this intent's own with its instance.
+func labelContributions(manifest map[string]any, owner Owner, contributions map[string]composition.Encoded, live *unstructured.Unstructured, remove bool) {
+	prefix := owner.Kind + contributionInfix
 	meta := manifest["metadata"].(map[string]any)
 	labels := map[string]any{LabelManagedBy: ManagedByValue}
 	annotations := map[string]any{}
@@ -191,6 +259,16 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		labels[owner.ContributionKey()] = owner.idValue()
 	}
 	meta["labels"], meta["annotations"] = labels, annotations
+}
+
+// writeComposed writes manifest as the composed object: created first
+// when live is nil, then applied by the composer's field manager pinned
+// to the version read; then the fields of earlier builds' composers are
+// released and fields other managers set in the spec removed
+// (restoreComposedSpec).
+func (e *Engine) writeComposed(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, live *unstructured.Unstructured, manifest map[string]any, adopting bool) error {
+	manager := owner.composerManager()
+	meta := manifest["metadata"].(map[string]any)
 	forceOurs := e.ForceConflicts
 	if live == nil {
 		// Create first, so two writers cannot both believe they created
@@ -234,23 +312,29 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	if res, err = releaseFormerComposers(ctx, ri, res, formerComposers(owner, manager, live, res), entry); err != nil {
 		return err
 	}
-	// Fields other managers set in the composed spec are drift: the spec
-	// is set back to exactly the composition (drift.go). Both writes are
-	// pinned to the version the previous one left: a contribution written
-	// in between makes them a conflict, and the compose starts again from
-	// a fresh read instead of applying a composition without it.
-	if fs, ferr := e.foreignComposedFields(res); ferr == nil && len(fs) > 0 {
-		logEntry(ctx, "restoring the composed spec: fields set by other managers are removed", owner, entry, "foreign", describeForeign(fs))
-		patched, err := removeFields(ctx, ri, res, fs, manager)
-		if err != nil {
-			return err
-		}
-		obj.SetResourceVersion(patched.GetResourceVersion())
-		obj.SetUID(patched.GetUID())
-		_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	return e.restoreComposedSpec(ctx, ri, owner, entry, res, obj)
+}
+
+// restoreComposedSpec sets the composed spec back to exactly the
+// composition (obj) when other managers set fields in it (drift.go). Both
+// writes are pinned to the version the previous one left: a contribution
+// written in between makes them a conflict, and the compose starts again
+// from a fresh read instead of applying a composition without it.
+func (e *Engine) restoreComposedSpec(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, res, obj *unstructured.Unstructured) error {
+	fs, ferr := e.foreignComposedFields(res)
+	if ferr != nil || len(fs) == 0 {
+		return nil // managed fields that do not parse: nothing to restore from them, as before the split
+	}
+	manager := owner.composerManager()
+	logEntry(ctx, "restoring the composed spec: fields set by other managers are removed", owner, entry, "foreign", describeForeign(fs))
+	patched, err := removeFields(ctx, ri, res, fs, manager)
+	if err != nil {
 		return err
 	}
-	return nil
+	obj.SetResourceVersion(patched.GetResourceVersion())
+	obj.SetUID(patched.GetUID())
+	_, err = ri.Apply(ctx, entry.Name, obj, metav1.ApplyOptions{FieldManager: manager, Force: true})
+	return err
 }
 
 // formerComposers are the composers of owner's kind other than manager

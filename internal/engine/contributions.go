@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // Which contributions a writer composes is the verdict's to say

@@ -4,12 +4,12 @@ import (
 	"context"
 	"sort"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // ClientSource hands out the clients of a registered cluster.
@@ -51,10 +51,10 @@ type Engine struct {
 	// foreign holds this process's listings of hand-written
 	// VirtualServices and DestinationRules (foreign_routes.go).
 	foreign foreignRoutes
-	// sleep waits between the retries of a write that lost a race
-	// (retry.go); nil is a timer bounded by the context. Tests replace
-	// it so that no clock decides them.
-	sleep func(ctx context.Context, d time.Duration) error
+	// retryBackoff paces the retries of a write that lost a race
+	// (retry.go); nil is conflictBackoff. Tests give one without waits
+	// so that no clock decides them.
+	retryBackoff *wait.Backoff
 }
 
 // DefaultConcurrency is the number of objects written at once per cluster.

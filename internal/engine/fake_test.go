@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -68,12 +67,13 @@ func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
 		d.PrependReactor("create", "*", createReactor(d))
 		fc[c] = d
 	}
-	return &Engine{Clients: fc, FieldManager: "test", sleep: noWait}, fc
+	return &Engine{Clients: fc, FieldManager: "test", retryBackoff: noWait}, fc
 }
 
-// noWait stands in for the backoff between retries (retry.go): no clock
-// decides a unit test.
-func noWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+// noWait stands in for the backoff between retries (retry.go): as many
+// attempts as conflictBackoff, without waits, so no clock decides a unit
+// test.
+var noWait = &wait.Backoff{Steps: conflictBackoff.Steps}
 
 // createReactor gives created objects a UID and a resourceVersion.
 func createReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // Limits of the Kubernetes API server a write of the provider can hit

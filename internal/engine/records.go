@@ -42,6 +42,10 @@ type Record struct {
 	// virtualdestination.DecodeRecord reads it.
 	Intent string
 	Format string
+	// Extra are the data keys besides hostname, intent and format,
+	// sorted: none in a record this build (or an earlier one) wrote, so
+	// a newer build's; the lookup refuses the record naming them.
+	Extra []string
 }
 
 // Where names the record for messages.
@@ -158,10 +162,18 @@ func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	if err != nil {
 		return Record{}, false // not a record's shape: no record
 	}
+	var extra []string
+	for k := range data {
+		if k != recordHostnameKey && k != recordIntentKey && k != recordFormatKey {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
 	return Record{
 		Cluster: cluster, Namespace: item.GetNamespace(), Name: item.GetName(),
 		OwnerName: labels[LabelOwnerName], OwnerID: labels[LabelOwnerID],
 		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey], Format: data[recordFormatKey],
+		Extra: extra,
 	}, true
 }
 

@@ -13,76 +13,95 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 )
 
-// waits records the backoff an engine asked for, and waits for none.
-type waits struct {
-	mu sync.Mutex
-	ds []time.Duration
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	w.ds = append(w.ds, d)
-	w.mu.Unlock()
-	return ctx.Err()
-}
-
-// checkBackoff fails unless ds are the first waits of conflictBackoff:
-// each drawn with full jitter from (0, d], d growing by the factor up to
-// the cap.
-func checkBackoff(t *testing.T, ds []time.Duration) {
-	t.Helper()
-	step := conflictBackoff.Duration
-	for i, d := range ds {
-		hi := min(step, conflictBackoff.Cap)
-		if d <= 0 || d > hi {
-			t.Fatalf("wait %d is %s, want within (0, %s] (waits %v)", i+1, d, hi, ds)
-		}
-		step = time.Duration(float64(step) * conflictBackoff.Factor)
-	}
-}
-
 var errRace = apierrors.NewConflict(schema.GroupResource{Resource: "virtualservices"}, "x", errors.New("the object has been modified"))
 
-// A write that lost a race waits a growing, jittered backoff before each
-// new attempt.
-func TestRetryConflictsBacksOffWithJitter(t *testing.T) {
-	run := func() []time.Duration {
-		w := &waits{}
-		e := &Engine{sleep: w.sleep}
-		tries := 0
-		err := e.retryConflicts(context.Background(), func(int) (bool, error) {
-			if tries++; tries <= 6 {
-				return false, errRace
-			}
-			return true, nil
-		})
-		if err != nil || tries != 7 {
-			t.Fatalf("err %v after %d tries, want success at the 7th", err, tries)
+// attemptsAndWaits is what retry.OnError (through wait.ExponentialBackoff)
+// makes of b: the attempts it runs when each one loses, and the waits it
+// draws between them.
+func attemptsAndWaits(b wait.Backoff) (int, []time.Duration) {
+	attempts := 0
+	var waits []time.Duration
+	for b.Steps > 0 {
+		attempts++
+		if b.Steps == 1 {
+			break
 		}
-		if len(w.ds) != 6 {
-			t.Fatalf("%d waits (%v), want one before each of the 6 retries", len(w.ds), w.ds)
-		}
-		checkBackoff(t, w.ds)
-		return w.ds
+		waits = append(waits, b.Step())
 	}
-	// Jitter: two runs do not wait alike (two equal draws of six random
-	// durations do not happen).
+	return attempts, waits
+}
+
+// The conflict backoff is what docs/reliability.md states: enough
+// attempts for a burst of 20 writers (wait.Backoff's Cap would end the
+// steps early: 20 ms doubling to 2 s is 8 attempts), each wait drawn
+// from [d, 2d] with d growing by 15% from 20 ms, none over about 2 s and
+// all of them under 15 s, and two runs do not wait alike (jitter).
+func TestConflictBackoffSpreadsABurst(t *testing.T) {
+	run := func() []time.Duration {
+		attempts, ws := attemptsAndWaits(conflictBackoff)
+		if attempts < 20 || attempts != conflictBackoff.Steps {
+			t.Fatalf("%d attempts, want conflictBackoff.Steps (%d), at least 20 (a burst of 20 writers)", attempts, conflictBackoff.Steps)
+		}
+		d := 20 * time.Millisecond
+		var total time.Duration
+		for i, w := range ws {
+			if w < d || w > 2*d {
+				t.Fatalf("wait %d is %s, want within [%s, %s] (waits %v)", i+1, w, d, 2*d, ws)
+			}
+			total += w
+			d = time.Duration(float64(d) * 1.15)
+		}
+		if longest := ws[len(ws)-1]; longest > 2100*time.Millisecond || total > 15*time.Second {
+			t.Fatalf("the last wait is %s and all take %s, want at most about 2 s and 15 s", longest, total)
+		}
+		return ws
+	}
 	if a, b := run(), run(); fmt.Sprint(a) == fmt.Sprint(b) {
 		t.Fatalf("two runs waited alike (%v): no jitter", a)
 	}
 }
 
-// The waits end with the operation's context: an interrupted apply does
+// retryConflicts runs the attempts its backoff allows, and each one that
+// lost a race is tried again; the give-up names the last conflict.
+func TestRetryConflictsRunsTheBackoffsAttempts(t *testing.T) {
+	e := &Engine{retryBackoff: &wait.Backoff{Steps: 5}}
+	tries := 0
+	err := e.retryConflicts(context.Background(), func(attempt int) (bool, error) {
+		if attempt != tries {
+			t.Fatalf("attempt %d passed as %d", tries, attempt)
+		}
+		tries++
+		return false, errRace
+	})
+	if tries != 5 || !errors.Is(err, errKeptChanging) || !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "(5 attempts)") {
+		t.Fatalf("after %d tries: %v; want 5 tries, then the give-up naming them and the last conflict", tries, err)
+	}
+	// A try that is done ends the retries with its own error, whatever it is.
+	tries = 0
+	own := errors.New("refused")
+	err = e.retryConflicts(context.Background(), func(int) (bool, error) {
+		if tries++; tries < 3 {
+			return false, errRace
+		}
+		return true, own
+	})
+	if tries != 3 || err != own {
+		t.Fatalf("after %d tries: %v; want the third try's own error", tries, err)
+	}
+}
+
+// The retries end with the operation's context: an interrupted apply does
 // not keep retrying, and says why it stopped.
 func TestRetryConflictsEndsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	e := &Engine{} // the real timer, bounded by the context
+	e := &Engine{} // conflictBackoff: one wait of 20 to 40 ms, then the context's end
 	tries := 0
 	err := e.retryConflicts(ctx, func(int) (bool, error) { tries++; return false, errRace })
 	if tries != 1 || !errors.Is(err, context.Canceled) || !errors.Is(err, errKeptChanging) || !apierrors.IsConflict(err) {
@@ -98,7 +117,7 @@ type gate struct {
 	name string
 	size int
 	mu   sync.Mutex
-	n    int
+	n    int // reads of the object, the gated ones and those after
 	all  chan struct{}
 }
 
@@ -161,26 +180,25 @@ func (r gatedNamespaced) Get(ctx context.Context, name string, opts metav1.GetOp
 	return obj, err
 }
 
-// A burst: 20 states (20 engines, one owner each) compose on one
-// hostname at the same moment, all having read the object before any
-// writes. 19 lose the first race; each retries after a backoff, and all
-// land: every route is in the composed object, none lost.
+// A burst: 20 states (20 engines, one owner each, with the real
+// conflictBackoff) compose on one hostname at the same moment, all having
+// read the object before any writes. 19 lose the first race; each reads
+// again after its backoff, and all land: every route is in the composed
+// object, none lost.
 func TestBurstOfTwentyWritersOnOneHostname(t *testing.T) {
 	const writers = 20
 	_, fc := newFakeEngine(t, "east")
 	d := composedEntry()
 	// One contribution is there before the burst.
-	first := &Engine{Clients: fc, FieldManager: "test", sleep: noWait}
+	first := &Engine{Clients: fc, FieldManager: "test", retryBackoff: noWait}
 	if _, err := first.Apply(context.Background(), composedOwner("first"), []Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	g := &gate{name: d.Name, size: writers, all: make(chan struct{})}
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
-	ws := make([]*waits, writers)
 	for i := range writers {
-		ws[i] = &waits{}
-		e := &Engine{Clients: gated{fc, g}, FieldManager: "test", sleep: ws[i].sleep}
+		e := &Engine{Clients: gated{fc, g}, FieldManager: "test"}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -196,15 +214,8 @@ func TestBurstOfTwentyWritersOnOneHostname(t *testing.T) {
 			t.Errorf("writer %d failed: %v", i, err)
 		}
 	}
-	retried := 0
-	for _, w := range ws {
-		checkBackoff(t, w.ds)
-		if len(w.ds) > 0 {
-			retried++
-		}
-	}
-	if retried < writers-1 {
-		t.Fatalf("%d writers waited before retrying, want at least %d (all but the first to write lost a race)", retried, writers-1)
+	if g.n < 2*writers-1 {
+		t.Fatalf("%d reads of the object, want at least %d (all but the first to write lost a race and read again)", g.n, 2*writers-1)
 	}
 	want := []string{"route-of-first"}
 	for i := range writers {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 

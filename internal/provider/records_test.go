@@ -184,6 +184,23 @@ func TestLookupReadsRecordsByFormatStrictly(t *testing.T) {
 		!strings.Contains(err.Error(), `unknown field "mirror_to"`) || !strings.Contains(err.Error(), "upgrade this provider") {
 		t.Fatalf("found %v, error %v: want a record with an unknown field refused, naming it", found, err)
 	}
+	// A data key beside hostname, intent and format: a newer build's.
+	for _, c := range []string{"east", "west"} {
+		setRecordData(t, f, c, "user", virtualdestination.RecordIntentKey, string(raw))
+		setRecordData(t, f, c, "user", "mirror", "evil.global")
+	}
+	if _, found, _, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global"); found || err == nil ||
+		!strings.Contains(err.Error(), `data key "mirror"`) || !strings.Contains(err.Error(), "upgrade this provider") ||
+		!strings.Contains(err.Error(), virtualdestination.ObjectName("user")) {
+		t.Fatalf("found %v, error %v: want a record with an unknown data key refused, naming the record, the key and the upgrade", found, err)
+	}
+	// The key removed, the record is read again.
+	for _, c := range []string{"east", "west"} {
+		setRecordData(t, f, c, "user", "mirror", "")
+	}
+	if _, found, _, err := lookupVirtualDestination(context.Background(), recordsData(f), "user.global"); !found || err != nil {
+		t.Fatalf("found %v, error %v: want the record read once the key is gone", found, err)
+	}
 }
 
 // vdPlan runs mesh_virtual_destination's ModifyPlan for a configuration

@@ -165,11 +165,13 @@ func resolveRecords(hostname string, records []engine.Record) (virtualdestinatio
 	byContent := map[string][]string{}
 	var contents []string
 	var formats []string
+	var extras [][]string
 	for _, r := range records {
-		k := recordFormatOf(r) + "\x00" + r.Intent
+		k := recordFormatOf(r) + "\x00" + strings.Join(r.Extra, ",") + "\x00" + r.Intent
 		if byContent[k] == nil {
 			contents = append(contents, k)
 			formats = append(formats, r.Format)
+			extras = append(extras, r.Extra)
 		}
 		byContent[k] = append(byContent[k], r.Where())
 	}
@@ -180,8 +182,8 @@ func resolveRecords(hostname string, records []engine.Record) (virtualdestinatio
 		}
 		return virtualdestination.Intent{}, false, c
 	}
-	_, raw, _ := strings.Cut(contents[0], "\x00")
-	in, err := virtualdestination.DecodeRecord(formats[0], raw)
+	raw := strings.SplitN(contents[0], "\x00", 3)[2]
+	in, err := virtualdestination.DecodeRecord(formats[0], raw, extras[0])
 	var newer *virtualdestination.RecordFormatError
 	if errors.As(err, &newer) {
 		return virtualdestination.Intent{}, false, fmt.Errorf("the record of %s (%s) cannot be read: %v. Nothing is resolved from it", hostname, records[0].Where(), err)

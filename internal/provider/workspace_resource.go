@@ -224,12 +224,20 @@ func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveCont
 // token than token lists (handed over to that state), with a warning per
 // instance naming the claim: it is not released, and if the claim is a
 // leftover (a killed first apply, a roster removed with state rm) the
-// warning says how to let it go.
+// warning says how to let it go. A claim of another token in a format
+// this build does not read (engine.Claim.Unreadable: a newer build's)
+// may list any of them: it shields them all, with a warning naming it
+// and the upgrade.
 func shielded(candidates []orphan, claims []engine.Claim, token string) (map[string]bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	listedBy := map[string][]engine.Claim{}
+	var unreadable []engine.Claim
 	for _, c := range claims {
-		if c.Token != token {
+		switch {
+		case c.Token == token:
+		case c.Unreadable != nil:
+			unreadable = append(unreadable, c)
+		default:
 			for id := range c.Members {
 				listedBy[id] = append(listedBy[id], c)
 			}
@@ -237,6 +245,18 @@ func shielded(candidates []orphan, claims []engine.Claim, token string) (map[str
 	}
 	elsewhere := map[string]bool{}
 	order, _ := byInstance(candidates)
+	if len(unreadable) > 0 {
+		for _, o := range order {
+			elsewhere[o.ID] = true
+		}
+		for _, c := range unreadable {
+			diags.AddWarning("Orphans shielded by a claim this provider cannot read",
+				fmt.Sprintf("%s: %v. It may list any of the %d orphan candidate(s) of this state, so none is released. "+
+					"Upgrade terraform-provider-mesh to the version that wrote it (or newer) and apply again.",
+					c.Cluster, c.Unreadable, len(order)))
+		}
+		return elsewhere, diags
+	}
 	for _, o := range order {
 		cs := listedBy[o.ID]
 		if len(cs) == 0 {

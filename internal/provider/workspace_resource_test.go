@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -273,6 +274,34 @@ func TestShieldedOrphanIsAWarningNamingTheClaim(t *testing.T) {
 	}
 	if strings.Contains(text, "tok-b") {
 		t.Fatalf("the warning prints the other state's token:\n%s", text)
+	}
+}
+
+// A claim of another state in a format this build does not read (a
+// newer build's) may list any orphan candidate: it shields them all, with
+// a warning naming the claim and the upgrade; this state's own such claim
+// shields nothing.
+func TestUnreadableClaimShieldsEveryCandidate(t *testing.T) {
+	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
+	candidates := []orphan{{Policy: "gone", ID: "2", Entry: en}, {Policy: "other", ID: "3", Entry: en}}
+	why := errors.New("ConfigMap mesh-intent-records/" + engine.ClaimName("payments") + ": it is in claim format version 2, and this provider reads versions up to 1: it was written by a newer terraform-provider-mesh; upgrade this provider to read it")
+	mine := []engine.Claim{{Cluster: "east", Identity: "mine", Token: "tok-mine", Unreadable: why}}
+	if elsewhere, diags := shielded(candidates, mine, "tok-mine"); len(elsewhere) != 0 || len(diags) != 0 {
+		t.Fatalf("this state's own claim shielded %v (%s)", elsewhere, diagText(diags))
+	}
+	theirs := []engine.Claim{{Cluster: "east", Identity: "payments", Token: "tok-b", Unreadable: why}}
+	elsewhere, diags := shielded(candidates, theirs, "tok-mine")
+	if !elsewhere["2"] || !elsewhere["3"] || len(elsewhere) != 2 {
+		t.Fatalf("shielded %v: want both candidates", elsewhere)
+	}
+	text := diagText(diags)
+	if diags.HasError() || len(diags) != 1 {
+		t.Fatalf("want one warning, got:\n%s", text)
+	}
+	for _, want := range []string{"cannot read", engine.ClaimName("payments"), "east", "none is released", "Upgrade terraform-provider-mesh"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("the warning does not say %q:\n%s", want, text)
+		}
 	}
 }
 

@@ -10,6 +10,12 @@
 //	trafficpolicy       mesh_traffic_policy       -> VirtualService, DestinationRule (uses virtualdestination.PlanReach)
 //	accesspolicy        mesh_access_policy        -> AuthorizationPolicy
 //
+// Beside them, composition is the typed interface between the intents
+// whose objects are shared (traffic policies) and the engine that writes
+// those objects; trafficpolicy implements it. It sits here, with the
+// translator it serves, so that no package outside translate is both
+// imported by a translator and importing translate.
+//
 // Every package has one entry point, Translate, which calls one small
 // builder per Istio kind it emits. Translation is a pure function of its
 // inputs: no I/O, no Terraform and no Kubernetes client types, and the same

@@ -216,6 +216,31 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
 	},
 	{
+		ID: "engine/claim-format-ignored", Why: "a workspace claim in a newer format is read as if this build read it",
+		File: "internal/engine/claim.go", From: "\tif version > ClaimFormat {", To: "\tif false {",
+		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+	},
+	{
+		ID: "engine/claim-decoder-lenient", Why: "a workspace claim with a data key this build does not know is read without it",
+		File: "internal/engine/claim.go", From: "\t\t\treturn &ClaimFormatError{Version: version, Unknown: k}", To: "\t\t\tcontinue",
+		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+	},
+	{
+		ID: "provider/unreadable-claim-shields-nothing", Why: "another state's claim in a format this build does not read shields no orphan candidate",
+		File: "internal/provider/workspace_resource.go", From: "\t\tcase c.Unreadable != nil:\n\t\t\tunreadable = append(unreadable, c)", To: "\t\tcase false:\n\t\t\tunreadable = append(unreadable, c)",
+		Package: "./internal/provider", Run: "TestUnreadableClaimShieldsEveryCandidate",
+	},
+	{
+		ID: "vd/record-extra-keys-ignored", Why: "a record with a data key only a newer build writes is resolved without it",
+		File: "internal/translate/virtualdestination/record.go", From: "\tif len(extra) > 0 {", To: "\tif false {",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
+		ID: "engine/record-extra-keys-dropped", Why: "the engine's record listing leaves out the data keys besides hostname, intent and format",
+		File: "internal/engine/records.go", From: "\t\tExtra: extra,\n", To: "\t\tExtra: nil,\n",
+		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
+	},
+	{
 		ID: "vd/cluster-host-limit-unchecked", Why: "a hostname whose per-cluster hosts exceed Istio's 255-character host limit plans clean",
 		File: "internal/translate/virtualdestination/validate.go", From: "\tif len(longest) <= MaxIstioHostLength {", To: "\tif true {",
 		Package: "./internal/translate/virtualdestination", Run: "TestHostnameTooLongForItsPerClusterHosts",
@@ -237,13 +262,23 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/no-backoff", Why: "writes that lost a race are retried at once, without the jittered backoff that spreads a burst of states",
-		File: "internal/engine/retry.go", From: "if err := sleep(ctx, fullJitter(b.Step())); err != nil {", To: "if err := ctx.Err(); err != nil {",
-		Package: "./internal/engine", Run: "TestRetryConflicts|TestBurst",
+		File: "internal/engine/retry.go", From: "wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.15, Jitter: 1, Steps: 30}", To: "wait.Backoff{Duration: 0 * time.Millisecond, Factor: 1.15, Jitter: 1, Steps: 30}",
+		Package: "./internal/engine", Run: "TestConflictBackoff",
 	},
 	{
-		ID: "engine/backoff-jitter-on-top", Why: "the jitter is added on top of the wait (wait.Backoff's Jitter): waits reach twice the stated cap",
-		File: "internal/engine/retry.go", From: "\treturn time.Duration(rand.Int64N(int64(d))) + 1", To: "\treturn d + time.Duration(rand.Int64N(int64(d)))",
-		Package: "./internal/engine", Run: "TestRetryConflicts|TestBackoff",
+		ID: "engine/backoff-no-jitter", Why: "the waits between retries are not jittered: writers that collided once collide again in step",
+		File: "internal/engine/retry.go", From: "Factor: 1.15, Jitter: 1, Steps: 30}", To: "Factor: 1.15, Jitter: 0, Steps: 30}",
+		Package: "./internal/engine", Run: "TestConflictBackoff",
+	},
+	{
+		ID: "engine/backoff-capped", Why: "the backoff gets wait.Backoff's Cap, which ends its steps once a wait reaches it: fewer attempts than a burst needs",
+		File: "internal/engine/retry.go", From: "Factor: 1.15, Jitter: 1, Steps: 30}", To: "Factor: 1.15, Jitter: 1, Steps: 30, Cap: 500 * time.Millisecond}",
+		Package: "./internal/engine", Run: "TestConflictBackoff",
+	},
+	{
+		ID: "engine/retry-past-the-context", Why: "the retries of a write that lost a race go on after the operation's context ended",
+		File: "internal/engine/retry.go", From: "if err := ctx.Err(); err != nil {\n\t\t\t\treturn contextEnded{err}", To: "if err := error(nil); err != nil {\n\t\t\t\treturn contextEnded{err}",
+		Package: "./internal/engine", Run: "TestRetryConflicts",
 	},
 	{
 		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",
@@ -284,7 +319,7 @@ var mutations = []mutation{
 	// Shared objects (issue 25, items 5 and 6).
 	{
 		ID: "engine/unpinned-restore", Why: "the re-apply after removing someone's edit of a composed object is not pinned: a contribution written in between is lost",
-		File: "internal/engine/compose.go", From: "\t\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\t\tobj.SetResourceVersion(\"\")\n",
+		File: "internal/engine/compose.go", From: "\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\tobj.SetResourceVersion(\"\")\n",
 		Package: "./internal/engine",
 	},
 	{
@@ -817,12 +852,12 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
-		File: "internal/engine/compose.go", From: "\t\tcontributions, gone = w.contributions, w.gone\n", To: "\t\tcontributions, gone = w.contributions, w.gone\n\t\tif len(live.GetManagedFields()) == 0 {\n\t\t\tfor n := range contributions {\n\t\t\t\tgone = append(gone, n)\n\t\t\t\tdelete(contributions, n)\n\t\t\t}\n\t\t}\n",
+		File: "internal/engine/compose.go", From: "\tg.contributions, g.gone = w.contributions, w.gone\n", To: "\tg.contributions, g.gone = w.contributions, w.gone\n\tif len(live.GetManagedFields()) == 0 {\n\t\tfor n := range g.contributions {\n\t\t\tg.gone = append(g.gone, n)\n\t\t\tdelete(g.contributions, n)\n\t\t}\n\t}\n",
 		Package: "./internal/engine", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",
 	},
 	{
 		ID: "engine/restore-strip-on-the-mesh", Why: "on the local mesh, contributions on a VirtualService restored without managedFields are stripped by the next state's apply",
-		File: "internal/engine/compose.go", From: "\t\tcontributions, gone = w.contributions, w.gone\n", To: "\t\tcontributions, gone = w.contributions, w.gone\n\t\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\t\tfor n := range contributions {\n\t\t\t\tgone = append(gone, n)\n\t\t\t\tdelete(contributions, n)\n\t\t\t}\n\t\t}\n",
+		File: "internal/engine/compose.go", From: "\tg.contributions, g.gone = w.contributions, w.gone\n", To: "\tg.contributions, g.gone = w.contributions, w.gone\n\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\tfor n := range g.contributions {\n\t\t\tg.gone = append(g.gone, n)\n\t\t\tdelete(g.contributions, n)\n\t\t}\n\t}\n",
 		Package: "./internal/provider", Run: "^TestAccReliability_restoredComposedObject$", Env: []string{"TF_ACC=1"},
 	},
 	{

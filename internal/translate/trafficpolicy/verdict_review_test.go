@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // Review of issue 36 ("one verdict per contribution ... the messages of

@@ -60,12 +60,14 @@ func (e *RecordFormatError) Error() string {
 
 // DecodeRecord reads a record's intent (RecordIntentKey) in format
 // version format (RecordFormatKey, "" for records of builds before it),
-// strictly: known fields only, one JSON object. (Its values are not
+// strictly: known fields only, one JSON object, and no data keys besides
+// hostname, intent and format (extra: the others the record has, which
+// only a newer build writes). (Its values are not
 // checked again: a later build that tightens validation must not stop
 // resolving the records an earlier one wrote.) A newer version or an unknown field is a
 // *RecordFormatError; anything else that does not decode is an error
 // saying what is wrong.
-func DecodeRecord(format, raw string) (Intent, error) {
+func DecodeRecord(format, raw string, extra []string) (Intent, error) {
 	var in Intent
 	version := 1
 	if format != "" {
@@ -77,6 +79,9 @@ func DecodeRecord(format, raw string) (Intent, error) {
 	}
 	if version > RecordFormat {
 		return in, &RecordFormatError{Version: version}
+	}
+	if len(extra) > 0 {
+		return in, &RecordFormatError{Version: version, Unknown: fmt.Sprintf("data key %q", extra[0])}
 	}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.DisallowUnknownFields()
