@@ -355,6 +355,17 @@ var mutations = []mutation{
 		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tb.WriteString(strconv.Itoa(t.rank))\n", To: "",
 		Package: "./internal/translate/virtualdestination", Run: "TestGolden",
 	},
+	// engine.Plan's rendering without protojson (issue 39).
+	{
+		ID: "translate/protomap-float32-as-double", Why: "a 32-bit float is rendered with a double's digits, not as protojson writes it (a digest that moves)",
+		File: "internal/translate/protomap.go", From: "return strconv.ParseFloat(strconv.FormatFloat(f, 'g', -1, 32), 64)", To: "return f, nil",
+		Package: "./internal/translate", Run: "TestProtoMapIsProtojson",
+	},
+	{
+		ID: "translate/protomap-duration-digits", Why: "a duration's fraction is written with all nine digits, not protojson's 0, 3, 6 or 9",
+		File: "internal/translate/protomap.go", From: "\tx = strings.TrimSuffix(x, \"000\")\n\tx = strings.TrimSuffix(x, \"000\")\n", To: "",
+		Package: "./internal/translate", Run: "TestProtoMapIsProtojson",
+	},
 	// Composition across workspaces (issue 15): engine and translator
 	// unit tests.
 	{
