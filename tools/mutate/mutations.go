@@ -366,6 +366,11 @@ var mutations = []mutation{
 		File: "internal/translate/protomap.go", From: "\tx = strings.TrimSuffix(x, \"000\")\n\tx = strings.TrimSuffix(x, \"000\")\n", To: "",
 		Package: "./internal/translate", Run: "TestProtoMapIsProtojson",
 	},
+	{
+		ID: "oci/yaml-cache-by-key", Why: "a Writer reuses an object's YAML by its key alone, so a changed object is published as it was",
+		File: "internal/delivery/oci/artifact.go", From: "if r, ok := c.m[key]; ok && r.json == string(j) {", To: "if r, ok := c.m[key]; ok {",
+		Package: "./internal/delivery/oci", Run: "TestRenderedYAMLIsReusedOnlyForTheSameObject",
+	},
 	// Composition across workspaces (issue 15): engine and translator
 	// unit tests.
 	{
