@@ -3,7 +3,7 @@
 // client): for each number of registered clusters, M intents planned,
 // applied, refreshed and destroyed, each step against its floor on the
 // same fake clusters, and the translator against engine.Plan. It prints
-// a Markdown table of medians with the spread of the runs, plan and apply
+// a Markdown table of medians of CPU seconds with the spread of the runs, plan and apply
 // time per cluster and per intent (docs/performance.md, "Fleet").
 //
 //	fleet -clusters 10,50 -intents 500 -runs 3
@@ -29,7 +29,7 @@ func main() {
 
 	runs := strings.Split(*runList, ",")
 	fmt.Printf("Fleet on fake clusters (in-memory, client-go's fake dynamic client; no API server, no Terraform): M = %d intents, -parallelism %d.\n", *intents, *parallelism)
-	fmt.Println("Seconds of wall time: median (min to max). Ratios are of medians.")
+	fmt.Println("CPU seconds of the process (the fake clusters' work included): median (min to max). Ratios are of medians.")
 	fmt.Println()
 	fmt.Println("| clusters | runs | intents | objects | translate | engine.Plan | Plan/translate | floor apply | apply | apply/floor | floor list | no-op refresh | refresh/floor | floor delete | destroy | destroy/floor | plan ms per cluster | plan ms per intent | apply ms per cluster | apply ms per intent | requests apply/refresh/destroy |")
 	fmt.Println("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")

@@ -3,9 +3,10 @@ package gen
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
-	"time"
+	"syscall"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -22,14 +23,17 @@ import (
 // Each step of the engine is set against its floor on the same fake
 // clusters: the same apply requests replayed (the SSA floor), one LIST
 // per cluster and kind (the list floor), one DELETE per object (the
-// delete floor). Times are wall-clock seconds of this process.
+// delete floor). Times are CPU seconds of this process (user and
+// system, the in-memory clusters' work included, the garbage collector
+// too): on a machine shared with other work they move far less than wall
+// time, which the load decides.
 type Fleet struct {
 	Clusters, Intents int
 	// Objects is what the translator returns; Planned what engine.Plan
 	// returns (records and composed objects included).
 	Objects, Planned int
 
-	Translate, Plan float64 // the translator alone; engine.Plan alone
+	Translate, Plan float64 // the translator alone; engine.Plan alone (CPU seconds, as every time below)
 
 	FloorApply, Apply   float64
 	FloorList, Read     float64 // Read: every intent's refresh in a new engine (no listing yet)
@@ -61,14 +65,14 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	reg := s.Registry()
 	f := &Fleet{Clusters: n, Intents: s.Intents()}
 
-	start := time.Now()
+	start := cpuNow()
 	translated, err := s.Translate(reg)
 	if err != nil {
 		return nil, err
 	}
-	f.Translate = time.Since(start).Seconds()
+	f.Translate = cpuNow() - start
 	var all []*fleetIntent
-	start = time.Now()
+	start = cpuNow()
 	for _, t := range translated {
 		desired, err := engine.Plan(t.Owner, t.Objects)
 		if err != nil {
@@ -76,7 +80,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 		}
 		all = append(all, &fleetIntent{owner: t.Owner, desired: desired})
 	}
-	f.Plan = time.Since(start).Seconds()
+	f.Plan = cpuNow() - start
 	var plain, composed []*fleetIntent
 	for i, t := range translated {
 		f.Objects += len(t.Objects)
@@ -104,7 +108,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	clusters := newRecorder(names)
 	clusters.allFields = true
 	eng := &engine.Engine{Clients: clusters, Composers: composers}
-	start = time.Now()
+	start = cpuNow()
 	for wave, intents := range [][]*fleetIntent{plain, composed} {
 		clusters.setWave(wave)
 		if err := inParallel(intents, parallelism, func(in *fleetIntent) error {
@@ -115,7 +119,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 			return nil, fmt.Errorf("apply: %w", err)
 		}
 	}
-	f.Apply = time.Since(start).Seconds()
+	f.Apply = cpuNow() - start
 	f.ApplyRequests, f.Touched = clusters.requests()
 
 	// The SSA floor: the engine's apply requests, replayed as sent on
@@ -123,19 +127,19 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	floor := newRecorder(names)
 	floor.allFields = true
 	floor.unrecorded = true
-	start = time.Now()
+	start = cpuNow()
 	if err := floor.replay(ctx, clusters.writes, parallelism); err != nil {
 		return nil, fmt.Errorf("floor apply: %w", err)
 	}
-	f.FloorApply = time.Since(start).Seconds()
+	f.FloorApply = cpuNow() - start
 	floor.requests() // forgotten
 
 	// The list floor: one LIST of our objects per cluster and kind.
-	start = time.Now()
+	start = cpuNow()
 	if err := floor.listAll(ctx, names); err != nil {
 		return nil, fmt.Errorf("floor list: %w", err)
 	}
-	f.FloorList = time.Since(start).Seconds()
+	f.FloorList = cpuNow() - start
 
 	// A no-op refresh: a new engine (a new provider process) reads every
 	// intent; each must find exactly what it applied.
@@ -146,7 +150,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 		}
 	}
 	fresh := &engine.Engine{Clients: clusters, Composers: composers}
-	start = time.Now()
+	start = cpuNow()
 	if err := inParallel(all, parallelism, func(in *fleetIntent) error {
 		got, errs := fresh.Read(ctx, in.owner, in.kinds, nil, in.applied)
 		if err := errs.Err(); err != nil {
@@ -159,12 +163,12 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
-	f.Read = time.Since(start).Seconds()
+	f.Read = cpuNow() - start
 	f.ReadRequests, _ = clusters.requests()
 
 	// Destroy: traffic policies first, in a new engine.
 	gone := &engine.Engine{Clients: clusters, Composers: composers}
-	start = time.Now()
+	start = cpuNow()
 	for _, intents := range [][]*fleetIntent{composed, plain} {
 		if err := inParallel(intents, parallelism, func(in *fleetIntent) error {
 			left, err := gone.Delete(ctx, in.owner, in.applied)
@@ -176,15 +180,15 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 			return nil, fmt.Errorf("delete: %w", err)
 		}
 	}
-	f.Delete = time.Since(start).Seconds()
+	f.Delete = cpuNow() - start
 	f.DeleteRequests, _ = clusters.requests()
 
 	// The delete floor: one DELETE per object the floor wrote.
-	start = time.Now()
+	start = cpuNow()
 	if err := floor.deleteAll(ctx, clusters.writes, parallelism); err != nil {
 		return nil, fmt.Errorf("floor delete: %w", err)
 	}
-	f.FloorDelete = time.Since(start).Seconds()
+	f.FloorDelete = cpuNow() - start
 	return f, nil
 }
 
@@ -353,4 +357,16 @@ func inParallel[T any](items []T, n int, fn func(T) error) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// cpuNow is the CPU time this process has used, in seconds, after a
+// garbage collection: the collection of the previous step's garbage is
+// not counted in the next step.
+func cpuNow() float64 {
+	runtime.GC()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

@@ -57,9 +57,9 @@ func main() {
 	fl, flS := col(func(p *gen.Publish) float64 { return p.Floor })
 	fmt.Printf("Publishing pull clusters (issue 35): %d clusters all delivered by pull to an in-process registry (go-containerregistry's pkg/registry), M = %d (%d intents without the traffic policies, whose composed objects a pull cluster refuses), -parallelism %d, %d runs.\n\n",
 		p.Clusters, *intents, p.Intents, *parallelism, len(ps))
-	fmt.Println("| clusters | intents | objects | artifact bytes | publish (engine) s | floor s | publish/floor (goal 2x) | registry requests per cluster: apply | pushes | floor | refresh | refresh manifest reads (goal 1) |")
+	fmt.Println("| clusters | intents | objects | artifact bytes | publish (engine) CPU s | floor CPU s | publish/floor (goal 2x) | registry requests per cluster: apply | pushes | floor | refresh | refresh manifest reads (goal 1) |")
 	fmt.Println("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	fmt.Printf("| %d | %d | %d | %d | %s | %s | %.1fx | %d | %d | %d | %d | %d |\n\n",
 		p.Clusters, p.Intents, p.Objects, p.Bytes, apS, flS, ap/fl, p.ApplyRequests, p.Pushes, p.FloorRequests, p.RefreshRequests, p.RefreshManifests)
-	fmt.Println("publish: engine.Apply of every intent, which publishes each pull cluster's artifact through its serialised writer; floor: the same artifacts (same digests, checked) rendered from the published objects and pushed once per cluster with go-containerregistry's remote.Write, clusters in parallel; requests per cluster: the most any cluster's repository received (the floor's in its own repository); refresh: engine.Read of every intent in a new engine.")
+	fmt.Println("CPU seconds of the process, the in-process registry's included: median (min to max). publish: engine.Apply of every intent, which publishes each pull cluster's artifact through its serialised writer; floor: the same artifacts (same digests, checked) rendered from the published objects and pushed once per cluster with go-containerregistry's remote.Write, clusters in parallel; requests per cluster: the most any cluster's repository received (the floor's in its own repository); refresh: engine.Read of every intent in a new engine.")
 }
