@@ -1,12 +1,14 @@
 # Benchmarks (docs/performance.md). Included from GNUmakefile; also usable
 # on its own: make -f mk/bench.mk bench
 #
-#   bench            bench-translate, then the provider under real Terraform
+#   bench            bench-translate, bench-fleet and bench-publish, then
+#                    the provider under real Terraform
 #                    against a local mesh vs. the raw server-side-apply
 #                    floor, M intents for each M in BENCH_INTENTS, medians
 #                    of BENCH_RUNS runs; prints the tables (also in
 #                    $(BENCH_DIR)/results.md, raw numbers in results.json).
-#                    About 15 minutes on 2 cores.
+#                    About 20 minutes on 2 quiet cores, with bench-fleet
+#                    (4.4 GB of memory at 50 fake clusters) and bench-publish.
 #   bench-translate  Go benchmarks of the translator (500 intents, 50 clusters)
 #   bench-fleet      the engine at BENCH_FLEET_INTENTS intents on 10 and 50
 #                    fake (in-memory) clusters, each step against its floor
@@ -76,7 +78,7 @@ bench-fleet:
 
 # Issue 35: publishing pull clusters against go-containerregistry alone
 # (bench/publish, bench/gen/publish.go).
-BENCH_PUBLISH_RUNS ?= 3
+BENCH_PUBLISH_RUNS ?= 1
 bench-publish:
 	$(GO) -C $(BENCH_ROOT) run ./bench/publish -clusters $(BENCH_CLUSTERS) -intents $(BENCH_FLEET_INTENTS) \
 		-runs $(BENCH_PUBLISH_RUNS) -parallelism $(BENCH_PARALLELISM)

@@ -23,7 +23,7 @@ import (
 func main() {
 	clusterList := flag.String("clusters", "east,west,onprem", "comma-separated pull clusters")
 	intents := flag.Int("intents", 500, "M: intents in the generated configuration, before its traffic policies are left out")
-	runs := flag.Int("runs", 3, "runs (medians and spread)")
+	runs := flag.Int("runs", 1, "runs (medians and spread)")
 	parallelism := flag.Int("parallelism", 10, "intents handled at once (terraform -parallelism)")
 	flag.Parse()
 
