@@ -35,6 +35,12 @@ type recorder struct {
 	writes   []Write
 	wave     int
 	uid      int
+	// allFields records every field an apply sets as its manager's, not
+	// only its labels and annotations: what a refresh needs to digest an
+	// object's content from its managed fields (MeasureFleet).
+	allFields bool
+	// unrecorded keeps no writes (a floor replaying them).
+	unrecorded bool
 }
 
 func newRecorder(clusters []string) *recorder {
@@ -86,10 +92,12 @@ func (r *recorder) applyReactor(cluster string, d *dynamicfake.FakeDynamicClient
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.writes = append(r.writes, Write{
-			Key:     translate.Key{Cluster: cluster, APIVersion: applied.GetAPIVersion(), Kind: applied.GetKind(), Namespace: ns, Name: name},
-			Manager: manager, Force: force, Body: body, Wave: r.wave,
-		})
+		if !r.unrecorded {
+			r.writes = append(r.writes, Write{
+				Key:     translate.Key{Cluster: cluster, APIVersion: applied.GetAPIVersion(), Kind: applied.GetKind(), Namespace: ns, Name: name},
+				Manager: manager, Force: force, Body: body, Wave: r.wave,
+			})
+		}
 		live, err := d.Tracker().Get(gvr, ns, name)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -97,7 +105,7 @@ func (r *recorder) applyReactor(cluster string, d *dynamicfake.FakeDynamicClient
 				return true, nil, apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("uid precondition: object was deleted"))
 			}
 			obj := applied.DeepCopy()
-			fields, err := managerFields(nil, obj, manager)
+			fields, err := r.managerFields(nil, obj, manager)
 			if err != nil {
 				return true, nil, err
 			}
@@ -116,7 +124,7 @@ func (r *recorder) applyReactor(cluster string, d *dynamicfake.FakeDynamicClient
 		if rv := applied.GetResourceVersion(); rv != "" && rv != l.GetResourceVersion() {
 			return true, nil, apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("the object has been modified"))
 		}
-		fields, err := managerFields(l.GetManagedFields(), applied, manager)
+		fields, err := r.managerFields(l.GetManagedFields(), applied, manager)
 		if err != nil {
 			return true, nil, err
 		}
@@ -157,17 +165,27 @@ func merge(dst, src map[string]any) {
 
 // managerFields replaces manager's entry in fields with one for the
 // labels and annotations of applied (what the engine reads of managed
-// fields).
-func managerFields(fields []metav1.ManagedFieldsEntry, applied *unstructured.Unstructured, manager string) ([]metav1.ManagedFieldsEntry, error) {
+// fields when it applies), and with allFields for every other field it
+// sets too (lists whole, as Istio's CRDs declare them atomic).
+func (r *recorder) managerFields(fields []metav1.ManagedFieldsEntry, applied *unstructured.Unstructured, manager string) ([]metav1.ManagedFieldsEntry, error) {
 	set := map[string]any{}
+	if r.allFields {
+		for k, v := range applied.Object {
+			if k != "apiVersion" && k != "kind" && k != "metadata" && k != "status" {
+				set["f:"+k] = fieldSet(v)
+			}
+		}
+	}
+	meta := map[string]any{}
 	for what, keys := range map[string]map[string]string{"f:labels": applied.GetLabels(), "f:annotations": applied.GetAnnotations()} {
 		s := map[string]any{}
 		for k := range keys {
 			s["f:"+k] = map[string]any{}
 		}
-		set[what] = s
+		meta[what] = s
 	}
-	raw, err := json.Marshal(map[string]any{"f:metadata": set})
+	set["f:metadata"] = meta
+	raw, err := json.Marshal(set)
 	if err != nil {
 		return nil, err
 	}
@@ -179,4 +197,16 @@ func managerFields(fields []metav1.ManagedFieldsEntry, applied *unstructured.Uns
 	}
 	return append(out, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply,
 		APIVersion: applied.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw))}), nil
+}
+
+// fieldSet is the FieldsV1 set of a value: a map's keys, each with its
+// own set; anything else (lists included) is a leaf.
+func fieldSet(v any) map[string]any {
+	out := map[string]any{}
+	if m, ok := v.(map[string]any); ok {
+		for k, x := range m {
+			out["f:"+k] = fieldSet(x)
+		}
+	}
+	return out
 }

@@ -35,6 +35,7 @@ func main() {
 		stop := sampleMemory(path)
 		defer stop()
 	}
+	quietUnlessAsked()
 	err := providerserver.Serve(context.Background(), provider.New("bench"), providerserver.ServeOpts{
 		Address: "registry.terraform.io/mesh-intent/mesh",
 	})
@@ -83,4 +84,22 @@ func sampleMemory(path string) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// quietUnlessAsked turns the plugin SDK's trace logging off, as the
+// provider's main.go does, unless a TF_LOG* variable asks for logs: the
+// profiles must show the provider as users run it. Without it (until
+// issue 39's last runs) a fifth of a no-op plan's provider CPU was the
+// SDK formatting trace logs that Terraform throws away.
+func quietUnlessAsked() {
+	for _, v := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_MUX"} {
+		if os.Getenv(v) != "" {
+			return
+		}
+	}
+	for _, v := range []string{"TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK"} {
+		if err := os.Setenv(v, "OFF"); err != nil {
+			log.Fatal(err)
+		}
+	}
 }

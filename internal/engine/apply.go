@@ -374,7 +374,7 @@ func (e *Engine) upsertOnce(ctx context.Context, dyn dynamic.Interface, owner Ow
 			}
 		}
 	}
-	uid, adopting, cerr := e.checkUnowned(ctx, ri, owner, d.Entry)
+	uid, adopting, cerr := e.checkedOrRead(ctx, ri, owner, d.Entry)
 	if cerr != nil {
 		logEntry(ctx, "refused: the object exists and is not ours", owner, d.Entry)
 		return cerr

@@ -23,6 +23,7 @@ type Desired struct {
 // rendering of its own (translate.Object.HasUnknown).
 func Plan(owner Owner, objs []translate.Object) ([]Desired, error) {
 	out := make([]Desired, 0, len(objs))
+	labels := owner.Labels() // copied into each manifest by addLabels
 	for _, o := range objs {
 		k := o.Key()
 		d := Desired{Entry: Entry{Cluster: k.Cluster, APIVersion: k.APIVersion, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}}
@@ -46,7 +47,7 @@ func Plan(owner Owner, objs []translate.Object) ([]Desired, error) {
 		if err != nil {
 			return nil, err
 		}
-		addLabels(m, owner.Labels())
+		addLabels(m, labels)
 		raw, err := canonicalJSON(withoutIdentity(m))
 		if err != nil {
 			return nil, err

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 )
 
 // NamespaceMissing is the cause of an error for a namespace that does not
@@ -107,8 +110,17 @@ func namespaceMissing(err error) bool {
 // that cannot be asked, pull clusters and composed objects are left to the
 // apply.
 func (e *Engine) ForeignObjects(ctx context.Context, owner Owner, desired []Desired, prior []Entry) Errors {
+	_, errs := e.CheckForeignObjects(ctx, owner, desired, prior)
+	return errs
+}
+
+// CheckForeignObjects is ForeignObjects, and returns what it read of the
+// objects it did not refuse (none there, or its UID), for ApplyChecked to
+// write them without reading each again.
+func (e *Engine) CheckForeignObjects(ctx context.Context, owner Owner, desired []Desired, prior []Entry) (*Checked, Errors) {
+	checked := &Checked{owner: ownerKeyOf(owner), m: map[string]checkedObject{}}
 	if owner.Composition != nil {
-		return nil
+		return checked, nil
 	}
 	known := map[string]bool{}
 	for _, p := range prior {
@@ -146,7 +158,11 @@ func (e *Engine) ForeignObjects(ctx context.Context, owner Owner, desired []Desi
 			if err != nil {
 				return
 			}
-			if _, _, cerr := e.checkUnowned(ctx, c.Dynamic.Resource(gvr).Namespace(ds[i].Namespace), owner, ds[i].Entry); cerr != nil && errors.Is(cerr, errNotOurs) {
+			uid, adopting, cerr := e.checkUnowned(ctx, c.Dynamic.Resource(gvr).Namespace(ds[i].Namespace), owner, ds[i].Entry)
+			switch {
+			case cerr == nil:
+				checked.put(ds[i].Entry, checkedObject{uid: uid, adopting: adopting})
+			case errors.Is(cerr, errNotOurs):
 				logEntry(ctx, "refused before writing: the object exists and is not ours", owner, ds[i].Entry)
 				out[i] = cerr
 			}
@@ -154,5 +170,61 @@ func (e *Engine) ForeignObjects(ctx context.Context, owner Owner, desired []Desi
 		_, errs := collect(make([]*Entry, 0), out)
 		return nil, errs
 	})
-	return errs
+	return checked, errs
+}
+
+// Checked is what CheckForeignObjects read of an intent's new objects, for
+// the apply that follows it at once (ApplyChecked): each object is written
+// on the strength of that read, as the apply would on its own read
+// (checkUnowned), once; a write of it again (a retry) reads it again.
+// The apply of a create therefore reads each object once, not twice.
+type Checked struct {
+	owner ownerKey
+	mu    sync.Mutex
+	m     map[string]checkedObject // by Entry key
+}
+
+// checkedObject is checkUnowned's answer: no object (uid empty), ours
+// (its UID), or one the owner adopts.
+type checkedObject struct {
+	uid      types.UID
+	adopting bool
+}
+
+func (c *Checked) put(en Entry, o checkedObject) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[en.Key().String()] = o
+}
+
+// take returns what was read of en for owner, and forgets it.
+func (c *Checked) take(owner Owner, en Entry) (checkedObject, bool) {
+	if c == nil || c.owner != ownerKeyOf(owner) {
+		return checkedObject{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := en.Key().String()
+	o, ok := c.m[k]
+	delete(c.m, k)
+	return o, ok
+}
+
+type checkedKey struct{}
+
+// ApplyChecked is Apply, for an intent whose new objects CheckForeignObjects
+// just read: those are written without reading them again.
+func (e *Engine) ApplyChecked(ctx context.Context, owner Owner, desired []Desired, prior []Entry, checked *Checked) ([]Entry, error) {
+	return e.Apply(context.WithValue(ctx, checkedKey{}, checked), owner, desired, prior)
+}
+
+// checkedOrRead is what CheckForeignObjects read of the object, if the
+// apply carries it (ApplyChecked), else checkUnowned's read.
+func (e *Engine) checkedOrRead(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry) (types.UID, bool, *Error) {
+	if c, _ := ctx.Value(checkedKey{}).(*Checked); c != nil {
+		if o, ok := c.take(owner, entry); ok {
+			return o.uid, o.adopting, nil
+		}
+	}
+	return e.checkUnowned(ctx, ri, owner, entry)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
@@ -91,5 +92,88 @@ func TestForeignObjectsFoundBeforeWriting(t *testing.T) {
 	adopting.Adopt = true
 	if errs := e.ForeignObjects(context.Background(), adopting, desired, nil); len(errs) != 0 {
 		t.Fatalf("with adopt_existing: %v", errs.Err())
+	}
+}
+
+// gets counts the GETs a fake cluster received, and forgets its requests.
+func gets(d interface {
+	Actions() []k8stesting.Action
+	ClearActions()
+}) int {
+	n := 0
+	for _, a := range d.Actions() {
+		if a.GetVerb() == "get" {
+			n++
+		}
+	}
+	d.ClearActions()
+	return n
+}
+
+// The apply of a create reads each new object once: what the check before
+// writing read (CheckForeignObjects) is what ApplyChecked writes on, new
+// objects unpinned and ours (left by an interrupted apply) by their UID.
+// A record serves one write of its owner only: a second apply, or another
+// owner's, reads again.
+func TestApplyCheckedReadsEachNewObjectOnce(t *testing.T) {
+	ctx := context.Background()
+	e, fc := newFakeEngine(t, "east")
+	left := serviceEntry(testOwner, "east", "left")
+	seed(t, fc["east"], left.Entry, testOwner.Labels())
+	desired := []Desired{serviceEntry(testOwner, "east", "a"), serviceEntry(testOwner, "east", "b"), left}
+	fc["east"].ClearActions()
+	checked, errs := e.CheckForeignObjects(ctx, testOwner, desired, nil)
+	if len(errs) != 0 {
+		t.Fatal(errs.Err())
+	}
+	if n := gets(fc["east"]); n != 3 {
+		t.Fatalf("the check read %d objects, want 3", n)
+	}
+	got, err := e.ApplyChecked(ctx, testOwner, desired, nil, checked)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("apply: %s, %v", keysOf(got), err)
+	}
+	if n := gets(fc["east"]); n != 0 {
+		t.Errorf("the apply read %d objects the check had just read, want 0", n)
+	}
+	// Each record is used once.
+	other := Owner{Kind: testOwner.Kind, Name: "other", ID: "id-9"}
+	if _, err := e.ApplyChecked(ctx, other, []Desired{serviceEntry(other, "east", "c")}, nil, checked); err != nil {
+		t.Fatal(err)
+	}
+	if n := gets(fc["east"]); n != 1 {
+		t.Errorf("another owner's apply with this owner's records read %d objects, want 1 (its own)", n)
+	}
+	if _, err := e.ApplyChecked(ctx, testOwner, desired, nil, checked); err != nil {
+		t.Fatal(err)
+	}
+	if n := gets(fc["east"]); n != 3 {
+		t.Errorf("a second apply with the used records read %d objects, want 3 (read again)", n)
+	}
+}
+
+// An object of ours the check read, replaced by someone else's before the
+// apply: the apply names the object by the UID read and is refused, as
+// when the apply reads it itself.
+func TestApplyCheckedRefusedWhenTheObjectWasReplaced(t *testing.T) {
+	ctx := context.Background()
+	e, fc := newFakeEngine(t, "east")
+	d := serviceEntry(testOwner, "east", "left")
+	seed(t, fc["east"], d.Entry, testOwner.Labels())
+	checked, errs := e.CheckForeignObjects(ctx, testOwner, []Desired{d}, nil)
+	if len(errs) != 0 {
+		t.Fatal(errs.Err())
+	}
+	gvr, err := resourceFor(d.APIVersion, d.Kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fc["east"].Resource(gvr).Namespace(d.Namespace).Delete(ctx, d.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	seed(t, fc["east"], d.Entry, map[string]string{"app": "hand-written"})
+	got, err := e.ApplyChecked(ctx, testOwner, []Desired{d}, nil, checked)
+	if !errors.Is(err, errNotOurs) || len(got) != 0 {
+		t.Errorf("apply over an object replaced since the check: %s, %v; want refused as not ours, nothing listed", keysOf(got), err)
 	}
 }

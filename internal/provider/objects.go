@@ -195,15 +195,16 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 	// not ours, fails the intent before anything is written: a create
 	// then leaves no state, so nothing is tainted.
 	missing := data.Engine.MissingNamespaces(ctx, spec.Owner, desired, prior)
+	var checked *engine.Checked // what the check read, so the apply does not read it again
 	if len(missing) == 0 {
-		missing = data.Engine.ForeignObjects(ctx, spec.Owner, desired, prior)
+		checked, missing = data.Engine.CheckForeignObjects(ctx, spec.Owner, desired, prior)
 	}
 	if len(missing) > 0 {
 		diags.Append(engineDiagnostics(missing.Err(), diag.SeverityError)...)
 		l, d := entriesValue(prior)
 		return l, nil, append(diags, d...)
 	}
-	entries, err := data.Engine.Apply(ctx, spec.Owner, desired, prior)
+	entries, err := data.Engine.ApplyChecked(ctx, spec.Owner, desired, prior, checked)
 	diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 	l, d := entriesValue(entries)
 	return l, failedClusters(err), append(diags, d...)

@@ -2,6 +2,7 @@ package translate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -189,6 +190,29 @@ func (o Object) manifest() (map[string]any, error) {
 		meta[key] = out
 	}
 	m["metadata"] = meta
+	if pm, ok := spec.(proto.Message); ok {
+		sv, err := protoMap(pm.ProtoReflect())
+		if err == nil {
+			m["spec"] = sv
+			return m, nil
+		}
+		if !errors.Is(err, errProtoFallback) {
+			return nil, err
+		}
+	}
+	sv, err := specByJSON(spec)
+	if err != nil {
+		return nil, err
+	}
+	if sv != nil {
+		m["spec"] = sv
+	}
+	return m, nil
+}
+
+// specByJSON is a spec through its JSON (protojson's for a protobuf
+// message), decoded by encoding/json.
+func specByJSON(spec json.Marshaler) (any, error) {
 	var raw []byte
 	var err error
 	if pm, ok := spec.(proto.Message); ok {
@@ -203,10 +227,7 @@ func (o Object) manifest() (map[string]any, error) {
 	if err := json.Unmarshal(raw, &sv); err != nil {
 		return nil, err
 	}
-	if sv != nil {
-		m["spec"] = sv
-	}
-	return m, nil
+	return sv, nil
 }
 
 // manifestByJSON is the object through encoding/json: what manifest

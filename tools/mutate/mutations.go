@@ -74,7 +74,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/foreign-check-removed", Why: "an object of our name that is not ours is not found before writing: the plan says \"to add\", the apply writes the rest and fails",
-		File: "internal/engine/preflight.go", From: "cerr != nil && errors.Is(cerr, errNotOurs) {", To: "cerr != nil && false {",
+		File: "internal/engine/preflight.go", From: "case errors.Is(cerr, errNotOurs):", To: "case false:",
 		Package: "./internal/engine", Run: "TestForeignObjectsFoundBeforeWriting",
 	},
 	{
@@ -389,6 +389,33 @@ var mutations = []mutation{
 		ID: "translate/order-without-ranks", Why: "client clusters whose backends rank differently share endpoints and failover settings",
 		File: "internal/translate/virtualdestination/virtualdestination.go", From: "\t\tb.WriteString(strconv.Itoa(t.rank))\n", To: "",
 		Package: "./internal/translate/virtualdestination", Run: "TestGolden",
+	},
+	// engine.Plan's rendering without protojson (issue 39).
+	{
+		ID: "translate/protomap-float32-as-double", Why: "a 32-bit float is rendered with a double's digits, not as protojson writes it (a digest that moves)",
+		File: "internal/translate/protomap.go", From: "return strconv.ParseFloat(strconv.FormatFloat(f, 'g', -1, 32), 64)", To: "return f, nil",
+		Package: "./internal/translate", Run: "TestProtoMapIsProtojson",
+	},
+	{
+		ID: "translate/protomap-duration-digits", Why: "a duration's fraction is written with all nine digits, not protojson's 0, 3, 6 or 9",
+		File: "internal/translate/protomap.go", From: "\tx = strings.TrimSuffix(x, \"000\")\n\tx = strings.TrimSuffix(x, \"000\")\n", To: "",
+		Package: "./internal/translate", Run: "TestProtoMapIsProtojson",
+	},
+	{
+		ID: "oci/yaml-cache-by-key", Why: "a Writer reuses an object's YAML by its key alone, so a changed object is published as it was",
+		File: "internal/delivery/oci/artifact.go", From: "if r, ok := c.m[key]; ok && r.json == string(j) {", To: "if r, ok := c.m[key]; ok {",
+		Package: "./internal/delivery/oci", Run: "TestRenderedYAMLIsReusedOnlyForTheSameObject",
+	},
+	// The apply reads each new object once (issue 39).
+	{
+		ID: "engine/checked-reused", Why: "what the check before writing read is used for every later write of the object, not the next one only",
+		File: "internal/engine/preflight.go", From: "\to, ok := c.m[k]\n\tdelete(c.m, k)\n", To: "\to, ok := c.m[k]\n",
+		Package: "./internal/engine", Run: "TestApplyCheckedReadsEachNewObjectOnce",
+	},
+	{
+		ID: "engine/checked-unpinned", Why: "an object of ours the check read is written without its UID, so one that replaced it since is overwritten",
+		File: "internal/engine/preflight.go", From: "return o.uid, o.adopting, nil", To: "return \"\", o.adopting, nil",
+		Package: "./internal/engine", Run: "TestApplyCheckedRefusedWhenTheObjectWasReplaced",
 	},
 	// Composition across workspaces (issue 15): engine and translator
 	// unit tests.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,13 +88,15 @@ func (o Objects) Clone() Objects {
 // content is the layer's bytes: a gzipped tar of one YAML file per
 // object, in the order of their names, every header fixed (mode, times,
 // owner), gzip without a name or time. The same objects give the same
-// bytes.
-func content(objs Objects) ([]byte, error) {
+// bytes. cache, when not nil, keeps each object's YAML from the previous
+// call.
+func content(objs Objects, cache *yamlCache) ([]byte, error) {
 	keys := make([]string, 0, len(objs))
 	for k := range objs {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	cache.begin()
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err != nil {
@@ -102,7 +105,7 @@ func content(objs Objects) ([]byte, error) {
 	tw := tar.NewWriter(zw)
 	epoch := time.Unix(0, 0).UTC()
 	for _, k := range keys {
-		raw, err := yaml.Marshal(objs[k])
+		raw, err := cache.render(k, objs[k])
 		if err != nil {
 			return nil, fmt.Errorf("rendering %s: %w", k, err)
 		}
@@ -123,7 +126,61 @@ func content(objs Objects) ([]byte, error) {
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
+	cache.end()
 	return buf.Bytes(), nil
+}
+
+// yamlCache keeps the YAML of each object of the artifact a Writer last
+// built, by the object's JSON: sigs.k8s.io/yaml's Marshal is JSON
+// converted to YAML, and the conversion (a YAML parse and print) was
+// most of a push's work, done again for every object at every push of a
+// growing artifact. Its bytes are Marshal's, so the artifact's are too.
+// Not safe for concurrent use: a Writer's pushes are serialised.
+type yamlCache struct {
+	m    map[string]renderedObject // the previous build's
+	next map[string]renderedObject // this build's, kept when it succeeds
+}
+
+// begin starts a build: what it renders replaces the cache at end.
+func (c *yamlCache) begin() {
+	if c != nil {
+		c.next = make(map[string]renderedObject, len(c.m))
+	}
+}
+
+// end keeps the build's objects only (and forgets the objects removed
+// since the previous one).
+func (c *yamlCache) end() {
+	if c != nil {
+		c.m, c.next = c.next, nil
+	}
+}
+
+type renderedObject struct {
+	json string
+	yaml []byte
+}
+
+// render is yaml.Marshal(obj), from the cache when obj's JSON is the one
+// rendered under key before. A nil cache renders.
+func (c *yamlCache) render(key string, obj map[string]any) ([]byte, error) {
+	if c == nil {
+		return yaml.Marshal(obj)
+	}
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling into JSON: %w", err)
+	}
+	if r, ok := c.m[key]; ok && r.json == string(j) {
+		c.next[key] = r
+		return r.yaml, nil
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return nil, err
+	}
+	c.next[key] = renderedObject{json: string(j), yaml: y}
+	return y, nil
 }
 
 // maxContent bounds what a fetched layer may expand to: an artifact of a

@@ -3,7 +3,8 @@
 // the artifact and its kustomize-controller applies the manifests it holds.
 //
 // The files: artifact.go (the artifact's bytes, built deterministically
-// from a set of objects, and read back), remote.go (Publish, Head and Fetch
+// from a set of objects, and read back; a Writer's cache of each object's
+// YAML between pushes), remote.go (Publish, Head and Fetch
 // against a registry, with go-containerregistry), credentials.go (the
 // registry credentials of one run: a docker config file, a username and
 // password, or a token) and writer.go (one Writer per artifact and

@@ -406,7 +406,7 @@ func TestParseRepository(t *testing.T) {
 
 func TestParseContentReadsMultiDocumentFiles(t *testing.T) {
 	objs := set(t, object("Gateway", "istio-system", "gw", map[string]any{"x": "---"}), object("Gateway", "istio-system", "gw2", map[string]any{}))
-	raw, err := content(objs)
+	raw, err := content(objs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

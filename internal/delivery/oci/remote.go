@@ -120,7 +120,13 @@ func (t Target) options(ctx context.Context, ref name.Tag) ([]remote.Option, err
 // types, one layer, the annotations. Its digest is a function of objs and
 // publisher only.
 func Image(objs Objects, publisher string) (v1.Image, error) {
-	layerBytes, err := content(objs)
+	return image(objs, publisher, nil)
+}
+
+// image is Image, with the objects' YAML from cache where they did not
+// change since its previous build (a Writer's).
+func image(objs Objects, publisher string, cache *yamlCache) (v1.Image, error) {
+	layerBytes, err := content(objs, cache)
 	if err != nil {
 		return nil, err
 	}

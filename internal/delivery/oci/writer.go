@@ -53,6 +53,9 @@ type Writer struct {
 	leading   bool
 	// last is the artifact as this Writer last pushed or fetched it.
 	last *Artifact
+	// rendered keeps the YAML of the objects of the last artifact it
+	// built, which the next push's mostly repeat (used by the leader).
+	rendered yamlCache
 	// enqueued, when set (tests), is called after a change is queued.
 	enqueued func()
 }
@@ -162,7 +165,7 @@ func (w *Writer) push(ctx context.Context, t Target, publisher string, batch []*
 			}
 			objs = next
 		}
-		img, err := Image(objs, publisher)
+		img, err := image(objs, publisher, &w.rendered)
 		if err != nil {
 			return fail(err)
 		}
