@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -84,45 +83,11 @@ func hostsOf(obj map[string]any) []string {
 // not write that name a host the desired objects name, in their cluster.
 // Clusters that cannot be listed are skipped: the check is a warning.
 func (e *Engine) ForeignRoutes(ctx context.Context, desired []Desired) []string {
-	hosts := map[string]map[string]bool{}
-	for _, d := range desired {
-		if d.Manifest == nil {
-			continue
-		}
-		for _, h := range hostsOf(d.Manifest) {
-			if hosts[d.Cluster] == nil {
-				hosts[d.Cluster] = map[string]bool{}
-			}
-			hosts[d.Cluster][h] = true
-		}
+	found, _ := e.handWritten(ctx, desired, false)
+	out := make([]string, len(found))
+	for i, h := range found {
+		out[i] = h.String()
 	}
-	var mu sync.Mutex
-	var out []string
-	var clusters []string
-	for c := range hosts {
-		clusters = append(clusters, c)
-	}
-	perCluster(ctx, clusters, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
-		if _, pull, err := e.pullOf(cluster); pull || err != nil {
-			return nil, nil
-		}
-		items, err := e.foreignIn(ctx, cluster)
-		if err != nil {
-			return nil, nil
-		}
-		for _, it := range items {
-			for _, h := range hostsOf(it.Object) {
-				if hosts[cluster][h] {
-					mu.Lock()
-					out = append(out, fmt.Sprintf("%s %s/%s in cluster %s (host %s)", it.GetKind(), it.GetNamespace(), it.GetName(), cluster, h))
-					mu.Unlock()
-					break
-				}
-			}
-		}
-		return nil, nil
-	})
-	sort.Strings(out)
 	return out
 }
 
