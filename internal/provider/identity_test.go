@@ -473,4 +473,3 @@ func workspaceClaims(t *testing.T) []string {
 	sort.Strings(out)
 	return out
 }
-
