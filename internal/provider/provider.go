@@ -369,6 +369,7 @@ func (p *meshProvider) DataSources(_ context.Context) []func() datasource.DataSo
 		NewClustersDataSource,
 		NewVirtualDestinationDataSource,
 		NewRenderedObjectsDataSource,
+		NewRoutingDataSource,
 	}
 }
 
