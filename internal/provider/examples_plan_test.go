@@ -59,6 +59,7 @@ type examplePlan struct {
 var examplePlans = map[string]examplePlan{
 	"data-sources/mesh_clusters":            {registry: true, want: "Changes to Outputs"},
 	"data-sources/mesh_rendered_objects":    {registry: true, want: "Plan: 1 to add"},
+	"data-sources/mesh_routing":             {registry: true, prepare: exampleNamespaces, want: "failover mesh_virtual_destination \"user\":"},
 	"data-sources/mesh_virtual_destination": {registry: true, after: []string{"resources/mesh_virtual_destination"}, want: "Plan: 1 to add"},
 	"demo":                                  {vars: "kubeconfig = \"KUBECONFIG\"\n", prepare: exampleNamespaces, want: "Plan: 9 to add"},
 	"guides/environments": {vars: `clusters = {
