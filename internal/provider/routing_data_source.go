@@ -3,10 +3,12 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
@@ -38,9 +40,9 @@ type routingVDModel struct {
 }
 
 type routingPolicyModel struct {
-	Name        types.String            `tfsdk:"name"`
-	Destination routingDestinationModel `tfsdk:"destination"`
-	Routing     types.Map               `tfsdk:"routing"`
+	Name        types.String             `tfsdk:"name"`
+	Destination *routingDestinationModel `tfsdk:"destination"`
+	Routing     types.Map                `tfsdk:"routing"`
 }
 
 type routingDestinationModel struct {
@@ -54,23 +56,26 @@ func (d *routingDataSource) Metadata(_ context.Context, req datasource.MetadataR
 }
 
 func (d *routingDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	str := func(desc string, required bool) schema.StringAttribute {
-		return schema.StringAttribute{MarkdownDescription: desc, Required: required, Optional: !required}
+	// Nothing is Required: terraform validate sees a resource passed whole
+	// as an unknown object, whose attributes the framework takes for
+	// unset. Read says what is missing.
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{MarkdownDescription: desc, Optional: true}
 	}
-	routingAttr := schema.MapAttribute{MarkdownDescription: "The intent's `routing` attribute.", Required: true, ElementType: types.StringType}
+	routingAttr := schema.MapAttribute{MarkdownDescription: "The intent's `routing` attribute.", Optional: true, ElementType: types.StringType}
 	policy := func(what string) schema.ListNestedAttribute {
 		return schema.ListNestedAttribute{
 			MarkdownDescription: "`mesh_" + what + "` resources, passed whole (e.g. `[mesh_" + what + ".user]`): only `name`, `destination` and `routing` are read. Unset: none.",
 			Optional:            true,
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-				"name": str("The policy's `name`.", true),
+				"name": str("The policy's `name`."),
 				"destination": schema.SingleNestedAttribute{
 					MarkdownDescription: "The policy's `destination`: its host is `virtual_destination`, or `<service>.<namespace>.svc.cluster.local`.",
-					Required:            true,
+					Optional:            true,
 					Attributes: map[string]schema.Attribute{
-						"virtual_destination": str("Hostname of a virtual destination. Unset: `service` in `namespace`.", false),
-						"service":             str("Kubernetes service. Unset: `virtual_destination`.", false),
-						"namespace":           str("Namespace of `service`. Unset: only with `virtual_destination`.", false),
+						"virtual_destination": str("Hostname of a virtual destination. Unset: `service` in `namespace`."),
+						"service":             str("Kubernetes service. Unset: `virtual_destination`."),
+						"namespace":           str("Namespace of `service`. Unset: only with `virtual_destination`."),
 					},
 				},
 				"routing": routingAttr,
@@ -86,8 +91,8 @@ func (d *routingDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 				MarkdownDescription: "`mesh_virtual_destination` resources, passed whole (e.g. `[mesh_virtual_destination.user]`): only `name`, `hostname` and `routing` are read. Unset: none.",
 				Optional:            true,
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"name":     str("The virtual destination's `name`.", true),
-					"hostname": str("Its `hostname`.", true),
+					"name":     str("The virtual destination's `name`."),
+					"hostname": str("Its `hostname`."),
 					"routing":  routingAttr,
 				}},
 			},
@@ -127,7 +132,13 @@ func (d *routingDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		}
 		parts = append(parts, routing.Part{Host: host, Aspect: aspect, Intent: intent, Statement: st})
 	}
-	for _, vd := range m.VirtualDestinations {
+	for i, vd := range m.VirtualDestinations {
+		at := path.Root("virtual_destinations").AtListIndex(i)
+		if vd.Name.IsNull() || vd.Hostname.IsNull() || vd.Routing.IsNull() {
+			resp.Diagnostics.AddAttributeError(at, "Not a virtual destination",
+				"Each element needs name, hostname and routing: pass the resource itself, e.g. [mesh_virtual_destination.user].")
+			continue
+		}
 		add(vd.Hostname.ValueString(), routing.AspectFailover, intentkind.ResourceOf(intentkind.VirtualDestination.Owner, vd.Name.ValueString()), vd.Routing)
 	}
 	for i, set := range [][]routingPolicyModel{m.TrafficPolicies, m.AccessPolicies} {
@@ -135,13 +146,22 @@ func (d *routingDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		if i == 1 {
 			kind, aspect = intentkind.AccessPolicy, routing.AspectAccess
 		}
-		for _, p := range set {
+		listName := []string{"traffic_policies", "access_policies"}[i]
+		for j, p := range set {
+			if p.Name.IsNull() || p.Destination == nil || p.Routing.IsNull() {
+				resp.Diagnostics.AddAttributeError(path.Root(listName).AtListIndex(j), "Not a "+strings.ReplaceAll(kind.Owner, "-", " "),
+					fmt.Sprintf("Each element needs name, destination and routing: pass the resource itself, e.g. [%s.user].", kind.Resource))
+				continue
+			}
 			host := p.Destination.VirtualDestination.ValueString()
 			if host == "" {
 				host = fmt.Sprintf("%s.%s.svc.cluster.local", p.Destination.Service.ValueString(), p.Destination.Namespace.ValueString())
 			}
 			add(host, aspect, intentkind.ResourceOf(kind.Owner, p.Name.ValueString()), p.Routing)
 		}
+	}
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	elems := map[string]attr.Value{}
 	for host, text := range routing.Summarize(parts) {

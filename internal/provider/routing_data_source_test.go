@@ -2,9 +2,11 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -69,5 +71,30 @@ access mesh_access_policy "account-to-user":
 		if got[h].ValueString() != w {
 			t.Errorf("%s:\n%s\nwant:\n%s", h, got[h].ValueString(), w)
 		}
+	}
+}
+
+// An element that is not an intent (no routing) is an error on its own
+// list index, saying to pass the resource itself.
+func TestRoutingDataSourceRefusesAnElementWithoutRouting(t *testing.T) {
+	ctx := context.Background()
+	d := NewRoutingDataSource()
+	var sr datasource.SchemaResponse
+	d.Schema(ctx, datasource.SchemaRequest{}, &sr)
+	typ := sr.Schema.Type().TerraformType(ctx)
+	v, err := tfValue(typ, map[string]any{"access_policies": []any{
+		map[string]any{"name": "a", "destination": map[string]any{"virtual_destination": "user.global"}, "routing": map[string]any{}},
+		map[string]any{"name": "b", "destination": map[string]any{"virtual_destination": "user.global"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := datasource.ReadResponse{State: tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(typ, nil)}}
+	d.Read(ctx, datasource.ReadRequest{Config: tfsdk.Config{Schema: sr.Schema, Raw: v}}, &resp)
+	if len(resp.Diagnostics) != 1 || !strings.Contains(diagText(resp.Diagnostics), "[mesh_access_policy.user]") {
+		t.Fatalf("want one error saying to pass the resource, got %q", diagText(resp.Diagnostics))
+	}
+	if p := resp.Diagnostics[0].(diag.DiagnosticWithPath).Path(); !p.Equal(path.Root("access_policies").AtListIndex(1)) {
+		t.Errorf("the error is on %s, want access_policies[1]", p)
 	}
 }
