@@ -111,11 +111,14 @@ func TestRoutesToAdoptSortsWhatTheIntentCanCarry(t *testing.T) {
 
 	// An intent that writes no VirtualService there takes none over: the
 	// hand-written ones stay the plan's warning.
-	adopt, _, _ = e.RoutesToAdopt(context.Background(), routeDesired()[:2], true)
-	for _, h := range adopt {
+	adopt, refuse, _ = e.RoutesToAdopt(context.Background(), routeDesired()[:2], true)
+	for _, h := range append(adopt, refuse...) {
 		if h.Kind == "VirtualService" {
-			t.Errorf("an intent without a VirtualService on the host adopts %s", h)
+			t.Errorf("an intent without a VirtualService on the host adopts or refuses %s (%s)", h, h.Why)
 		}
+	}
+	if len(adopt) != 1 || adopt[0].Name != "user-dr" {
+		t.Errorf("an intent with a DestinationRule on the host adopts %v, want user-dr", adopt)
 	}
 }
 

@@ -105,7 +105,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/adopt-delete-unconditional", Why: "the adopted object is deleted whatever it became since it was read (no UID or resourceVersion precondition)",
-		File: "internal/engine/adopt_routes.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}", To: "metav1.DeleteOptions{}",
+		File: "internal/engine/adopt_routes.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &uid, ResourceVersion: &rv}}[true]}",
 		Package: "./internal/engine", Run: "TestDeleteAdoptedDeletesOnlyTheObjectRead",
 	},
 	{
@@ -347,7 +347,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/prune-listed-without-preconditions", Why: "prune deletes by name what a listing saw: an object deleted and created again by someone else since is deleted",
-		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{}",
+		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &uid, ResourceVersion: &rv}}[true]}",
 		Package: "./internal/engine", Run: "TestPruneSparesAnObjectReplacedBeforeItsDelete",
 	},
 	// Engine survivors (issue 37): listings after writes.
