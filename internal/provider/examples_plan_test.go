@@ -60,7 +60,6 @@ type examplePlan struct {
 var examplePlans = map[string]examplePlan{
 	"data-sources/mesh_clusters":            {registry: true, want: "Changes to Outputs"},
 	"data-sources/mesh_rendered_objects":    {registry: true, want: "Plan: 1 to add"},
-	"data-sources/mesh_routing":             {registry: true, prepare: exampleNamespaces, want: "failover mesh_virtual_destination \"user\":"},
 	"data-sources/mesh_virtual_destination": {registry: true, after: []string{"resources/mesh_virtual_destination"}, want: "Plan: 1 to add"},
 	"demo":                                  {vars: "kubeconfig = \"KUBECONFIG\"\n", prepare: exampleNamespaces, want: "Plan: 9 to add"},
 	"guides/environments": {vars: `clusters = {
@@ -84,7 +83,8 @@ var examplePlans = map[string]examplePlan{
 `,
 		want: "Plan: 1 to add",
 	},
-	"guides/migrating": {prepare: migratingObject, want: "1 to import", warns: []string{"Objects to adopt"}},
+	"functions/routing_summary": {registry: true, prepare: exampleNamespaces, want: "failover mesh_virtual_destination \"user\":"},
+	"guides/migrating":          {prepare: migratingObject, want: "1 to import", warns: []string{"Objects to adopt"}},
 	"guides/migrating-routes": {prepare: migratingRoutes, want: "2 to import", warns: []string{
 		"Adoption decided by the plan", `Hand-written Istio objects adopted by mesh_virtual_destination "user"`,
 		`Hand-written Istio objects adopted by mesh_traffic_policy "user-timeout"`, `Hand-written Istio objects on the host of mesh_virtual_destination "user"`}},

@@ -63,8 +63,8 @@ resource "mesh_access_policy" %[1]q {
 	return b.String()
 }
 
-// scaleRouting is the mesh_routing data source over the n services of
-// scaleConfig, with its hostnames as an output.
+// scaleRouting is the output of provider::mesh::routing_summary over the
+// n services of scaleConfig.
 func scaleRouting(n int) string {
 	var vds, tps, aps []string
 	for i := 0; i < n; i++ {
@@ -74,14 +74,8 @@ func scaleRouting(n int) string {
 		aps = append(aps, "mesh_access_policy."+svc)
 	}
 	return fmt.Sprintf(`
-data "mesh_routing" "all" {
-  virtual_destinations = [%s]
-  traffic_policies     = [%s]
-  access_policies      = [%s]
-}
-
 output "routing" {
-  value = data.mesh_routing.all.hostnames
+  value = provider::mesh::routing_summary([%s], [%s], [%s])
 }
 `, strings.Join(vds, ", "), strings.Join(tps, ", "), strings.Join(aps, ", "))
 }
@@ -125,7 +119,7 @@ func TestAccPlanScale_threeClustersTwentyServices(t *testing.T) {
 	if machine > 20 {
 		t.Errorf("resolved_destination takes %d plan lines, want at most one per traffic policy (20)", machine)
 	}
-	// The per-hostname summary (mesh_routing, as an output): every host
+	// The per-hostname summary (routing_summary, as an output): every host
 	// in it, read at plan (not known after apply), in a few lines each.
 	_, outputs, found := strings.Cut(out, "Changes to Outputs:")
 	if !found {

@@ -126,8 +126,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/routing-service-host", Why: "a policy on a service is summarised under its bare service name, not the host Istio routes",
-		File: "internal/provider/routing_data_source.go", From: "host = fmt.Sprintf(\"%s.%s.svc.cluster.local\", p.Destination.Service.ValueString(), p.Destination.Namespace.ValueString())", To: "host = p.Destination.Service.ValueString()",
-		Package: "./internal/provider", Run: "TestRoutingDataSource",
+		File: "internal/provider/routing_function.go", From: "host = fmt.Sprintf(\"%s.%s.svc.cluster.local\", p.Destination.Service.ValueString(), p.Destination.Namespace.ValueString())", To: "host = p.Destination.Service.ValueString()",
+		Package: "./internal/provider", Run: "TestRoutingSummary",
 	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",

@@ -1,3 +1,14 @@
+# Provider functions need Terraform 1.8 (OpenTofu 1.7) and the provider
+# named in required_providers.
+terraform {
+  required_version = ">= 1.8"
+  required_providers {
+    mesh = {
+      source = "mesh-intent/mesh"
+    }
+  }
+}
+
 resource "mesh_virtual_destination" "user" {
   name     = "user"
   hostname = "user.global"
@@ -24,14 +35,12 @@ resource "mesh_access_policy" "account_to_user" {
 
 # The routing of user.global in one place: failover order, traffic shift
 # and who may call, per cluster, from the intents' own routing statements.
-data "mesh_routing" "all" {
-  virtual_destinations = [mesh_virtual_destination.user]
-  traffic_policies     = [mesh_traffic_policy.user_shift]
-  access_policies      = [mesh_access_policy.account_to_user]
-}
-
-# terraform plan prints this under "Changes to Outputs": a change to any
-# of the three intents shows as a changed line of its host.
+# terraform plan prints it under "Changes to Outputs": a change to any of
+# the three intents shows as a changed line of its host.
 output "routing" {
-  value = data.mesh_routing.all.hostnames
+  value = provider::mesh::routing_summary(
+    [mesh_virtual_destination.user],
+    [mesh_traffic_policy.user_shift],
+    [mesh_access_policy.account_to_user],
+  )
 }
