@@ -95,6 +95,7 @@ func (e *Engine) ForeignRoutes(ctx context.Context, desired []Desired) []string 
 func ForeignRoutesHint(found []string) string {
 	return fmt.Sprintf("These objects were not written by terraform-provider-mesh and name a host this intent serves: %s. "+
 		"Istio's sidecars follow one VirtualService per host, so routing depends on which one they pick. "+
-		"Adopt them (give them the names this intent writes, see the migrating guide, and import with adopt:) or delete them once this intent is applied.",
+		"Adopt them: set adopt_existing = true on the intent that writes that kind for the host (a mesh_traffic_policy on it writes its VirtualService, its mesh_virtual_destination its DestinationRules), or import that intent with adopt:<name>; "+
+		"its apply then replaces them with its own (see the migrating guide). Or delete them once this intent is applied.",
 		strings.Join(found, ", "))
 }
