@@ -90,7 +90,7 @@ var mutations = []mutation{
 	// Adoption that says what it did (issue 38, item 3).
 	{
 		ID: "provider/adopt-nothing-succeeds", Why: "adopt: with nothing to adopt plans and applies, and the apply creates the intent's objects next to hand-written ones",
-		File: "internal/provider/objects.go", From: "\tif len(plain) == 0 {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Nothing to adopt", To: "\tif false {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Nothing to adopt",
+		File: "internal/provider/objects.go", From: "\tif len(plain) == 0 {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Nothing to adopt", To: "\tif len(plain) < 0 {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Nothing to adopt",
 		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFailsAtPlan",
 	},
 	{
