@@ -52,10 +52,11 @@ func (h HandWritten) String() string {
 type intentHosts struct {
 	byKind   map[string]map[string]map[string]bool // cluster, kind, host
 	declared map[string]map[string]bool            // cluster, host
+	subsets  map[string]map[string]bool            // cluster, "<host>/<subset>" of its DestinationRules
 }
 
 func hostsOfDesired(desired []Desired) intentHosts {
-	ih := intentHosts{byKind: map[string]map[string]map[string]bool{}, declared: map[string]map[string]bool{}}
+	ih := intentHosts{byKind: map[string]map[string]map[string]bool{}, declared: map[string]map[string]bool{}, subsets: map[string]map[string]bool{}}
 	for _, d := range desired {
 		if d.Manifest == nil {
 			continue
@@ -67,6 +68,10 @@ func hostsOfDesired(desired []Desired) intentHosts {
 		if ih.byKind[d.Cluster] == nil {
 			ih.byKind[d.Cluster] = map[string]map[string]bool{}
 			ih.declared[d.Cluster] = map[string]bool{}
+			ih.subsets[d.Cluster] = map[string]bool{}
+		}
+		for _, sub := range subsetsOf(d.Manifest) {
+			ih.subsets[d.Cluster][sub] = true
 		}
 		if ih.byKind[d.Cluster][d.Kind] == nil {
 			ih.byKind[d.Cluster][d.Kind] = map[string]bool{}
@@ -154,7 +159,7 @@ func (e *Engine) handWritten(ctx context.Context, desired []Desired, fresh bool)
 				}
 				hw := HandWritten{Cluster: cluster, Kind: it.GetKind(), Namespace: it.GetNamespace(), Name: it.GetName(), Host: h,
 					UID: it.GetUID(), ResourceVersion: it.GetResourceVersion(), Takes: ih.byKind[cluster][it.GetKind()][h]}
-				hw.Why = whyNotAdoptable(it.Object, ih.declared[cluster])
+				hw.Why = whyNotAdoptable(it.Object, ih.declared[cluster], ih.subsets[cluster])
 				mu.Lock()
 				found = append(found, hw)
 				mu.Unlock()
@@ -185,7 +190,7 @@ func (e *Engine) listForeignRoutes(ctx context.Context, cluster string) ([]unstr
 // whyNotAdoptable says why the intent, which declares the hosts declared
 // in the object's cluster, cannot carry what a hand-written VirtualService
 // or DestinationRule says; empty when it can.
-func whyNotAdoptable(obj map[string]any, declared map[string]bool) string {
+func whyNotAdoptable(obj map[string]any, declared, subsets map[string]bool) string {
 	spec, _ := obj["spec"].(map[string]any)
 	undeclared := func(hosts []string) []string {
 		var out []string
@@ -202,6 +207,16 @@ func whyNotAdoptable(obj map[string]any, declared map[string]bool) string {
 	var why []string
 	if ws, ok := spec["workloadSelector"].(map[string]any); ok && len(ws) > 0 {
 		why = append(why, "it applies only to the workloads its workloadSelector picks, and the intent's applies to every client")
+	}
+	var missing []string
+	for _, sub := range subsetsOf(obj) {
+		if !subsets[sub] {
+			_, name, _ := strings.Cut(sub, "/")
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		why = append(why, "it defines the subsets "+strings.Join(missing, ", ")+", which the intent's DestinationRule does not (routes to them would fail)")
 	}
 	var gateways []string
 	for _, g := range stringsOf(spec["gateways"]) {
@@ -233,6 +248,23 @@ func whyNotAdoptable(obj map[string]any, declared map[string]bool) string {
 		why = append(why, "it routes to "+strings.Join(extra, ", ")+", which the intent does not declare")
 	}
 	return strings.Join(why, "; ")
+}
+
+// subsetsOf lists the subsets a DestinationRule defines, as
+// "<host>/<subset>".
+func subsetsOf(obj map[string]any) []string {
+	spec, _ := obj["spec"].(map[string]any)
+	host, _ := spec["host"].(string)
+	subs, _ := spec["subsets"].([]any)
+	var out []string
+	for _, x := range subs {
+		if m, ok := x.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok && n != "" {
+				out = append(out, host+"/"+n)
+			}
+		}
+	}
+	return out
 }
 
 // destinationsOf lists the hosts one route of a VirtualService sends or

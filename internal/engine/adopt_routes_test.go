@@ -46,7 +46,7 @@ func routeDesired() []Desired {
 	dr := serviceEntry(testOwner, "east", "vd-user")
 	dr.Kind = "DestinationRule"
 	dr.Manifest["kind"] = "DestinationRule"
-	dr.Manifest["spec"] = map[string]any{"host": "user.global"}
+	dr.Manifest["spec"] = map[string]any{"host": "user.global", "subsets": []any{map[string]any{"name": "east"}}}
 	vs := serviceEntry(testOwner, "east", "tp-user.global")
 	vs.Kind = "VirtualService"
 	vs.Manifest = map[string]any{} // composed: the part's hosts stand for it
@@ -69,6 +69,7 @@ func TestRoutesToAdoptSortsWhatTheIntentCanCarry(t *testing.T) {
 	putRoute(t, fc, "east", "VirtualService", "edge-routes", map[string]any{"hosts": []any{"user.global"}, "gateways": []any{"istio-system/edge"}, "http": []any{route("user.global")}})
 	putRoute(t, fc, "east", "VirtualService", "delegating", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{"delegate": map[string]any{"name": "d", "namespace": "users"}}}})
 	putRoute(t, fc, "east", "DestinationRule", "picky-dr", map[string]any{"host": "user.global", "workloadSelector": map[string]any{"matchLabels": map[string]any{"app": "a"}}})
+	putRoute(t, fc, "east", "DestinationRule", "versions-dr", map[string]any{"host": "user.global", "subsets": []any{map[string]any{"name": "east"}, map[string]any{"name": "v1"}}})
 	putRoute(t, fc, "east", "VirtualService", "elsewhere", map[string]any{"hosts": []any{"other.global"}})
 	putRoute(t, fc, "west", "VirtualService", "user-routes", map[string]any{"hosts": []any{"user.global"}})
 
@@ -95,6 +96,7 @@ func TestRoutesToAdoptSortsWhatTheIntentCanCarry(t *testing.T) {
 		"edge-routes": {"gateways istio-system/edge"},
 		"delegating":  {"delegates to the VirtualServices users/d"},
 		"picky-dr":    {"workloadSelector"},
+		"versions-dr": {"defines the subsets v1, which the intent's DestinationRule does not"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(whys[name], w) {
@@ -102,8 +104,8 @@ func TestRoutesToAdoptSortsWhatTheIntentCanCarry(t *testing.T) {
 			}
 		}
 	}
-	if len(refuse) != 4 {
-		t.Errorf("refused %d objects, want the four that say what the intent does not: %v", len(refuse), whys)
+	if len(refuse) != 5 {
+		t.Errorf("refused %d objects, want the five that say what the intent does not: %v", len(refuse), whys)
 	}
 	if list := HandWrittenList(refuse); !strings.Contains(list, "- VirtualService users/wide-routes in cluster east (host user.global): it also serves") {
 		t.Errorf("the list does not name the object with its reason:\n%s", list)

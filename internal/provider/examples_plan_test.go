@@ -87,7 +87,7 @@ var examplePlans = map[string]examplePlan{
 	"guides/migrating":          {prepare: migratingObject, want: "1 to import", warns: []string{"Objects to adopt"}},
 	"guides/migrating-routes": {prepare: migratingRoutes, want: "2 to import", warns: []string{
 		"Adoption decided by the plan", `Hand-written Istio objects adopted by mesh_virtual_destination "user"`,
-		`Hand-written Istio objects adopted by mesh_traffic_policy "user-timeout"`, `Hand-written Istio objects on the host of mesh_virtual_destination "user"`}},
+		`Hand-written Istio objects adopted by mesh_traffic_policy "user-timeout"`, `Hand-written Istio objects on the host of mesh_virtual_destination "user"`, `Hand-written Istio objects on the host of mesh_traffic_policy "user-timeout"`}},
 	"guides/team-modules/accounts": {after: []string{"guides/team-modules/payments"}, want: "to add", warns: []string{"Traffic also shaped by another workspace"}},
 	"guides/team-modules/payments": {want: "to add"},
 	"guides/prerequisites":         {want: "Plan: 2 to add"},

@@ -22,6 +22,7 @@ resource "mesh_virtual_destination" "user" {
 resource "mesh_traffic_policy" "user_shift" {
   name          = "user-shift"
   destination   = { virtual_destination = mesh_virtual_destination.user.hostname }
+  sources       = { clusters = ["east", "onprem"] }
   timeout       = "2s"
   traffic_shift = [{ local = true, weight = 80 }, { cluster = "onprem", weight = 20 }]
 }
