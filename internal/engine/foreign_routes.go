@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -84,45 +83,11 @@ func hostsOf(obj map[string]any) []string {
 // not write that name a host the desired objects name, in their cluster.
 // Clusters that cannot be listed are skipped: the check is a warning.
 func (e *Engine) ForeignRoutes(ctx context.Context, desired []Desired) []string {
-	hosts := map[string]map[string]bool{}
-	for _, d := range desired {
-		if d.Manifest == nil {
-			continue
-		}
-		for _, h := range hostsOf(d.Manifest) {
-			if hosts[d.Cluster] == nil {
-				hosts[d.Cluster] = map[string]bool{}
-			}
-			hosts[d.Cluster][h] = true
-		}
+	found, _ := e.handWritten(ctx, desired, false)
+	out := make([]string, len(found))
+	for i, h := range found {
+		out[i] = h.String()
 	}
-	var mu sync.Mutex
-	var out []string
-	var clusters []string
-	for c := range hosts {
-		clusters = append(clusters, c)
-	}
-	perCluster(ctx, clusters, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
-		if _, pull, err := e.pullOf(cluster); pull || err != nil {
-			return nil, nil
-		}
-		items, err := e.foreignIn(ctx, cluster)
-		if err != nil {
-			return nil, nil
-		}
-		for _, it := range items {
-			for _, h := range hostsOf(it.Object) {
-				if hosts[cluster][h] {
-					mu.Lock()
-					out = append(out, fmt.Sprintf("%s %s/%s in cluster %s (host %s)", it.GetKind(), it.GetNamespace(), it.GetName(), cluster, h))
-					mu.Unlock()
-					break
-				}
-			}
-		}
-		return nil, nil
-	})
-	sort.Strings(out)
 	return out
 }
 
@@ -130,6 +95,7 @@ func (e *Engine) ForeignRoutes(ctx context.Context, desired []Desired) []string 
 func ForeignRoutesHint(found []string) string {
 	return fmt.Sprintf("These objects were not written by terraform-provider-mesh and name a host this intent serves: %s. "+
 		"Istio's sidecars follow one VirtualService per host, so routing depends on which one they pick. "+
-		"Adopt them (give them the names this intent writes, see the migrating guide, and import with adopt:) or delete them once this intent is applied.",
+		"Adopt them: set adopt_existing = true on the intent that writes that kind for the host (a mesh_traffic_policy on it writes its VirtualService, its mesh_virtual_destination its DestinationRules), or import that intent with adopt:<name>; "+
+		"its apply then replaces them with its own (see the migrating guide). Or delete them once this intent is applied.",
 		strings.Join(found, ", "))
 }

@@ -12,6 +12,10 @@ type Desired struct {
 	// Manifest is nil when the object depends on values known only after
 	// apply; its Entry.Digest is then empty.
 	Manifest map[string]any
+	// Hosts and Declares are, for a composed object (whose Manifest is
+	// empty: its content is known when applying), the hosts this intent's
+	// part of it names and declares (declaresOf); nil otherwise.
+	Hosts, Declares []string
 }
 
 // Plan renders the translator's objects for owner: ownership labels added,
@@ -39,6 +43,11 @@ func Plan(owner Owner, objs []translate.Object) ([]Desired, error) {
 					return nil, err
 				}
 				d.Manifest = map[string]any{}
+				part, err := o.Manifest()
+				if err != nil {
+					return nil, err
+				}
+				d.Hosts, d.Declares = hostsOf(part), declaresOf(part)
 			}
 			out = append(out, d)
 			continue

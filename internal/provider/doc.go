@@ -7,9 +7,9 @@
 //   - a resource's schema and model: <resource>_resource.go (the traffic
 //     policy's in traffic_policy_schema.go, traffic_policy_model.go and
 //     resolved_destination.go, the one-line form of its machine data),
-//     the data sources' *_data_source.go, and the attribute pieces they
-//     share (routing.go, enums.go, validators.go, placement.go,
-//     owner_id.go);
+//     the data sources' *_data_source.go, the routing_summary function
+//     (routing_function.go), and the attribute pieces they share
+//     (routing.go, enums.go, validators.go, placement.go, owner_id.go);
 //   - the skeleton every resource shares and the lifecycle of those that
 //     write translated objects (intent_resource.go: resourceBase,
 //     intentLifecycle), with what a plan checks (objects.go,

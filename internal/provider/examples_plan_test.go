@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Every example is planned against the local mesh: its configuration as
@@ -82,7 +83,11 @@ var examplePlans = map[string]examplePlan{
 `,
 		want: "Plan: 1 to add",
 	},
-	"guides/migrating":             {prepare: migratingObject, want: "1 to import", warns: []string{"Objects to adopt"}},
+	"functions/routing_summary": {registry: true, prepare: exampleNamespaces, want: "failover mesh_virtual_destination \"user\":"},
+	"guides/migrating":          {prepare: migratingObject, want: "1 to import", warns: []string{"Objects to adopt"}},
+	"guides/migrating-routes": {prepare: migratingRoutes, want: "2 to import", warns: []string{
+		"Adoption decided by the plan", `Hand-written Istio objects adopted by mesh_virtual_destination "user"`,
+		`Hand-written Istio objects adopted by mesh_traffic_policy "user-timeout"`, `Hand-written Istio objects on the host of mesh_virtual_destination "user"`, `Hand-written Istio objects on the host of mesh_traffic_policy "user-timeout"`}},
 	"guides/team-modules/accounts": {after: []string{"guides/team-modules/payments"}, want: "to add", warns: []string{"Traffic also shaped by another workspace"}},
 	"guides/team-modules/payments": {want: "to add"},
 	"guides/prerequisites":         {want: "Plan: 2 to add"},
@@ -330,6 +335,35 @@ func migratingObject(t *testing.T) {
 			t.Errorf("deleting the hand-written AuthorizationPolicy: %v", err)
 		}
 	})
+}
+
+// migratingRoutes writes the hand-written VirtualService and
+// DestinationRule of user.global that the migrating-routes guide adopts.
+func migratingRoutes(t *testing.T) {
+	t.Helper()
+	ensureNamespace(t, "east", "users")
+	for _, o := range []struct {
+		gvr  schema.GroupVersionResource
+		kind string
+		name string
+		spec map[string]any
+	}{
+		{gvrVS, "VirtualService", "user-routes", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{
+			"timeout": "2s", "route": []any{map[string]any{"destination": map[string]any{"host": "user.global"}}}}}}},
+		{gvrDR, "DestinationRule", "user-dr", map[string]any{"host": "user.global", "trafficPolicy": map[string]any{"tls": map[string]any{"mode": "ISTIO_MUTUAL"}}}},
+	} {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": o.kind,
+			"metadata": map[string]any{"name": o.name, "namespace": "users"}, "spec": o.spec}}
+		ri := dyn(t, "east").Resource(o.gvr).Namespace("users")
+		if _, err := ri.Create(context.Background(), obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("creating the hand-written %s: %v", o.kind, err)
+		}
+		t.Cleanup(func() {
+			if err := ri.Delete(context.Background(), o.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting the hand-written %s: %v", o.kind, err)
+			}
+		})
+	}
 }
 
 // TestAccExamplesPlan plans every example of examplePlans against the

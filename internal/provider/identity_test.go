@@ -473,16 +473,3 @@ func workspaceClaims(t *testing.T) []string {
 	sort.Strings(out)
 	return out
 }
-
-// adopt: of a name no cluster has an object of fails, naming the names it
-// looked for and the clusters, instead of a state that adopts nothing
-// (the apply would create a second VirtualService next to hand-written
-// ones).
-func TestAdoptWithNothingToAdoptFails(t *testing.T) {
-	f := newFakeClusterSet(t, "east", "west")
-	diags, _, _ := vdImportWith(t, f, "adopt:user", nil)
-	msg := diagText(diags)
-	if !diags.HasError() || !strings.Contains(msg, "Nothing to adopt") || !strings.Contains(msg, "east") || !strings.Contains(msg, "VirtualService") {
-		t.Fatalf("adopt:user with nothing in the clusters: want an error naming what was looked for and where, got %q", msg)
-	}
-}

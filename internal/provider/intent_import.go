@@ -29,10 +29,12 @@ import (
 // the imported one plans no change.
 //
 // The id `adopt:<name>` instead starts managing an intent whose objects
-// this provider did not write (hand-written Istio objects of the same
-// names): the state holds only the name and adopt_existing = true, the
-// configuration says the rest, and the apply after it rewrites those
-// objects in place. Without that prefix such objects are refused.
+// this provider did not write: the state holds only the name and
+// adopt_existing = true, the configuration says the rest, and the apply
+// after it rewrites hand-written objects of the intent's names in place
+// and replaces hand-written VirtualServices and DestinationRules of other
+// names on its hosts (planAdoption, which fails the plan when there is
+// nothing to adopt). Without that prefix such objects are refused.
 
 var (
 	_ resource.ResourceWithImportState = &virtualDestinationResource{}
@@ -103,15 +105,6 @@ func (l *intentLifecycle[M, P]) importByName(ctx context.Context, resp *resource
 		}
 		resp.Diagnostics.AddError("Nothing to import", detail)
 		return
-	case len(plain) == 0 && t.plainName != nil:
-		// Never an adoption that adopts nothing: the next apply would
-		// create objects next to the hand-written ones.
-		resp.Diagnostics.AddError("Nothing to adopt",
-			fmt.Sprintf("Adopting %s %q takes over hand-written objects with the names this intent writes (%s), and no registered cluster (%s) has an object of that name, written by this provider or not. "+
-				"Hand-written objects with other names (a VirtualService or DestinationRule of your own for the same host) are not adopted: the apply would create this intent's objects next to them. "+
-				"Rename them to %s before importing, or remove them and apply without importing.",
-				t.kind.Owner, name, t.plainName(name), strings.Join(l.data.Registry.Names(), ", "), t.plainName(name)))
-		return
 	default:
 		resp.State.Raw = tftypes.NewValue(schemaType, nil)
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
@@ -120,6 +113,15 @@ func (l *intentLifecycle[M, P]) importByName(ctx context.Context, resp *resource
 		if len(plain) > 0 {
 			resp.Diagnostics.AddWarning("Objects to adopt",
 				fmt.Sprintf("The next apply rewrites these objects to the configuration of %s %q, in place: %s.", t.kind.Owner, name, strings.Join(plain, ", ")))
+		} else {
+			// The hosts are in the configuration, which an import does
+			// not see: the plan looks (planAdoption), and fails when it
+			// finds nothing to adopt.
+			resp.Diagnostics.AddWarning("Adoption decided by the plan",
+				fmt.Sprintf("No object of the names %s %q writes exists without the %s label in %s. "+
+					"The plan looks for hand-written VirtualServices and DestinationRules on the hosts of its configuration: it names those the apply takes over, "+
+					"and fails, writing nothing, when they cannot be adopted or there is nothing to adopt.",
+					t.kind.Owner, name, engine.LabelManagedBy, strings.Join(l.data.Registry.Names(), ", ")))
 		}
 	}
 }

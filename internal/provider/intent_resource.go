@@ -295,7 +295,7 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		resp.Diagnostics.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
 		return
 	}
-	objects, diags := planObjects(ctx, l.data, spec, prior)
+	objects, diags := planObjects(ctx, l.data, spec, prior, !req.State.Raw.IsNull() && adoptPending(ctx, req.State))
 	resp.Diagnostics.Append(diags...)
 	objects, diags = recheckUnreadable(spec.Owner, objects, prior, unreadableOf(ctx, req.Private))
 	resp.Diagnostics.Append(diags...)

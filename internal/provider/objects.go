@@ -108,8 +108,10 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 // is checked (checkNamespaces: namespaces that do not exist, objects of
 // our names that are not ours), and hand-written VirtualServices and
 // DestinationRules on the intent's hosts are a warning
-// (engine.ForeignRoutes). prior is the objects attribute in state.
-func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map) (types.Map, diag.Diagnostics) {
+// (engine.ForeignRoutes), unless adopt_existing takes them over
+// (planAdoption). prior is the objects attribute in state; importedAdopt
+// is set for a state imported with adopt: and not applied since.
+func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map, importedAdopt bool) (types.Map, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
 		return types.MapUnknown(types.StringType), nil
 	}
@@ -165,13 +167,81 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 	if diags.HasError() {
 		return types.MapUnknown(types.StringType), diags
 	}
+	adopting := false
 	if data.Engine != nil {
-		if found := data.Engine.ForeignRoutes(ctx, desired); len(found) > 0 {
+		adopted, a, d := planAdoption(ctx, data, spec, desired, importedAdopt)
+		adopting = a
+		diags.Append(d...)
+		if diags.HasError() {
+			return types.MapUnknown(types.StringType), diags
+		}
+		var found []string
+		for _, f := range data.Engine.ForeignRoutes(ctx, desired) {
+			if !adopted[f] {
+				found = append(found, f)
+			}
+		}
+		if len(found) > 0 {
 			diags.AddAttributeWarning(path.Root("name"), "Hand-written Istio objects on the host of "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name), engine.ForeignRoutesHint(found))
 		}
 	}
+	if adopting && !prior.IsNull() {
+		// Already applied (an adoption whose delete failed, or an object
+		// written since): the objects may stay as they are, but the apply
+		// must run to take the hand-written ones over.
+		return types.MapUnknown(types.StringType), diags
+	}
 	l, d := entriesValue(entries)
 	return l, append(diags, d...)
+}
+
+// planAdoption checks, for an intent with adopt_existing, the hand-written
+// VirtualServices and DestinationRules on its hosts of a kind it writes
+// there (engine.RoutesToAdopt): those it cannot carry fail the plan, each
+// named with the reason, on adopt_existing; those it takes over are a
+// warning saying what the apply does to them. It returns them as the
+// foreign-route warning names them (for that warning to leave them out)
+// and whether any is taken over. A state imported with adopt:
+// (importedAdopt) that finds nothing to adopt at all, neither these nor
+// objects of the intent's own names, fails: an import never reports an
+// adoption that adopts nothing.
+func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, importedAdopt bool) (map[string]bool, bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if !spec.Owner.Adopt {
+		return nil, false, diags
+	}
+	resource := intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name)
+	adopt, refuse, unreadable := data.Engine.RoutesToAdopt(ctx, desired, false)
+	handled := map[string]bool{}
+	for _, h := range append(append([]engine.HandWritten{}, adopt...), refuse...) {
+		handled[h.String()] = true
+	}
+	if len(refuse) > 0 {
+		addAttrError(&diags, path.Root("adopt_existing"), "Hand-written Istio objects that cannot be adopted by "+resource,
+			fmt.Sprintf("adopt_existing takes over the hand-written VirtualServices and DestinationRules on this intent's hosts, replacing each with the intent's own, and these say what the intent does not:\n%s\n"+
+				"Nothing is written. Make the intent say it (declare those hosts), change or delete the objects, or set adopt_existing = false to leave them beside the intent (a plan warning then names them).",
+				engine.HandWrittenList(refuse)))
+		return handled, false, diags
+	}
+	if len(adopt) > 0 {
+		diags.AddAttributeWarning(path.Root("adopt_existing"), "Hand-written Istio objects adopted by "+resource,
+			fmt.Sprintf("The apply writes this intent's objects, then deletes these hand-written ones (only if unchanged since read), so that one VirtualService and one set of DestinationRules serve each host:\n%s",
+				engine.HandWrittenList(adopt)))
+	}
+	if !importedAdopt || len(adopt) > 0 {
+		return handled, len(adopt) > 0, diags
+	}
+	plain, err := data.Engine.PlainObjects(ctx, desired)
+	if err != nil || len(unreadable) > 0 {
+		return handled, false, diags // the apply, with the clusters answering, decides
+	}
+	if len(plain) == 0 {
+		addAttrError(&diags, path.Root("adopt_existing"), "Nothing to adopt for "+resource,
+			fmt.Sprintf("%s was imported with adopt:, and no cluster has a hand-written object for it to take over: no object of the names it writes without the %s label, and no hand-written VirtualService or DestinationRule on a host it writes one for. "+
+				"Nothing is written. If the hand-written objects are elsewhere (another host or cluster), make the configuration name them; if there are none, remove the import and apply to create the intent.",
+				resource, engine.LabelManagedBy))
+	}
+	return handled, false, diags
 }
 
 // applyObjects translates (all values are known at apply), applies and
@@ -204,8 +274,31 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 		l, d := entriesValue(prior)
 		return l, nil, append(diags, d...)
 	}
+	// Hand-written VirtualServices and DestinationRules adopt_existing
+	// takes over, read again: one the intent cannot carry fails before
+	// anything is written; the others are deleted once every write
+	// succeeded (planAdoption).
+	var adopt []engine.HandWritten
+	if spec.Owner.Adopt {
+		var refuse []engine.HandWritten
+		var unreadable []string
+		adopt, refuse, unreadable = data.Engine.RoutesToAdopt(ctx, desired, true)
+		if len(refuse) > 0 {
+			addAttrError(&diags, path.Root("adopt_existing"), "Hand-written Istio objects that cannot be adopted by "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name),
+				"These changed since the plan and say what the intent does not, so nothing is written:\n"+engine.HandWrittenList(refuse)+"\nRun terraform plan again to see the fix.")
+			l, d := entriesValue(prior)
+			return l, nil, append(diags, d...)
+		}
+		for _, u := range unreadable {
+			diags.AddWarning("Hand-written objects not looked for",
+				fmt.Sprintf("adopt_existing takes over hand-written VirtualServices and DestinationRules on this intent's hosts, and this cluster could not be listed (%s); the next plan with the cluster answering shows any there.", u))
+		}
+	}
 	entries, err := data.Engine.ApplyChecked(ctx, spec.Owner, desired, prior, checked)
 	diags.Append(engineDiagnostics(err, diag.SeverityError)...)
+	if err == nil && len(adopt) > 0 {
+		diags.Append(engineDiagnostics(data.Engine.DeleteAdopted(ctx, spec.Owner, adopt).Err(), diag.SeverityError)...)
+	}
 	l, d := entriesValue(entries)
 	return l, failedClusters(err), append(diags, d...)
 }

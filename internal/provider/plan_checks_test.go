@@ -123,8 +123,9 @@ resource "mesh_virtual_destination" "user" {
 }
 
 // A hand-written VirtualService on a virtual destination's hostname is a
-// plan warning naming it, its cluster and the fix; the apply goes on and
-// leaves it untouched.
+// plan warning naming it, its cluster and the fix; the plan writes
+// nothing, and the apply goes on (the resource is in state, not tainted)
+// and leaves it untouched.
 func TestAccPlanChecks_foreignVirtualServiceOnTheHost(t *testing.T) {
 	for _, c := range testClusters {
 		ensureNamespace(t, c, "users")
@@ -169,7 +170,16 @@ resource "mesh_virtual_destination" "user" {
 	if strings.Contains(flat, "in cluster west (host") || strings.Contains(flat, "in cluster onprem (host") {
 		t.Errorf("the warning names a cluster without a hand-written object:\n%s", out)
 	}
+	if left := liveOwned(t, owner.Kind, owner.Name); len(left) > 0 {
+		t.Fatalf("the plan wrote %v", left)
+	}
+	if now := getObject(t, "east", gvrVS, "users", "user-routes"); now == nil || now.GetResourceVersion() != created.GetResourceVersion() {
+		t.Fatal("the plan changed or deleted the hand-written VirtualService")
+	}
 	w.apply()
+	if st := w.inventory("mesh_virtual_destination.user"); !st.present || st.tainted {
+		t.Fatalf("after the apply the virtual destination is in state %v, tainted %v: the warning must not fail or taint it", st.present, st.tainted)
+	}
 	w.requireExact("mesh_virtual_destination.user", owner.Kind, owner.Name)
 	if now := getObject(t, "east", gvrVS, "users", "user-routes"); now == nil || now.GetResourceVersion() != created.GetResourceVersion() {
 		t.Fatal("the hand-written VirtualService was changed or deleted")

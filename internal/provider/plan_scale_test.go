@@ -63,6 +63,23 @@ resource "mesh_access_policy" %[1]q {
 	return b.String()
 }
 
+// scaleRouting is the output of provider::mesh::routing_summary over the
+// n services of scaleConfig.
+func scaleRouting(n int) string {
+	var vds, tps, aps []string
+	for i := 0; i < n; i++ {
+		svc := fmt.Sprintf("svc%02d", i)
+		vds = append(vds, "mesh_virtual_destination."+svc)
+		tps = append(tps, "mesh_traffic_policy."+svc)
+		aps = append(aps, "mesh_access_policy."+svc)
+	}
+	return fmt.Sprintf(`
+output "routing" {
+  value = provider::mesh::routing_summary([%s], [%s], [%s])
+}
+`, strings.Join(vds, ", "), strings.Join(tps, ", "), strings.Join(aps, ", "))
+}
+
 func TestScaleConfig_isWhatItSays(t *testing.T) {
 	cfg := scaleConfig(20)
 	for kind, want := range map[string]int{"mesh_virtual_destination": 20, "mesh_traffic_policy": 20, "mesh_access_policy": 20} {
@@ -86,7 +103,7 @@ func TestAccPlanScale_threeClustersTwentyServices(t *testing.T) {
 		}
 	}
 	w := newRelTF(t)
-	w.write(providerConfig(t, "") + scaleConfig(20))
+	w.write(providerConfig(t, "") + scaleConfig(20) + scaleRouting(20))
 	out, code := w.run("plan")
 	if code != 0 {
 		t.Fatalf("plan failed (exit %d):\n%s", code, out)
@@ -101,6 +118,34 @@ func TestAccPlanScale_threeClustersTwentyServices(t *testing.T) {
 	// jsonencode block (before: 29 lines a policy, 580 in all).
 	if machine > 20 {
 		t.Errorf("resolved_destination takes %d plan lines, want at most one per traffic policy (20)", machine)
+	}
+	// The per-hostname summary (routing_summary, as an output): every host
+	// in it, read at plan (not known after apply), in a few lines each.
+	_, outputs, found := strings.Cut(out, "Changes to Outputs:")
+	if !found {
+		t.Fatalf("the plan shows no output:\n%s", out)
+	}
+	outputs, _, _ = strings.Cut(outputs, "─") // the rule before the closing note
+	if strings.Contains(outputs, "known after apply") {
+		t.Fatalf("the routing summary is known only after apply:\n%s", outputs)
+	}
+	for i := 0; i < 20; i++ {
+		host := fmt.Sprintf("svc%02d.global", i)
+		for _, want := range []string{
+			fmt.Sprintf(`"%s" = <<-EOT`, host),
+			fmt.Sprintf(`failover mesh_virtual_destination "svc%02d":`, i),
+			fmt.Sprintf(`shift mesh_traffic_policy "svc%02d-traffic":`, i),
+			fmt.Sprintf(`access mesh_access_policy "svc%02d-access":`, i),
+		} {
+			if !strings.Contains(outputs, want) {
+				t.Fatalf("the routing summary does not say %q:\n%s", want, outputs)
+			}
+		}
+	}
+	summary := strings.Count(outputs, "\n")
+	t.Logf("the per-hostname routing summary: %d plan lines for 20 hosts", summary)
+	if summary > 20*12 {
+		t.Errorf("the routing summary takes %d plan lines, want at most 12 a host", summary)
 	}
 	if err := os.WriteFile(filepath.Join(os.TempDir(), "plan38-scale.txt"), []byte(out), 0o644); err != nil {
 		t.Log(err)

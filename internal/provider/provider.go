@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -32,6 +33,7 @@ import (
 var (
 	_ provider.Provider                   = &meshProvider{}
 	_ provider.ProviderWithValidateConfig = &meshProvider{}
+	_ provider.ProviderWithFunctions      = &meshProvider{}
 )
 
 // New returns the provider factory for providerserver.
@@ -370,6 +372,11 @@ func (p *meshProvider) DataSources(_ context.Context) []func() datasource.DataSo
 		NewVirtualDestinationDataSource,
 		NewRenderedObjectsDataSource,
 	}
+}
+
+// Functions are the provider's functions (Terraform 1.8, OpenTofu 1.7).
+func (p *meshProvider) Functions(_ context.Context) []func() function.Function {
+	return []func() function.Function{NewRoutingSummaryFunction}
 }
 
 var clustersPath = path.Root("clusters")

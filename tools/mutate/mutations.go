@@ -79,7 +79,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/foreign-routes-ignored", Why: "a hand-written VirtualService on an intent's host goes unreported, and sidecars follow it or the intent's",
-		File: "internal/engine/foreign_routes.go", From: "\t\t\t\tif hosts[cluster][h] {", To: "\t\t\t\tif false && hosts[cluster][h] {",
+		File: "internal/engine/adopt_routes.go", From: "\t\t\t\tif !ih.named(cluster, h) {", To: "\t\t\t\tif true || !ih.named(cluster, h) {",
 		Package: "./internal/engine", Run: "TestForeignRoutesNameHandWrittenObjectsOnTheHost",
 	},
 	{
@@ -89,9 +89,50 @@ var mutations = []mutation{
 	},
 	// Adoption that says what it did (issue 38, item 3).
 	{
-		ID: "provider/adopt-nothing-succeeds", Why: "adopt: of a name no cluster has an object of succeeds with nothing adopted, and the apply creates a second VirtualService next to hand-written ones",
-		File: "internal/provider/intent_import.go", From: "case len(plain) == 0 && t.plainName != nil:", To: "case false:",
-		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFails",
+		ID: "provider/adopt-nothing-succeeds", Why: "adopt: with nothing to adopt plans and applies, and the apply creates the intent's objects next to hand-written ones",
+		File: "internal/provider/objects.go", From: "\tif len(plain) == 0 {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Nothing to adopt", To: "\tif len(plain) < 0 {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Nothing to adopt",
+		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFailsAtPlan",
+	},
+	{
+		ID: "engine/adopt-any-route", Why: "a hand-written VirtualService routing to hosts the intent does not declare is adopted: its routes are deleted with it",
+		File: "internal/engine/adopt_routes.go", From: "\tif extra := undeclared(dests); len(extra) > 0 {", To: "\tif extra := undeclared(dests); false && len(extra) > 0 {",
+		Package: "./internal/engine", Run: "TestRoutesToAdoptSortsWhatTheIntentCanCarry",
+	},
+	{
+		ID: "engine/adopt-foreign-subsets", Why: "a hand-written DestinationRule defining subsets the intent's does not is adopted: routes to those subsets fail once it is deleted",
+		File: "internal/engine/adopt_routes.go", From: "\tif len(missing) > 0 {", To: "\tif false && len(missing) > 0 {",
+		Package: "./internal/engine", Run: "TestRoutesToAdoptSortsWhatTheIntentCanCarry",
+	},
+	{
+		ID: "engine/adopt-other-kind", Why: "an intent adopts a hand-written VirtualService on its host without writing one there: the host loses its routing",
+		File: "internal/engine/adopt_routes.go", From: "\t\tcase !h.Takes:\n", To: "\t\tcase false:\n",
+		Package: "./internal/engine", Run: "TestRoutesToAdoptSortsWhatTheIntentCanCarry",
+	},
+	{
+		ID: "engine/adopt-delete-unconditional", Why: "the adopted object is deleted whatever it became since it was read (no UID or resourceVersion precondition)",
+		File: "internal/engine/adopt_routes.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &uid, ResourceVersion: &rv}}[true]}",
+		Package: "./internal/engine", Run: "TestDeleteAdoptedDeletesOnlyTheObjectRead",
+	},
+	{
+		ID: "provider/adopt-refusal-ignored", Why: "a hand-written object the intent cannot carry passes the plan, and the apply writes next to it",
+		File: "internal/provider/objects.go", From: "\tif len(refuse) > 0 {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Hand-written Istio objects that cannot be adopted by \"+resource,", To: "\tif false {\n\t\taddAttrError(&diags, path.Root(\"adopt_existing\"), \"Hand-written Istio objects that cannot be adopted by \"+resource,",
+		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFailsAtPlan",
+	},
+	{
+		ID: "provider/adopted-never-deleted", Why: "the apply of an adoption leaves the hand-written VirtualService: two serve the host",
+		File: "internal/provider/objects.go", From: "\tif err == nil && len(adopt) > 0 {", To: "\tif false {",
+		Package: "./internal/provider", Run: "TestAccAdoptRoutes_handWrittenVirtualServiceAndDestinationRule", Env: []string{"TF_ACC=1"},
+	},
+	// The per-hostname routing summary (issue 38, item 6).
+	{
+		ID: "routing/summary-clusters-not-grouped", Why: "the summary prints one line per cluster although their lines are equal: 20 services no longer read in one screen",
+		File: "internal/translate/routing/summary.go", From: "\t\tif byLine[l] == nil {\n\t\t\torder = append(order, l)\n\t\t}\n\t\tbyLine[l] = append(byLine[l], c)", To: "\t\tl += \"\\x00\" + c\n\t\torder = append(order, l)\n\t\tbyLine[l] = append(byLine[l], c)",
+		Package: "./internal/translate/routing", Run: "TestSummarize",
+	},
+	{
+		ID: "provider/routing-service-host", Why: "a policy on a service is summarised under its bare service name, not the host Istio routes",
+		File: "internal/provider/routing_function.go", From: "host = fmt.Sprintf(\"%s.%s.svc.cluster.local\", p.Destination.Service.ValueString(), p.Destination.Namespace.ValueString())", To: "host = p.Destination.Service.ValueString()",
+		Package: "./internal/provider", Run: "TestRoutingSummary",
 	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
@@ -346,7 +387,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/prune-listed-without-preconditions", Why: "prune deletes by name what a listing saw: an object deleted and created again by someone else since is deleted",
-		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{}",
+		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &uid, ResourceVersion: &rv}}[true]}",
 		Package: "./internal/engine", Run: "TestPruneSparesAnObjectReplacedBeforeItsDelete",
 	},
 	// Engine survivors (issue 37): listings after writes.

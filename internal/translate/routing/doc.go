@@ -14,7 +14,9 @@
 //
 // Each intent has a structured form (Destination, Traffic, Access) that a
 // comparison reads, and a Statement: a map from cluster name to one line,
-// which is what the plan shows. The line grammar:
+// which is what the plan shows. Summarize (summary.go) gathers the
+// statements of several intents by hostname, for the provider function
+// routing_summary. The line grammar:
 //
 //	virtual destination  tier > tier > ...      tier: "east" or "east, west"
 //	                                             (equal share) or
