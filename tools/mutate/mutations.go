@@ -93,6 +93,17 @@ var mutations = []mutation{
 		File: "internal/provider/intent_import.go", From: "case len(plain) == 0 && t.plainName != nil:", To: "case false:",
 		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFails",
 	},
+	// Everything checkable without clusters at validate (issue 38, item 5).
+	{
+		ID: "provider/validate-weights-wait-for-plan", Why: "traffic_shift weights that do not sum to 100 pass terraform validate when another attribute of the policy is not known yet",
+		File: "internal/provider/validate_config.go", From: "if weights, ok := knownWeights(ctx, req.Config); ok {", To: "if weights, ok := knownWeights(ctx, req.Config); false && ok {",
+		Package: "./internal/provider", Run: "TestValidateChecksWeightsWhileOtherValuesAreUnknown",
+	},
+	{
+		ID: "provider/nested-error-on-resource-block", Why: "an error of a nested attribute carries its full path, which Terraform cannot locate: it points at the resource block instead of the line of the mistake",
+		File: "internal/provider/validators.go", From: "\tsteps := p.Steps()\n\tkeep := 1\n", To: "\tsteps := p.Steps()\n\tkeep := len(steps)\n",
+		Package: "./internal/provider", Run: "TestSourcePathStopsAtTheElement|TestValidatePointsAtTheLineOfTheMistake",
+	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",
 		File: "internal/engine/apply.go", From: "\tif owner.owns(labels) {\n\t\treturn live.GetUID(), false, nil // ours", To: "\tif true {\n\t\treturn live.GetUID(), false, nil // ours",
