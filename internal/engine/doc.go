@@ -7,7 +7,8 @@
 // nothing changes, is a warning, not a failure), preflight.go (namespaces
 // that do not exist, found by a dry-run apply before anything is
 // written), foreign_routes.go (hand-written VirtualServices and
-// DestinationRules on an intent's host, for a plan warning), read.go (refresh: list what each intent owns and
+// DestinationRules on an intent's host, for a plan warning), services.go
+// (backend Services that do not exist, for a plan warning), read.go (refresh: list what each intent owns and
 // digest the fields it owns), compose.go (objects several intents share),
 // with engine.go (the Engine and its clients), inventory.go (owners,
 // labels, entries, the kinds we write), listcache.go (one LIST per cluster

@@ -161,6 +161,11 @@ func addAttrError(d *diag.Diagnostics, p path.Path, summary, detail string) {
 	d.AddAttributeError(sourcePath(p), summary, "Attribute "+p.String()+": "+detail)
 }
 
+// addAttrWarning is addAttrError for a warning.
+func addAttrWarning(d *diag.Diagnostics, p path.Path, summary, detail string) {
+	d.AddAttributeWarning(sourcePath(p), summary, "Attribute "+p.String()+": "+detail)
+}
+
 // sourcePath is the longest part of p whose source Terraform (and
 // OpenTofu) can point at: a top-level attribute, or one element of it
 // (a list index or a map key). They find the source of an attribute path

@@ -87,6 +87,16 @@ var mutations = []mutation{
 		File: "internal/engine/preflight.go", From: ", DryRun: []string{metav1.DryRunAll}})", To: "})",
 		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
 	},
+	{
+		ID: "engine/service-check-removed", Why: "a backend Service that does not exist goes unreported at plan, and requests routed there fail after a clean apply",
+		File: "internal/engine/services.go", From: "case apierrors.IsNotFound(err) && !namespaceMissing(err):", To: "case false:",
+		Package: "./internal/engine", Run: "TestMissingServicesNamesEachServiceThatDoesNotExist",
+	},
+	{
+		ID: "engine/service-forbidden-warns", Why: "a Service the provider may not read (the documented ClusterRole) is reported missing: every plan warns about Services that exist",
+		File: "internal/engine/services.go", From: "\t\t\tcase apierrors.IsForbidden(err):\n", To: "\t\t\tcase apierrors.IsForbidden(err):\n\t\t\t\tout = append(out, serviceMissing(r))\n",
+		Package: "./internal/engine", Run: "TestMissingServicesLeftOutWhenServicesMayNotBeRead",
+	},
 	// Adoption that says what it did (issue 38, item 3).
 	{
 		ID: "provider/adopt-nothing-succeeds", Why: "adopt: of a name no cluster has an object of succeeds with nothing adopted, and the apply creates a second VirtualService next to hand-written ones",
