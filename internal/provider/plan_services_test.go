@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 var gvrService = schema.GroupVersionResource{Version: "v1", Resource: "services"}
@@ -131,5 +132,23 @@ func TestAccPlanChecks_backendServiceMissing(t *testing.T) {
 		if !relLogHas(logs, "engine: backend Service not checked: the provider may not read Services", "cluster="+c, "service=users/rel-svc") {
 			t.Errorf("the DEBUG log does not say that users/rel-svc was not checked in %s", c)
 		}
+	}
+}
+
+// Each backend's Service is checked on its own attribute
+// (backends[i].service); a backend with a value not known yet is not.
+func TestBackendServicesNameTheirAttribute(t *testing.T) {
+	m := virtualDestinationModel{Backends: []vdBackendModel{
+		{Cluster: "east", Namespace: "users", Service: "user"},
+		{Cluster: "west", Namespace: translate.Unknown("backends[1].namespace"), Service: "user"},
+		{Cluster: "onprem", Namespace: "ledger", Service: "ledger"},
+	}}
+	var got []string
+	for _, s := range m.backendServices() {
+		got = append(got, s.Ref.Cluster+" "+s.Ref.String()+" at "+s.At.String())
+	}
+	want := "east users/user at backends[0].service; onprem ledger/ledger at backends[2].service"
+	if strings.Join(got, "; ") != want {
+		t.Fatalf("backendServices = %q, want %q", strings.Join(got, "; "), want)
 	}
 }
