@@ -9,8 +9,9 @@
 // written), foreign_routes.go (hand-written VirtualServices and
 // DestinationRules on an intent's host, for a plan warning),
 // adopt_routes.go (those adopt_existing takes over: which it can carry,
-// and their delete once the intent's own are written), read.go (refresh:
-// list what each intent owns and
+// and their delete once the intent's own are written), services.go
+// (backend Services that do not exist, for a plan warning), read.go
+// (refresh: list what each intent owns and
 // digest the fields it owns), compose.go (objects several intents share),
 // with engine.go (the Engine and its clients), inventory.go (owners,
 // labels, entries, the kinds we write), listcache.go (one LIST per cluster

@@ -28,11 +28,18 @@ func CreateNamespace(namespace string) Hint {
 	return Hint{Args: []string{"create", "namespace", namespace}}
 }
 
+// ListServices is the hint for a Service that does not exist: the
+// Services its namespace has, to find the name meant.
+func ListServices(namespace string) Hint {
+	return Hint{Args: []string{"get", "services", "--namespace", namespace}}
+}
+
 // hintBuilders lists every Hint builder with an example argument, for the
 // test that runs them all; a builder missing here fails
 // TestEveryHintBuilderIsListed.
 var hintBuilders = map[string]func(string) Hint{
 	"CreateNamespace": CreateNamespace,
+	"ListServices":    ListServices,
 }
 
 // HintExamples is every Hint builder applied to an example argument (a

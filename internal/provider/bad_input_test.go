@@ -191,6 +191,12 @@ func errorBlocks(out string) []errorBlock {
 // validator and the translator never both report it.
 func TestAccBadInputFailsAtPlan(t *testing.T) {
 	requireMesh(t)
+	// The valid virtual destination the policy cases refer to has its
+	// backends in users: the plan checks that it exists. Run alone, no
+	// earlier test has made it.
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
 	cases := badInputCases(t)
 	if len(cases) < 30 {
 		t.Fatalf("the table must hold at least 30 cases, has %d", len(cases))

@@ -421,6 +421,13 @@ func TestAccExamplesPlan(t *testing.T) {
 				t.Fatalf("terraform plan of examples/%s does not say %q:\n%s", dir, p.want, out)
 			}
 			for _, w := range regexp.MustCompile(`Warning: (.*)`).FindAllStringSubmatch(out, -1) {
+				// The local mesh runs no workloads: the Services the
+				// examples' backends name do not exist there, which a
+				// user's clusters have (TestAccPlanChecks_backendServiceMissing
+				// shows that warning).
+				if strings.HasPrefix(w[1], "Backend Service missing in cluster ") {
+					continue
+				}
 				if !strings.Contains(w[1], "Provider development overrides") && !slices.Contains(p.warns, strings.TrimSpace(w[1])) {
 					t.Errorf("terraform plan of examples/%s warns: %s\n%s", dir, w[1], out)
 				}

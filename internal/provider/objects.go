@@ -95,6 +95,17 @@ type intentSpec struct {
 	// a cluster's namespace (a virtual destination's backends[i].namespace),
 	// for the plan's error when that namespace does not exist.
 	NamespaceAttr func(cluster, namespace string) (path.Path, bool)
+	// Services, when set, are the Kubernetes Services the intent routes
+	// to, each with the attribute that names it, for the plan's warning
+	// when one does not exist (checkServices).
+	Services []serviceCheck
+}
+
+// serviceCheck is a Service an intent routes to and the attribute that
+// names it (a virtual destination's backends[i].service).
+type serviceCheck struct {
+	Ref engine.ServiceRef
+	At  path.Path
 }
 
 func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
@@ -185,6 +196,7 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 			diags.AddAttributeWarning(path.Root("name"), "Hand-written Istio objects on the host of "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name), engine.ForeignRoutesHint(found))
 		}
 	}
+	diags.Append(checkServices(ctx, data, spec)...)
 	if adopting && !prior.IsNull() {
 		// Already applied (an adoption whose delete failed, or an object
 		// written since): the objects may stay as they are, but the apply
@@ -465,6 +477,34 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 			diags.AddWarning(e.Summary, e.Detail+" The previous inventory of this cluster is kept.")
 		} else {
 			diags.AddError(e.Summary, e.Detail)
+		}
+	}
+	return diags
+}
+
+// checkServices warns, where the clusters answer and the provider may
+// read Services, about each Service the intent routes to that does not
+// exist (engine.MissingServices), on the attribute that names it: the
+// apply would succeed, and requests routed there fail.
+func checkServices(ctx context.Context, data *providerData, spec intentSpec) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if data == nil || data.Engine == nil || len(spec.Services) == 0 {
+		return diags
+	}
+	at := map[engine.ServiceRef]path.Path{}
+	var refs []engine.ServiceRef
+	for _, s := range spec.Services {
+		if _, dup := at[s.Ref]; !dup {
+			at[s.Ref] = s.At
+			refs = append(refs, s.Ref)
+		}
+	}
+	for _, e := range data.Engine.MissingServices(ctx, spec.Owner, refs) {
+		for _, s := range spec.Services {
+			if s.Ref.Cluster == e.Cluster && "Service "+s.Ref.String() == e.Object {
+				addAttrWarning(&diags, at[s.Ref], e.Summary, e.Detail)
+				break
+			}
 		}
 	}
 	return diags

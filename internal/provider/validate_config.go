@@ -146,6 +146,10 @@ func (r *virtualDestinationResource) ValidateConfig(ctx context.Context, req res
 func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m trafficPolicyModel
 	if !knownConfig(ctx, req.Config, &m) {
+		// Some value is not known yet; the weights need none of them.
+		if weights, ok := knownWeights(ctx, req.Config); ok {
+			resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, trafficpolicy.ValidateWeights(weights))...)
+		}
 		return
 	}
 	dest := m.Destination.plain()
@@ -165,4 +169,29 @@ func (r *accessPolicyResource) ValidateConfig(ctx context.Context, req resource.
 	}
 	in, dest := m.intent()
 	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, accesspolicy.Validate(in, dest))...)
+}
+
+// knownWeights reads the weights of traffic_shift when the list and every
+// weight in it are known, whatever else of the configuration is not (a
+// timeout from a variable, a cluster from another resource): the weights
+// check needs nothing else. It reports false when traffic_shift is unset
+// or not known yet.
+func knownWeights(ctx context.Context, config tfsdk.Config) ([]int, bool) {
+	var shift types.List
+	if config.GetAttribute(ctx, path.Root("traffic_shift"), &shift).HasError() || shift.IsNull() || shift.IsUnknown() {
+		return nil, false
+	}
+	weights := make([]int, 0, len(shift.Elements()))
+	for _, el := range shift.Elements() {
+		o, ok := el.(types.Object)
+		if !ok || o.IsNull() || o.IsUnknown() {
+			return nil, false
+		}
+		w, ok := o.Attributes()["weight"].(types.Int64)
+		if !ok || w.IsNull() || w.IsUnknown() {
+			return nil, false
+		}
+		weights = append(weights, int(w.ValueInt64()))
+	}
+	return weights, true
 }

@@ -155,8 +155,52 @@ func (v dnsLabelValidator) ValidateString(ctx context.Context, req validator.Str
 
 // addAttrError adds an error tied to an attribute whose text also names the
 // attribute, so it reads well in CI logs where the source snippet is cut.
+// The diagnostic's own path is sourcePath(p), the part of p that Terraform
+// can show in the configuration.
 func addAttrError(d *diag.Diagnostics, p path.Path, summary, detail string) {
-	d.AddAttributeError(p, summary, "Attribute "+p.String()+": "+detail)
+	d.AddAttributeError(sourcePath(p), summary, "Attribute "+p.String()+": "+detail)
+}
+
+// addAttrWarning is addAttrError for a warning.
+func addAttrWarning(d *diag.Diagnostics, p path.Path, summary, detail string) {
+	d.AddAttributeWarning(sourcePath(p), summary, "Attribute "+p.String()+": "+detail)
+}
+
+// sourcePath is the longest part of p whose source Terraform (and
+// OpenTofu) can point at: a top-level attribute, or one element of it
+// (a list index or a map key). They find the source of an attribute path
+// by walking blocks; this provider's schemas have none, only nested
+// attributes, which are expressions to Terraform: for a path that goes
+// further into one (ports[0].number, fault.abort.percent) they point at
+// the whole resource block, not the attribute's line. Cut to its element
+// (ports[0]) or attribute (fault), the diagnostic points at the line that
+// holds the mistake; its text names the full path.
+func sourcePath(p path.Path) path.Path {
+	steps := p.Steps()
+	keep := 1
+	if len(steps) > 1 {
+		switch steps[1].(type) {
+		case path.PathStepElementKeyInt, path.PathStepElementKeyString:
+			keep = 2
+		}
+	}
+	if len(steps) <= keep {
+		return p
+	}
+	out := path.Empty()
+	for _, s := range steps[:keep] {
+		switch s := s.(type) {
+		case path.PathStepAttributeName:
+			out = out.AtName(string(s))
+		case path.PathStepElementKeyInt:
+			out = out.AtListIndex(int(s))
+		case path.PathStepElementKeyString:
+			out = out.AtMapKey(string(s))
+		default:
+			return p
+		}
+	}
+	return out
 }
 
 // enumValidator accepts one of values. It is stringvalidator.OneOf with a

@@ -230,7 +230,7 @@ func warnIgnoredRecords(diags *diag.Diagnostics, at path.Path, hostname, records
 		return
 	}
 	sort.Strings(ignored)
-	diags.AddAttributeWarning(at, "Record outside the records namespace ignored",
+	diags.AddAttributeWarning(sourcePath(at), "Record outside the records namespace ignored",
 		fmt.Sprintf("ConfigMaps that look like the record of virtual destination %q were found outside the records namespace %q and were ignored: %s. "+
 			"Records are read only from %q; whoever created these may have meant to redirect this policy. Delete them, or find out who wrote them.",
 			hostname, recordsNS, strings.Join(ignored, ", "), recordsNS))
@@ -269,7 +269,7 @@ func checkHostnameRecords(ctx context.Context, data *providerData, at path.Path,
 		}
 	}
 	if len(unsearched) > 0 {
-		diags.AddAttributeWarning(at, "Hostname not checked in every cluster",
+		diags.AddAttributeWarning(sourcePath(at), "Hostname not checked in every cluster",
 			fmt.Sprintf("Whether another virtual destination already serves hostname %q could not be checked in these clusters: %s. "+
 				"The check is made again when the apply plans this resource; make sure the clusters answer.", hostname, strings.Join(unsearched, "; ")))
 	}
@@ -338,7 +338,7 @@ func warnRecordsMove(at path.Path, recordsNS string, prior []engine.Entry) diag.
 	}
 	sort.Strings(olds)
 	sort.Strings(moved)
-	diags.AddAttributeWarning(at, "Records move to the new records namespace",
+	diags.AddAttributeWarning(sourcePath(at), "Records move to the new records namespace",
 		fmt.Sprintf("The provider's records_namespace is now %q, and this virtual destination's records are in namespace %s (%s). "+
 			"The apply writes its records in %q and deletes the old ones. Policies in other states read records from their provider's records_namespace only: "+
 			"set it to %q there too, or they no longer find this virtual destination.",

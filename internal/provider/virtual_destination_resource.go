@@ -306,7 +306,8 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, ph
 			d, err := routing.VirtualDestination(in, reg)
 			return d.Statement(), err
 		},
-		Case: func() any { return in },
+		Case:     func() any { return in },
+		Services: m.backendServices(),
 		NamespaceAttr: func(cluster, namespace string) (path.Path, bool) {
 			for i, b := range m.Backends {
 				if b.Cluster == cluster && b.Namespace == namespace {
@@ -316,6 +317,22 @@ func (m *virtualDestinationModel) spec(_ context.Context, data *providerData, ph
 			return path.Path{}, false
 		},
 	}, diags
+}
+
+// backendServices are the Services the backends name, each with its
+// attribute; a backend with a value not known yet is left out.
+func (m *virtualDestinationModel) backendServices() []serviceCheck {
+	var out []serviceCheck
+	for i, b := range m.Backends {
+		if b.Cluster == "" || b.Namespace == "" || b.Service == "" || translate.IsUnknown(b.Cluster+b.Namespace+b.Service) {
+			continue
+		}
+		out = append(out, serviceCheck{
+			Ref: engine.ServiceRef{Cluster: b.Cluster, Namespace: b.Namespace, Name: b.Service},
+			At:  path.Root("backends").AtListIndex(i).AtName("service"),
+		})
+	}
+	return out
 }
 
 func (m *virtualDestinationModel) inventory() types.Map     { return m.Objects }

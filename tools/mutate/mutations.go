@@ -87,6 +87,16 @@ var mutations = []mutation{
 		File: "internal/engine/preflight.go", From: ", DryRun: []string{metav1.DryRunAll}})", To: "})",
 		Package: "./internal/engine", Run: "TestMissingNamespacesFoundByADryRun",
 	},
+	{
+		ID: "engine/service-check-removed", Why: "a backend Service that does not exist goes unreported at plan, and requests routed there fail after a clean apply",
+		File: "internal/engine/services.go", From: "case apierrors.IsNotFound(err) && !namespaceMissing(err):", To: "case false:",
+		Package: "./internal/engine", Run: "TestMissingServicesNamesEachServiceThatDoesNotExist",
+	},
+	{
+		ID: "engine/service-forbidden-warns", Why: "a Service the provider may not read (the documented ClusterRole) is reported missing: every plan warns about Services that exist",
+		File: "internal/engine/services.go", From: "\t\t\tcase apierrors.IsForbidden(err):\n", To: "\t\t\tcase apierrors.IsForbidden(err):\n\t\t\t\tout = append(out, serviceMissing(r))\n",
+		Package: "./internal/engine", Run: "TestMissingServicesLeftOutWhenServicesMayNotBeRead",
+	},
 	// Adoption that says what it did (issue 38, item 3).
 	{
 		ID: "provider/adopt-nothing-succeeds", Why: "adopt: with nothing to adopt plans and applies, and the apply creates the intent's objects next to hand-written ones",
@@ -133,6 +143,17 @@ var mutations = []mutation{
 		ID: "provider/routing-service-host", Why: "a policy on a service is summarised under its bare service name, not the host Istio routes",
 		File: "internal/provider/routing_function.go", From: "host = fmt.Sprintf(\"%s.%s.svc.cluster.local\", p.Destination.Service.ValueString(), p.Destination.Namespace.ValueString())", To: "host = p.Destination.Service.ValueString()",
 		Package: "./internal/provider", Run: "TestRoutingSummary",
+	},
+	// Everything checkable without clusters at validate (issue 38, item 5).
+	{
+		ID: "provider/validate-weights-wait-for-plan", Why: "traffic_shift weights that do not sum to 100 pass terraform validate when another attribute of the policy is not known yet",
+		File: "internal/provider/validate_config.go", From: "if weights, ok := knownWeights(ctx, req.Config); ok {", To: "if weights, ok := knownWeights(ctx, req.Config); false && ok {",
+		Package: "./internal/provider", Run: "TestValidateChecksWeightsWhileOtherValuesAreUnknown",
+	},
+	{
+		ID: "provider/nested-error-on-resource-block", Why: "an error of a nested attribute carries its full path, which Terraform cannot locate: it points at the resource block instead of the line of the mistake",
+		File: "internal/provider/validators.go", From: "\tsteps := p.Steps()\n\tkeep := 1\n", To: "\tsteps := p.Steps()\n\tkeep := len(steps)\n",
+		Package: "./internal/provider", Run: "TestSourcePathStopsAtTheElement|TestValidatePointsAtTheLineOfTheMistake",
 	},
 	{
 		ID: "engine/overwrite-not-ours", Why: "an object without our labels is written over",

@@ -200,15 +200,12 @@ func validateShift(shift []Shift, dest Destination) translate.Errors {
 		return nil
 	}
 	var errs translate.Errors
-	total := 0
+	weights := make([]int, len(shift))
 	seen := map[string]int{}
 	for i, e := range shift {
 		at := translate.Root("traffic_shift").Index(i)
 		errs = append(errs, validateTarget(at, e.Cluster, e.Local, e.Subset, e.Labels, dest, true)...)
-		if e.Weight < 0 || e.Weight > 100 {
-			errs.Add(translate.Errorf(at.Attr("weight"), "Invalid weight", "weight is %d; it must be from 0 to 100 (percent of the requests).", e.Weight))
-		}
-		total += e.Weight
+		weights[i] = e.Weight
 		id := "local"
 		switch {
 		case e.Cluster != "":
@@ -221,6 +218,25 @@ func validateShift(shift []Shift, dest Destination) translate.Errors {
 		} else {
 			seen[id] = i
 		}
+	}
+	return append(errs, ValidateWeights(weights)...)
+}
+
+// ValidateWeights checks the weights of traffic_shift, in order: each from
+// 0 to 100, and their sum 100. They need nothing else of the policy, so
+// terraform validate checks them even where other attributes are not known
+// yet.
+func ValidateWeights(weights []int) translate.Errors {
+	if len(weights) == 0 {
+		return nil
+	}
+	var errs translate.Errors
+	total := 0
+	for i, w := range weights {
+		if w < 0 || w > 100 {
+			errs.Add(translate.Errorf(translate.Root("traffic_shift").Index(i).Attr("weight"), "Invalid weight", "weight is %d; it must be from 0 to 100 (percent of the requests).", w))
+		}
+		total += w
 	}
 	if total != 100 {
 		errs.Add(translate.Errorf(translate.Root("traffic_shift"), "Weights do not sum to 100",
