@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // Composed objects on a pull cluster (docs/design.md, Delivery sinks,

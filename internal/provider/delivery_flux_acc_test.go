@@ -265,7 +265,17 @@ func eastWeight(se map[string]any, what string, want int64) error {
 			return fmt.Errorf("endpoint %v is not an object", e)
 		}
 		addr, _, _ := unstructured.NestedString(m, "address")
-		w, _, _ := unstructured.NestedInt64(m, "weight")
+		// An API server's JSON decodes to int64, the artifact's YAML
+		// to int or float64.
+		var w int64
+		switch v := m["weight"].(type) {
+		case int64:
+			w = v
+		case int:
+			w = int64(v)
+		case float64:
+			w = int64(v)
+		}
 		weights = append(weights, fmt.Sprintf("%s=%d", addr, w))
 		if addr == "203.0.113.10" && w == want {
 			return nil
