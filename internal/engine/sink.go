@@ -333,12 +333,22 @@ func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string
 	if len(notOurs) > 0 {
 		return prior, nil, notOurs
 	}
+	return e.published(ctx, "published", owner, cluster, a, got, err, desired, prior, staleKeys, held, prune)
+}
+
+// published is the end of a publish to a's artifact (publishCluster,
+// publishComposed): on failure the prior entries stand (the artifact is
+// as it was); else the desired entries, the stale ones kept when not
+// pruning, and as leftovers the stale entries the artifact did not hold
+// as owner's (held).
+func (e *Engine) published(ctx context.Context, what string, owner Owner, cluster string, a PullArtifact, got oci.Artifact, err error,
+	desired []Desired, prior []Entry, staleKeys map[string]Entry, held map[string]bool, prune bool) (entries, leftovers []Entry, errs []*Error) {
 	if err != nil {
 		logCluster(ctx, "publishing failed: the artifact is as it was, prior entries kept", owner, cluster, "artifact", a.Target.String(), "error", err.Error())
 		return prior, nil, []*Error{clusterError(cluster, "Publishing the artifact "+a.Target.String(), err)}
 	}
 	e.pulls.remember(a.Target, got)
-	logCluster(ctx, "published", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(desired), "pruned", prune)
+	logCluster(ctx, what, owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(desired), "pruned", prune)
 	entries = Entries(desired)
 	for k, p := range staleKeys {
 		switch {

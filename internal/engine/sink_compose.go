@@ -117,23 +117,7 @@ func (e *Engine) publishComposed(ctx context.Context, owner Owner, cluster strin
 	if len(refused) > 0 {
 		return prior, nil, refused
 	}
-	if err != nil {
-		logCluster(ctx, "publishing failed: the artifact is as it was, prior entries kept", owner, cluster, "artifact", a.Target.String(), "error", err.Error())
-		return prior, nil, []*Error{clusterError(cluster, "Publishing the artifact "+a.Target.String(), err)}
-	}
-	e.pulls.remember(a.Target, got)
-	logCluster(ctx, "published composed objects", owner, cluster, "artifact", a.Target.String(), "digest", got.Digest, "objects", len(desired), "pruned", prune)
-	entries = Entries(desired)
-	for k, p := range staleKeys {
-		switch {
-		case !held[k]:
-			leftovers = append(leftovers, p)
-		case !prune:
-			entries = append(entries, p)
-		}
-	}
-	SortEntries(leftovers)
-	return entries, leftovers, nil
+	return e.published(ctx, "published composed objects", owner, cluster, a, got, err, desired, prior, staleKeys, held, prune)
 }
 
 // composeInArtifact sets (remove false) or releases (remove true) owner's

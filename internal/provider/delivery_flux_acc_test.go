@@ -284,6 +284,34 @@ func eastWeight(se map[string]any, what string, want int64) error {
 	return fmt.Errorf("%s's endpoints %v: want east's gateway 203.0.113.10 at weight %d", what, weights, want)
 }
 
+// checkPruned is a CheckDestroy: Flux applied the emptied artifact, its
+// inventory is empty, nothing owned is left on onprem or anywhere.
+func (h *fluxHarness) checkPruned(*terraform.State) error {
+	st, rev, err := h.waitApplied()
+	if err != nil {
+		return err
+	}
+	if len(st.Inventory) != 0 {
+		return fmt.Errorf("after destroy Flux's inventory at %s still lists %v", rev, st.Inventory)
+	}
+	if left := liveOwnedIn(h.t, []string{"onprem"}, "", ""); len(left) != 0 {
+		return fmt.Errorf("after destroy Flux left %v on onprem", left)
+	}
+	return checkNothingOwned(h.t)(nil)
+}
+
+// onpremProxy is a fault proxy in front of onprem's API server, closed
+// when the test ends: the provider reaches onprem through it.
+func onpremProxy(t *testing.T) *faultproxy.Proxy {
+	t.Helper()
+	proxy, err := faultproxy.New(strings.TrimSuffix(strings.TrimPrefix(testMesh.Server("onprem"), "https://"), "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	return proxy
+}
+
 // startFlux starts Flux on onprem, delivering the state's artifact
 // (workspace fluxWorkspace) from a registry in the test process, with the
 // objects flux.Bootstrap renders applied; the cleanup stops Flux and
@@ -382,29 +410,13 @@ func startFlux(t *testing.T) (*fluxHarness, string) {
 func TestAccPull_throughFlux(t *testing.T) {
 	h, repository := startFlux(t)
 	ctx := context.Background()
-	proxy, err := faultproxy.New(strings.TrimSuffix(strings.TrimPrefix(testMesh.Server("onprem"), "https://"), "/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
+	proxy := onpremProxy(t)
 	config := fluxDemoConfig(t, repository, 3, proxy)
 	reweighted := fluxDemoConfig(t, repository, 2, proxy)
 	restored := fluxDemoConfig(t, repository, 4, proxy)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		CheckDestroy: func(*terraform.State) error {
-			st, rev, err := h.waitApplied()
-			if err != nil {
-				return err
-			}
-			if len(st.Inventory) != 0 {
-				return fmt.Errorf("after destroy Flux's inventory at %s still lists %v", rev, st.Inventory)
-			}
-			if left := liveOwnedIn(t, []string{"onprem"}, "", ""); len(left) != 0 {
-				return fmt.Errorf("after destroy Flux left %v on onprem", left)
-			}
-			return checkNothingOwned(t)(nil)
-		},
+		CheckDestroy:             h.checkPruned,
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -558,28 +570,12 @@ func (h *fluxHarness) checkSplit(want ...int64) resource.TestCheckFunc {
 // everything (CheckDestroy).
 func TestAccPull_trafficPolicyThroughFlux(t *testing.T) {
 	h, repository := startFlux(t)
-	proxy, err := faultproxy.New(strings.TrimSuffix(strings.TrimPrefix(testMesh.Server("onprem"), "https://"), "/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
+	proxy := onpremProxy(t)
 	config := fluxTrafficConfig(t, repository, 70, proxy)
 	shifted := fluxTrafficConfig(t, repository, 40, proxy)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
-		CheckDestroy: func(*terraform.State) error {
-			st, rev, err := h.waitApplied()
-			if err != nil {
-				return err
-			}
-			if len(st.Inventory) != 0 {
-				return fmt.Errorf("after destroy Flux's inventory at %s still lists %v", rev, st.Inventory)
-			}
-			if left := liveOwnedIn(t, []string{"onprem"}, "", ""); len(left) != 0 {
-				return fmt.Errorf("after destroy Flux left %v on onprem", left)
-			}
-			return checkNothingOwned(t)(nil)
-		},
+		CheckDestroy:             h.checkPruned,
 		Steps: []resource.TestStep{
 			{
 				Config: config,
