@@ -74,6 +74,12 @@ type fluxProc struct {
 type fluxState struct {
 	mu      sync.Mutex
 	running map[string]*flux
+	// storage is each cluster's artifact storage port, kept for the
+	// mesh's life: artifact URLs in OCIRepository statuses name it, and
+	// kustomize-controller keeps fetching the URL it read, so a
+	// source-controller started again (StartFlux after StopFlux, or a
+	// restart of its process) serves them where they were.
+	storage map[string]int
 }
 
 // CheckFluxBinaries returns an error naming what is missing from binDir
@@ -126,8 +132,22 @@ func (m *Mesh) StartFlux(ctx context.Context, name string) error {
 	}
 
 	dir := fluxDir(m.dir, name)
-	if err := os.RemoveAll(dir); err != nil {
-		return err
+	storagePort, again := m.flux.storage[name]
+	if !again {
+		// The first start in this mesh: a clean directory and a free
+		// port for the storage; a start again keeps both.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		ports, err := freePorts(1)
+		if err != nil {
+			return err
+		}
+		storagePort = ports[0]
+		if m.flux.storage == nil {
+			m.flux.storage = map[string]int{}
+		}
+		m.flux.storage[name] = storagePort
 	}
 	storage := filepath.Join(dir, "storage")
 	if err := os.MkdirAll(storage, 0o700); err != nil {
@@ -140,15 +160,16 @@ func (m *Mesh) StartFlux(ctx context.Context, name string) error {
 	// Metrics are off (nothing reads them): every listener less is one
 	// port fewer that another process on the machine can take between
 	// freePorts and the controller's bind. A controller that exits anyway
-	// (a port taken meanwhile, a crash) is started again on fresh ports, as
-	// its Deployment would restart it (fluxProc.supervise).
+	// (a port taken meanwhile, a crash) is started again on a fresh health
+	// port, as its Deployment would restart it (fluxProc.supervise); the
+	// storage port stays the cluster's (fluxState.storage).
 	common := func(health string) []string {
 		return []string{"--metrics-addr=0", "--health-addr=" + health,
 			"--enable-leader-election=false", "--watch-all-namespaces=true", "--log-encoding=console"}
 	}
 	specs := []fluxSpec{
-		{bin: filepath.Join(m.binDir, SourceControllerBinary), ports: 2, args: func(p []int) []string {
-			addr := fmt.Sprintf("127.0.0.1:%d", p[1])
+		{bin: filepath.Join(m.binDir, SourceControllerBinary), ports: 1, args: func(p []int) []string {
+			addr := fmt.Sprintf("127.0.0.1:%d", storagePort)
 			return append(common(fmt.Sprintf("127.0.0.1:%d", p[0])),
 				"--storage-path="+storage, "--storage-addr="+addr, "--storage-adv-addr="+addr)
 		}},
@@ -174,6 +195,14 @@ func (m *Mesh) StartFlux(ctx context.Context, name string) error {
 	}
 	m.flux.running[name] = f
 	return nil
+}
+
+// FluxRunning reports whether Flux's controllers run against the named
+// cluster (StartFlux, not stopped since).
+func (m *Mesh) FluxRunning(name string) bool {
+	m.flux.mu.Lock()
+	defer m.flux.mu.Unlock()
+	return m.flux.running[name] != nil
 }
 
 // StopFlux stops the Flux controllers of the named cluster, if they run,

@@ -300,6 +300,20 @@ func (h *fluxHarness) checkPruned(*terraform.State) error {
 	return checkNothingOwned(h.t)(nil)
 }
 
+// restartOnpremWithFlux starts onprem's API server again, if stopped, and
+// Flux against it, if not running.
+func restartOnpremWithFlux(t *testing.T) {
+	t.Helper()
+	if err := testMesh.StartCluster("onprem"); err != nil {
+		t.Fatalf("restarting onprem: %v", err)
+	}
+	if !testMesh.FluxRunning("onprem") {
+		if err := testMesh.StartFlux(context.Background(), "onprem"); err != nil {
+			t.Fatalf("restarting Flux on onprem: %v", err)
+		}
+	}
+}
+
 // onpremProxy is a fault proxy in front of onprem's API server, closed
 // when the test ends: the provider reaches onprem through it.
 func onpremProxy(t *testing.T) *faultproxy.Proxy {
@@ -405,8 +419,10 @@ func startFlux(t *testing.T) (*fluxHarness, string) {
 // weight change is a new revision Flux applies; a tag re-pushed by hand is
 // drift the plan shows and the apply undoes (and Flux follows); with
 // onprem's API server refusing the provider, plan and apply succeed and
-// publish, and Flux applies the result; destroy leaves Flux pruning every
-// object.
+// publish, and Flux applies the result; with onprem's API server stopped
+// (and Flux with it), plan and apply succeed and publish, and once both
+// are back Flux applies it and the plan is empty; destroy leaves Flux
+// pruning every object.
 func TestAccPull_throughFlux(t *testing.T) {
 	h, repository := startFlux(t)
 	ctx := context.Background()
@@ -414,6 +430,7 @@ func TestAccPull_throughFlux(t *testing.T) {
 	config := fluxDemoConfig(t, repository, 3, proxy)
 	reweighted := fluxDemoConfig(t, repository, 2, proxy)
 	restored := fluxDemoConfig(t, repository, 4, proxy)
+	later := fluxDemoConfig(t, repository, 5, proxy)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: protoV6ProviderFactories,
 		CheckDestroy:             h.checkPruned,
@@ -482,9 +499,7 @@ func TestAccPull_throughFlux(t *testing.T) {
 				// refuses connections, as a stopped server's does): the
 				// plan and the apply of a change need only the registry,
 				// and publish (checked in the artifact). Flux, inside the
-				// cluster, is not cut off. (Stopping onprem's API server
-				// itself under Flux's watches times out: kube-apiserver
-				// does not stop within envtest's stop timeout.)
+				// cluster, is not cut off.
 				PreConfig: func() { proxy.Refuse() },
 				Config:    restored,
 				Check:     resource.ComposeAggregateTestCheckFunc(h.checkPublishedEastWeight(4), h.checkApplied, h.checkEastWeight(4)),
@@ -502,6 +517,39 @@ func TestAccPull_throughFlux(t *testing.T) {
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
 				Check: resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(4)),
+			},
+			{
+				// onprem's API server stopped (etcd's data kept), with
+				// Flux's controllers, which cannot work without it: the
+				// plan and the apply of a change still succeed and
+				// publish; the artifact waits in the registry.
+				PreConfig: func() {
+					t.Cleanup(func() { restartOnpremWithFlux(t) }) // if the next step does not run
+					if err := testMesh.StopFlux("onprem"); err != nil {
+						t.Fatal(err)
+					}
+					if err := testMesh.StopCluster("onprem"); err != nil {
+						t.Fatal(err)
+					}
+					proxy.Refuse()
+				},
+				Config: later,
+				Check:  h.checkPublishedEastWeight(5),
+			},
+			{
+				// The API server and Flux back: nothing to change, and
+				// Flux applies what was published while it was down.
+				PreConfig: func() {
+					restartOnpremWithFlux(t)
+					if err := proxy.Heal(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: later,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(h.checkApplied, h.checkEastWeight(5)),
 			},
 		},
 	})
