@@ -10,18 +10,20 @@ import (
 )
 
 // scaleClusters are the clusters of the platform team's configuration:
-// the three local clusters (a fourth name for one of their API servers is
-// refused, "Two clusters on one API server", so the local measure has
-// three).
+// the three local clusters (TestAccPlanScale_fourClustersTwentyServices
+// adds a fourth API server of its own).
 var scaleClusters = testClusters
 
 // scaleConfig writes what a platform team writes for n services over the
-// clusters: per service a virtual destination with backends in the three
-// clusters (failover order rotating), a traffic policy (timeout and
+// clusters: per service a virtual destination with a backend in every
+// cluster (failover order rotating), a traffic policy (timeout and
 // retries; every other one shifts traffic, every third one sets
 // connection settings) and an access policy (one calling service from
 // every cluster, GET and POST only).
-func scaleConfig(n int) string {
+func scaleConfig(n int) string { return scaleConfigOver(n, scaleClusters) }
+
+// scaleConfigOver is scaleConfig over the given clusters.
+func scaleConfigOver(n int, scaleClusters []string) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		svc := fmt.Sprintf("svc%02d", i)
@@ -32,7 +34,7 @@ resource "mesh_virtual_destination" %[1]q {
   ports    = [{ number = 8080, protocol = "HTTP" }]
   backends = [
 `, svc)
-		for p := 0; p < 3; p++ {
+		for p := 0; p < len(scaleClusters); p++ {
 			c := scaleClusters[(i+p)%len(scaleClusters)]
 			fmt.Fprintf(&b, "    { cluster = %q, namespace = %q, service = %q, priority = %d },\n", c, svc, svc, p)
 		}
@@ -172,4 +174,43 @@ func machineLines(out string) int {
 		}
 	}
 	return n
+}
+
+// The create plan of 4 clusters x 20 services (issue 38's configuration):
+// the three local clusters and a fourth API server of its own (the outage
+// test's), its length in lines and how many are machine data.
+func TestAccPlanScale_fourClustersTwentyServices(t *testing.T) {
+	requireMesh(t)
+	d, _, conn := startOutageCluster(t)
+	clusters := append(append([]string(nil), testClusters...), outageCluster)
+	for i := 0; i < 20; i++ {
+		ns := fmt.Sprintf("svc%02d", i)
+		for _, c := range testClusters {
+			ensureNamespace(t, c, ns)
+		}
+		createNamespace(t, d, ns)
+	}
+	var b strings.Builder
+	b.WriteString("provider \"mesh\" {\n  clusters = {\n")
+	for _, c := range testClusters {
+		fmt.Fprintf(&b, "    %s = {\n      kubernetes = {\n      %s\n      }\n      %s\n    }\n", c, kubeconfigConnection(t, c), testTopology[c])
+	}
+	fmt.Fprintf(&b, "    %s = {\n      kubernetes = {\n      %s\n      }\n      %s\n    }\n  }\n}\n", outageCluster, conn, outageTopology)
+	w := newRelTF(t)
+	w.write(b.String() + scaleConfigOver(20, clusters) + scaleRouting(20))
+	out, code := w.run("plan")
+	if code != 0 {
+		t.Fatalf("plan failed (exit %d):\n%s", code, out)
+	}
+	if !strings.Contains(out, "Plan: 60 to add, 0 to change, 0 to destroy.") {
+		t.Fatalf("the plan does not add the 60 resources:\n%s", out)
+	}
+	if !strings.Contains(out, `cluster = "edge"`) {
+		t.Fatalf("the plan places nothing in the fourth cluster:\n%s", out)
+	}
+	lines, machine := strings.Count(out, "\n"), machineLines(out)
+	t.Logf("4 clusters x 20 services: %d plan lines, %d of them resolved_destination", lines, machine)
+	if machine > 20 {
+		t.Errorf("resolved_destination takes %d plan lines, want at most one per traffic policy (20)", machine)
+	}
 }

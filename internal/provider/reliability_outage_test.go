@@ -51,10 +51,7 @@ func startOutageCluster(t *testing.T) (dynamic.Interface, *faultproxy.Proxy, str
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "users"}}}
-	if _, err := d.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	createNamespace(t, d, "users")
 	p, err := faultproxy.New(strings.TrimSuffix(strings.TrimPrefix(m.Server(outageCluster), "https://"), "/"))
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +64,15 @@ func startOutageCluster(t *testing.T) (dynamic.Interface, *faultproxy.Proxy, str
       client_certificate     = %q
       client_key             = %q`, p.URL(), cfg.CAData, cfg.CertData, cfg.KeyData)
 	return d, p, conn
+}
+
+// createNamespace creates namespace name through d, if it does not exist.
+func createNamespace(t *testing.T, d dynamic.Interface, name string) {
+	t.Helper()
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if _, err := d.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // outageConfig is the provider with four clusters, a virtual destination
