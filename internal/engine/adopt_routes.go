@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,6 +130,12 @@ func (ih intentHosts) named(cluster, host string) bool {
 // not be listed, with the error; pull clusters are not looked at.
 func (e *Engine) handWritten(ctx context.Context, desired []Desired, fresh bool) (found []HandWritten, unreadable []string) {
 	ih := hostsOfDesired(desired)
+	// The objects of the intent's own names are adopted in place (written
+	// over), never deleted.
+	own := map[string]bool{}
+	for _, d := range desired {
+		own[d.Cluster+"/"+d.Kind+"/"+d.Namespace+"/"+d.Name] = true
+	}
 	var clusters []string
 	for c := range ih.byKind {
 		clusters = append(clusters, c)
@@ -153,13 +160,19 @@ func (e *Engine) handWritten(ctx context.Context, desired []Desired, fresh bool)
 			return nil, nil
 		}
 		for _, it := range items {
+			if own[cluster+"/"+it.GetKind()+"/"+it.GetNamespace()+"/"+it.GetName()] {
+				continue
+			}
 			for _, h := range hostsOf(it.Object) {
 				if !ih.named(cluster, h) {
 					continue
 				}
 				hw := HandWritten{Cluster: cluster, Kind: it.GetKind(), Namespace: it.GetNamespace(), Name: it.GetName(), Host: h,
 					UID: it.GetUID(), ResourceVersion: it.GetResourceVersion(), Takes: ih.byKind[cluster][it.GetKind()][h]}
-				hw.Why = whyNotAdoptable(it.Object, ih.declared[cluster], ih.subsets[cluster])
+				hw.Why = managedElsewhere(&it)
+				if hw.Why == "" {
+					hw.Why = whyNotAdoptable(it.Object, ih.byKind[cluster][it.GetKind()], ih.declared[cluster], ih.subsets[cluster])
+				}
 				mu.Lock()
 				found = append(found, hw)
 				mu.Unlock()
@@ -187,10 +200,27 @@ func (e *Engine) listForeignRoutes(ctx context.Context, cluster string) ([]unstr
 	return out, nil
 }
 
-// whyNotAdoptable says why the intent, which declares the hosts declared
-// in the object's cluster, cannot carry what a hand-written VirtualService
-// or DestinationRule says; empty when it can.
-func whyNotAdoptable(obj map[string]any, declared, subsets map[string]bool) string {
+// managedElsewhere says why an object without our managed-by label is
+// still not hand-written: another tool's managed-by label (Helm, Argo CD,
+// Flux), or an owner (a Flagger canary, an Argo Rollout) that would write
+// it again; empty when neither.
+func managedElsewhere(u *unstructured.Unstructured) string {
+	if by := u.GetLabels()[LabelManagedBy]; by != "" {
+		return "it is managed by " + by + " (label " + LabelManagedBy + "), which would write it again"
+	}
+	if refs := u.GetOwnerReferences(); len(refs) > 0 {
+		return "it is owned by " + refs[0].Kind + " " + refs[0].Name + ", which would write it again"
+	}
+	return ""
+}
+
+// whyNotAdoptable says why the intent cannot carry what a hand-written
+// VirtualService or DestinationRule says; empty when it can. served are
+// the hosts the intent's objects of the same kind name in the object's
+// cluster (a hand-written object serving another host would leave that
+// host without its routing), declared every host the intent declares
+// there (where routes may go), subsets its DestinationRules' subsets.
+func whyNotAdoptable(obj map[string]any, served, declared, subsets map[string]bool) string {
 	spec, _ := obj["spec"].(map[string]any)
 	undeclared := func(hosts []string) []string {
 		var out []string
@@ -205,6 +235,9 @@ func whyNotAdoptable(obj map[string]any, declared, subsets map[string]bool) stri
 		return out
 	}
 	var why []string
+	if to := stringsOf(spec["exportTo"]); len(to) > 0 && !slices.Contains(to, "*") {
+		why = append(why, "it is visible only to the namespaces "+strings.Join(to, ", ")+" (exportTo), and the intent's objects to every namespace")
+	}
 	if ws, ok := spec["workloadSelector"].(map[string]any); ok && len(ws) > 0 {
 		why = append(why, "it applies only to the workloads its workloadSelector picks, and the intent's applies to every client")
 	}
@@ -227,8 +260,15 @@ func whyNotAdoptable(obj map[string]any, declared, subsets map[string]bool) stri
 	if len(gateways) > 0 {
 		why = append(why, "it is bound to the gateways "+strings.Join(gateways, ", ")+", and the intent routes sidecars only")
 	}
-	if extra := undeclared(stringsOf(spec["hosts"])); len(extra) > 0 {
-		why = append(why, "it also serves "+strings.Join(extra, ", ")+", which the intent does not declare")
+	var others []string
+	for _, h := range hostsOf(obj) {
+		if !served[h] && !slices.Contains(others, h) {
+			others = append(others, h)
+		}
+	}
+	sort.Strings(others)
+	if len(others) > 0 {
+		why = append(why, "it also serves "+strings.Join(others, ", ")+", for which the intent writes no object of its kind")
 	}
 	var dests, delegates []string
 	for _, proto := range []string{"http", "tcp", "tls"} {
@@ -332,10 +372,10 @@ func (e *Engine) RoutesToAdopt(ctx context.Context, desired []Desired, fresh boo
 func (e *Engine) DeleteAdopted(ctx context.Context, owner Owner, adopted []HandWritten) Errors {
 	var clusters []string
 	for _, h := range adopted {
-		if len(clusters) == 0 || clusters[len(clusters)-1] != h.Cluster {
-			clusters = append(clusters, h.Cluster)
-		}
+		clusters = append(clusters, h.Cluster)
 	}
+	slices.Sort(clusters)
+	clusters = slices.Compact(clusters) // each cluster once, whatever the order of adopted
 	_, errs := perCluster(ctx, clusters, func(ctx context.Context, cluster string) ([]Entry, []*Error) {
 		var out []*Error
 		for _, h := range adopted {
