@@ -51,12 +51,17 @@ func TestAdoptRefusesObjectsOfControllersAndNamespaceScopedOnes(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	putRouteNS(t, fc, "users", "VirtualService", "flagger-vs", map[string]string{LabelManagedBy: "Helm"}, true, map[string]any{
 		"hosts": []any{"user.global"}, "http": []any{map[string]any{"route": []any{map[string]any{"destination": map[string]any{"host": "user.global"}}}}}})
+	putRouteNS(t, fc, "users", "VirtualService", "rollout-vs", nil, true, map[string]any{ // owned, no label
+		"hosts": []any{"user.global"}, "http": []any{map[string]any{"route": []any{map[string]any{"destination": map[string]any{"host": "user.global"}}}}}})
 	putRouteNS(t, fc, "team-b", "DestinationRule", "team-b-dr", nil, false, map[string]any{
 		"host": "user.global", "exportTo": []any{"."}, "trafficPolicy": map[string]any{"tls": map[string]any{"mode": "DISABLE"}, "connectionPool": map[string]any{"tcp": map[string]any{"maxConnections": int64(1)}}}})
 	adopt, refuse, _ := e.RoutesToAdopt(context.Background(), routeDesired(), true)
 	t.Logf("adopt=%v refuse=%v", adopt, refuse)
 	if len(adopt) > 0 {
 		t.Errorf("adopted (to delete): %v", adopt)
+	}
+	if len(refuse) != 3 {
+		t.Errorf("refused %v, want the Helm-managed and the owned VirtualServices and the namespace-scoped DestinationRule, each named", refuse)
 	}
 }
 

@@ -104,6 +104,16 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "TestAdoptWithNothingToAdoptFailsAtPlan",
 	},
 	{
+		ID: "engine/adopt-controller-owned", Why: "adoption takes over (and deletes) objects another tool manages or a controller owns, which write them again",
+		File: "internal/engine/adopt_routes.go", From: "if refs := u.GetOwnerReferences(); len(refs) > 0 {", To: "if refs := u.GetOwnerReferences(); len(refs) > 99 {",
+		Package: "./internal/engine", Run: "TestAdoptRefusesObjectsOfControllersAndNamespaceScopedOnes",
+	},
+	{
+		ID: "engine/adopt-own-name-deleted", Why: "the hand-written object of the intent's own name, rewritten in place, is also listed for deletion",
+		File: "internal/engine/adopt_routes.go", From: "\t\t\tif own[cluster+\"/\"+it.GetKind()+\"/\"+it.GetNamespace()+\"/\"+it.GetName()] {", To: "\t\t\tif own[cluster+\"/\"+it.GetKind()+\"/\"+it.GetNamespace()+\"/\"+it.GetName()] && false {",
+		Package: "./internal/engine", Run: "TestAdoptInPlaceNeverDeletesTheIntentsOwnName",
+	},
+	{
 		ID: "engine/adopt-any-route", Why: "a hand-written VirtualService routing to hosts the intent does not declare is adopted: its routes are deleted with it",
 		File: "internal/engine/adopt_routes.go", From: "\tif extra := undeclared(dests); len(extra) > 0 {", To: "\tif extra := undeclared(dests); false && len(extra) > 0 {",
 		Package: "./internal/engine", Run: "TestRoutesToAdoptSortsWhatTheIntentCanCarry",
