@@ -18,9 +18,11 @@ import (
 // adoptAttribute is the adopt_existing attribute of every intent resource.
 func adoptAttribute() schema.BoolAttribute {
 	return schema.BoolAttribute{
-		MarkdownDescription: "Take over Istio objects of the same names that this provider did not write (no `app.kubernetes.io/managed-by` label), " +
-			"e.g. hand-written ones being brought under management: apply rewrites them to this intent in place, keeping their identity (no delete, no gap in traffic). " +
-			"Default `false`: such objects are an apply error naming them, and are left untouched. Objects another intent owns are never taken. " +
+		MarkdownDescription: "Take over Istio objects this provider did not write (no `app.kubernetes.io/managed-by` label), e.g. hand-written ones being brought under management. " +
+			"Objects of the names this intent writes are rewritten in place, keeping their identity (no delete, no gap in traffic). " +
+			"Hand-written VirtualServices and DestinationRules of other names on a host this intent writes the same kind for, in the same cluster, are named in the plan and deleted by the apply once this intent's own objects are written (Istio's sidecars follow one VirtualService per host); " +
+			"one this intent cannot carry (another host, other destinations, gateways, delegation, a workload selector, a narrower `exportTo`, other subsets) or that another tool manages or a controller owns is a plan error naming it. " +
+			"Default `false`: such objects are an error (same names) or a warning (other names), and are left untouched. Objects another intent owns are never taken. " +
 			"Import with the id `adopt:<name>` sets it.",
 		Optional: true,
 	}
