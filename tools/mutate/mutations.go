@@ -130,7 +130,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/adopt-delete-unconditional", Why: "the adopted object is deleted whatever it became since it was read (no UID or resourceVersion precondition)",
-		File: "internal/engine/adopt_routes.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &uid, ResourceVersion: &rv}}[true]}",
+		File: "internal/engine/adopt_routes.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}[true]}",
 		Package: "./internal/engine", Run: "TestDeleteAdoptedDeletesOnlyTheObjectRead",
 	},
 	{
@@ -259,7 +259,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "translate/manifest-spec-skipped", Why: "an Istio object's manifest is rendered without its spec's content",
-		File: "internal/translate/object.go", From: "\tif sv != nil {\n\t\tm[\"spec\"] = sv", To: "\tif sv == nil {\n\t\tm[\"spec\"] = sv",
+		File: "internal/translate/object.go", From: "\t\tif err == nil {\n\t\t\tm[\"spec\"] = sv\n", To: "\t\tif err == nil {\n\t\t\t_ = sv\n",
 		Package: "./internal/translate", Run: "TestManifestIsTheObjectsJSON",
 	},
 	{
@@ -418,7 +418,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/prune-listed-without-preconditions", Why: "prune deletes by name what a listing saw: an object deleted and created again by someone else since is deleted",
-		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &uid, ResourceVersion: &rv}}[true]}",
+		File: "internal/engine/apply.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}[true]}",
 		Package: "./internal/engine", Run: "TestPruneSparesAnObjectReplacedBeforeItsDelete",
 	},
 	// Engine survivors (issue 37): listings after writes.
@@ -475,7 +475,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "oci/yaml-cache-by-key", Why: "a Writer reuses an object's YAML by its key alone, so a changed object is published as it was",
-		File: "internal/delivery/oci/artifact.go", From: "if r, ok := c.m[key]; ok && r.json == string(j) {", To: "if r, ok := c.m[key]; ok {",
+		File: "internal/delivery/oci/artifact.go", From: "if !ok || r.json != string(j) {", To: "if !ok {",
 		Package: "./internal/delivery/oci", Run: "TestRenderedYAMLIsReusedOnlyForTheSameObject",
 	},
 	// The apply reads each new object once (issue 39).

@@ -11,6 +11,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -137,6 +138,7 @@ func content(objs Objects, cache *yamlCache) ([]byte, error) {
 // growing artifact. Its bytes are Marshal's, so the artifact's are too.
 // Not safe for concurrent use: a Writer's pushes are serialised.
 type yamlCache struct {
+	mu   sync.Mutex                // builds of one Writer never overlap; this keeps a misuse from corrupting the maps
 	m    map[string]renderedObject // the previous build's
 	next map[string]renderedObject // this build's, kept when it succeeds
 }
@@ -144,6 +146,8 @@ type yamlCache struct {
 // begin starts a build: what it renders replaces the cache at end.
 func (c *yamlCache) begin() {
 	if c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		c.next = make(map[string]renderedObject, len(c.m))
 	}
 }
@@ -152,6 +156,8 @@ func (c *yamlCache) begin() {
 // since the previous one).
 func (c *yamlCache) end() {
 	if c != nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
 		c.m, c.next = c.next, nil
 	}
 }
@@ -171,16 +177,23 @@ func (c *yamlCache) render(key string, obj map[string]any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling into JSON: %w", err)
 	}
-	if r, ok := c.m[key]; ok && r.json == string(j) {
-		c.next[key] = r
-		return r.yaml, nil
+	c.mu.Lock()
+	r, ok := c.m[key]
+	c.mu.Unlock()
+	if !ok || r.json != string(j) {
+		y, err := yaml.JSONToYAML(j)
+		if err != nil {
+			return nil, err
+		}
+		r = renderedObject{json: string(j), yaml: y}
 	}
-	y, err := yaml.JSONToYAML(j)
-	if err != nil {
-		return nil, err
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.next == nil { // a build ended meanwhile
+		c.next = map[string]renderedObject{}
 	}
-	c.next[key] = renderedObject{json: string(j), yaml: y}
-	return y, nil
+	c.next[key] = r
+	return r.yaml, nil
 }
 
 // maxContent bounds what a fetched layer may expand to: an artifact of a
