@@ -237,7 +237,7 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 	}
 	if len(adopt) > 0 {
 		diags.AddAttributeWarning(path.Root("adopt_existing"), "Hand-written Istio objects adopted by "+resource,
-			fmt.Sprintf("The apply writes this intent's objects, then deletes these hand-written ones (only if unchanged since read), so that one VirtualService and one set of DestinationRules serve each host:\n%s",
+			fmt.Sprintf("The apply writes this intent's objects, then deletes these hand-written ones (only if unchanged since read), so that one VirtualService and one set of DestinationRules serve each host:\n%s\nRemove adopt_existing to keep them.",
 				engine.HandWrittenList(adopt)))
 	}
 	if !importedAdopt || len(adopt) > 0 {

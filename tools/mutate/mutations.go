@@ -130,7 +130,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/adopt-delete-unconditional", Why: "the adopted object is deleted whatever it became since it was read (no UID or resourceVersion precondition)",
-		File: "internal/engine/adopt_routes.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &seen.uid, ResourceVersion: &seen.resourceVersion}}[true]}",
+		File: "internal/engine/adopt_routes.go", From: "metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}", To: "metav1.DeleteOptions{Preconditions: map[bool]*metav1.Preconditions{true: nil, false: {UID: &uid, ResourceVersion: &rv}}[true]}",
 		Package: "./internal/engine", Run: "TestDeleteAdoptedDeletesOnlyTheObjectRead",
 	},
 	{
