@@ -83,7 +83,7 @@ func main() {
 	run := func(fn func(in *intent) error, waves ...[]*intent) float64 {
 		start := time.Now()
 		for _, wave := range waves {
-			if err := inParallel(wave, *parallelism, fn); err != nil {
+			if err := gen.InParallel(wave, *parallelism, fn); err != nil {
 				fatal(err)
 			}
 		}
@@ -118,30 +118,6 @@ func main() {
 		return nil
 	}, composed, plain)
 	_ = json.NewEncoder(os.Stdout).Encode(map[string]any{"seconds": out, "objects_read": objects})
-}
-
-// inParallel calls fn for every intent, at most n at once.
-func inParallel[T any](items []T, n int, fn func(T) error) error {
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for _, in := range items {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := fn(in); err != nil {
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
 
 func fatal(err error) {

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -52,18 +51,10 @@ func main() {
 		}
 		col := func(get func(*gen.Fleet) float64) (float64, string) {
 			var v []float64
-			for _, f := range fs {
-				v = append(v, get(f))
+			for _, x := range fs {
+				v = append(v, get(x))
 			}
-			sort.Float64s(v)
-			med := v[len(v)/2]
-			if len(v)%2 == 0 {
-				med = (v[len(v)/2-1] + v[len(v)/2]) / 2
-			}
-			if len(v) == 1 {
-				return med, fmt.Sprintf("%.2f", med)
-			}
-			return med, fmt.Sprintf("%.2f (%.2f to %.2f)", med, v[0], v[len(v)-1])
+			return gen.Spread(v)
 		}
 		f := fs[0]
 		tr, trS := col(func(f *gen.Fleet) float64 { return f.Translate })

@@ -111,7 +111,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	start = cpuNow()
 	for wave, intents := range [][]*fleetIntent{plain, composed} {
 		clusters.setWave(wave)
-		if err := inParallel(intents, parallelism, func(in *fleetIntent) error {
+		if err := InParallel(intents, parallelism, func(in *fleetIntent) error {
 			var err error
 			in.applied, err = eng.Apply(ctx, in.owner, in.desired, nil)
 			return err
@@ -151,7 +151,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	}
 	fresh := &engine.Engine{Clients: clusters, Composers: composers}
 	start = cpuNow()
-	if err := inParallel(all, parallelism, func(in *fleetIntent) error {
+	if err := InParallel(all, parallelism, func(in *fleetIntent) error {
 		got, errs := fresh.Read(ctx, in.owner, in.kinds, nil, in.applied)
 		if err := errs.Err(); err != nil {
 			return err
@@ -170,7 +170,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	gone := &engine.Engine{Clients: clusters, Composers: composers}
 	start = cpuNow()
 	for _, intents := range [][]*fleetIntent{composed, plain} {
-		if err := inParallel(intents, parallelism, func(in *fleetIntent) error {
+		if err := InParallel(intents, parallelism, func(in *fleetIntent) error {
 			left, err := gone.Delete(ctx, in.owner, in.applied)
 			if err == nil && len(left) > 0 {
 				err = fmt.Errorf("%s: %d objects left after delete", in.owner, len(left))
@@ -324,7 +324,7 @@ func (r *recorder) perCluster(byCluster map[string][]Write, parallelism int, fn 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := inParallel(ws, parallelism, fn); err != nil {
+			if err := InParallel(ws, parallelism, fn); err != nil {
 				errs <- err
 			}
 		}()
@@ -334,9 +334,9 @@ func (r *recorder) perCluster(byCluster map[string][]Write, parallelism int, fn 
 	return <-errs
 }
 
-// inParallel calls fn for every item, at most n at once, and returns the
+// InParallel calls fn for every item, at most n at once, and returns the
 // first error.
-func inParallel[T any](items []T, n int, fn func(T) error) error {
+func InParallel[T any](items []T, n int, fn func(T) error) error {
 	sem := make(chan struct{}, max(n, 1))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -357,6 +357,22 @@ func inParallel[T any](items []T, n int, fn func(T) error) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// Spread is the median of values (the mean of the middle two for an even
+// count) and how a table prints it: alone for one value, else with the
+// range, "1.20 (1.10 to 1.50)".
+func Spread(values []float64) (float64, string) {
+	v := append([]float64(nil), values...)
+	sort.Float64s(v)
+	med := v[len(v)/2]
+	if len(v)%2 == 0 {
+		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	if len(v) == 1 {
+		return med, fmt.Sprintf("%.2f", med)
+	}
+	return med, fmt.Sprintf("%.2f (%.2f to %.2f)", med, v[0], v[len(v)-1])
 }
 
 // cpuNow is the CPU time this process has used, in seconds, after a

@@ -155,7 +155,7 @@ func MeasurePublish(m int, names []string, parallelism int) (*Publish, error) {
 
 	eng := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull}
 	start := cpuNow()
-	if err := inParallel(all, parallelism, func(in *intent) error {
+	if err := InParallel(all, parallelism, func(in *intent) error {
 		var err error
 		in.applied, err = eng.Apply(ctx, in.owner, in.desired, nil)
 		return err
@@ -180,7 +180,7 @@ func MeasurePublish(m int, names []string, parallelism int) (*Publish, error) {
 	}
 	cr.take()
 	start = cpuNow()
-	if err := inParallel(names, len(names), func(c string) error {
+	if err := InParallel(names, len(names), func(c string) error {
 		ref, err := name.NewTag(cr.target("floor", c).String(), name.Insecure)
 		if err != nil {
 			return err
@@ -217,7 +217,7 @@ func MeasurePublish(m int, names []string, parallelism int) (*Publish, error) {
 	// A refresh in a new engine (a new provider process): every intent
 	// read, each finding what it published.
 	fresh := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull}
-	if err := inParallel(all, parallelism, func(in *intent) error {
+	if err := InParallel(all, parallelism, func(in *intent) error {
 		var kinds []schema.GroupVersionKind
 		got, errs := fresh.Read(ctx, in.owner, kinds, names, in.applied)
 		if err := errs.Err(); err != nil {

@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/mesh-intent/terraform-provider-mesh/bench/gen"
@@ -39,18 +38,10 @@ func main() {
 	}
 	col := func(get func(*gen.Publish) float64) (float64, string) {
 		var v []float64
-		for _, p := range ps {
-			v = append(v, get(p))
+		for _, x := range ps {
+			v = append(v, get(x))
 		}
-		sort.Float64s(v)
-		med := v[len(v)/2]
-		if len(v)%2 == 0 {
-			med = (v[len(v)/2-1] + v[len(v)/2]) / 2
-		}
-		if len(v) == 1 {
-			return med, fmt.Sprintf("%.2f", med)
-		}
-		return med, fmt.Sprintf("%.2f (%.2f to %.2f)", med, v[0], v[len(v)-1])
+		return gen.Spread(v)
 	}
 	p := ps[0]
 	ap, apS := col(func(p *gen.Publish) float64 { return p.Apply })
