@@ -1,0 +1,276 @@
+package engine
+
+// Adversarial review of pull delivery (issue 35). Each test states what the
+// design promises and fails where the code does not hold it.
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+)
+
+// R1. Two Terraform states that set the same `workspace` (a copied root
+// module, two pipelines of one repository with different backends) on one
+// pull cluster. docs/design.md: "a state that finds another publisher there
+// fails, naming both, at refresh and at apply". But the publisher recorded
+// is the workspace name, which is also the tag: two states with distinct
+// workspaces never share an artifact, and two with the same workspace
+// carry the same publisher, so the claim never fires. Their applies, each
+// serialised only within its own process, then overwrite each other: both
+// succeed and one state's objects are gone from the artifact (Flux prunes
+// them from the cluster) until that state's next plan.
+func TestReviewSameWorkspaceInTwoStatesLosesObjects(t *testing.T) {
+	pr := newPullRegistry(t)
+	ctx := context.Background()
+	ownerA := Owner{Kind: "virtual-destination", Name: "user", ID: "state-1-instance"}
+	ownerB := Owner{Kind: "virtual-destination", Name: "account", ID: "state-2-instance"}
+
+	stateB, _ := newPullEngine(t, pr) // another process, its own Writer
+
+	// State A's push is held at the manifest PUT while state B applies.
+	var once sync.Once
+	var errB error
+	tgA := pr.target("onprem")
+	tgA.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/manifests/") {
+			once.Do(func() {
+				// State B refreshes first: no claim error, the artifact is
+				// "its own" (same publisher).
+				if _, errs := stateB.Read(ctx, ownerB, nil, []string{"onprem"}, nil); len(errs) > 0 {
+					errB = errs[0]
+					return
+				}
+				_, errB = stateB.Apply(ctx, ownerB, []Desired{pullDesired(t, ownerB, "onprem", "account")}, nil)
+			})
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	stateA, _ := newFakeEngine(t, "east")
+	stateA.Delivery = pullClusters{"onprem": tgA}
+
+	if _, err := stateA.Apply(ctx, ownerA, []Desired{pullDesired(t, ownerA, "onprem", "user")}, nil); err != nil {
+		t.Fatalf("state A's apply: %v", err)
+	}
+	if errB != nil {
+		t.Logf("state B was told: %v (the claim works)", errB)
+		return
+	}
+	a, _, err := oci.Fetch(ctx, pr.target("onprem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range a.Objects {
+		keys = append(keys, k)
+	}
+	if len(a.Objects) != 2 {
+		t.Errorf("both states' applies succeeded with no claim error, but the shared artifact holds %v: "+
+			"one state's objects were overwritten (want both, or a ClaimedError naming both states)", keys)
+	}
+}
+
+// R2. A tag re-pushed by hand with an extra object (here an
+// AuthorizationPolicy that allows everything in istio-system). design.md:
+// "a tag re-pushed with other content is drift the plan shows and the next
+// apply undoes". The refresh looks only at the owner's objects, so the plan
+// shows nothing, and every publish keeps objects it does not own: the
+// extra object is delivered by Flux for good.
+func TestReviewRepushedTagWithAnExtraObjectIsNeitherShownNorUndone(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newPullEngine(t, pr)
+	ctx := context.Background()
+	desired := []Desired{pullDesired(t, testOwner, "onprem", "a")}
+	prior, err := e.Apply(ctx, testOwner, desired, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := oci.Fetch(ctx, pr.target("onprem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]any{
+		"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+		"metadata": map[string]any{"name": "allow-all", "namespace": "istio-system"},
+		"spec":     map[string]any{"action": "ALLOW", "rules": []any{map[string]any{}}},
+	}
+	k, _ := oci.Key(extra)
+	objs := a.Objects.Clone()
+	objs[k] = extra
+	if _, err := oci.Publish(ctx, pr.target("onprem"), objs, "state-a"); err != nil {
+		t.Fatal(err)
+	}
+
+	run2, _ := newPullEngine(t, pr)
+	got, errs := run2.Read(ctx, testOwner, nil, []string{"onprem"}, prior)
+	if len(errs) == 0 && keysOf(got) == keysOf(prior) {
+		t.Errorf("refresh after a re-push that added %s: entries unchanged, no error, no warning: the plan says No changes", k)
+	}
+	if _, err := run2.Apply(ctx, testOwner, desired, got); err != nil {
+		t.Fatal(err)
+	}
+	after, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	if after.Objects[k] != nil {
+		t.Errorf("after the apply the artifact still holds the hand-added %s: the re-push is never undone", k)
+	}
+}
+
+// R3. A tag re-pushed with Flux's own layout (what `flux push artifact`
+// of a kustomize directory gives: a kustomization.yaml beside the
+// manifests). The reader takes every .yaml file for an object and fails on
+// the kustomization.yaml (no metadata.name). The Writer reads the artifact
+// before each push, so the apply that should undo the re-push fails, and
+// so does destroy: the state is stuck until someone re-pushes by hand.
+func TestReviewRepushedKustomizeArtifactBlocksApplyAndDestroy(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newPullEngine(t, pr)
+	ctx := context.Background()
+	desired := []Desired{pullDesired(t, testOwner, "onprem", "a")}
+	prior, err := e.Apply(ctx, testOwner, desired, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushRaw(t, pr.target("onprem"), map[string]string{
+		"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- se.yaml\n",
+		"se.yaml":            "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata:\n  name: evil\n  namespace: istio-system\nspec:\n  hosts: [evil.global]\n",
+	})
+	run2, _ := newPullEngine(t, pr)
+	if _, err := run2.Apply(ctx, testOwner, desired, prior); err != nil {
+		t.Errorf("the apply cannot undo a re-push in Flux's kustomize layout: %v", err)
+	}
+	run3, _ := newPullEngine(t, pr)
+	if left, err := run3.Delete(ctx, testOwner, prior); err != nil {
+		t.Errorf("destroy cannot proceed either (left %s): %v", keysOf(left), err)
+	}
+}
+
+// pushRaw pushes files as a Flux artifact, without our annotations.
+func pushRaw(t *testing.T, tg oci.Target, files map[string]string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for n, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: static.NewLayer(buf.Bytes(), oci.ContentMediaType)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = mutate.ConfigMediaType(mutate.MediaType(img, types.OCIManifestSchema1), oci.ConfigMediaType)
+	ref, err := name.NewTag(tg.String(), name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// R4. Push to pull in the same apply that drops an object. Apply's rule is
+// "the returned inventory lists exactly what exists afterwards". Once the
+// cluster is pull, publishPull takes its prior entries and only edits the
+// artifact, which never held the object push wrote: the object stays on
+// the cluster, the state forgets it, and Flux's inventory never had it, so
+// nothing will ever delete it.
+func TestReviewPushToPullSwitchOrphansAnObjectDroppedInTheSameApply(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, fc := newFakeEngine(t, "onprem")
+	ctx := context.Background()
+	first := []Desired{pullDesired(t, testOwner, "onprem", "a"), pullDesired(t, testOwner, "onprem", "b")}
+	prior, err := e.Apply(ctx, testOwner, first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The operator adds delivery.oci to onprem and drops b in one change.
+	e2, _ := newFakeEngine(t)
+	e2.Clients = e.Clients
+	e2.Delivery = pullClusters{"onprem": pr.target("onprem")}
+	entries, err := e2.Apply(ctx, testOwner, first[:1], prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live(t, fc["onprem"], first[1].Entry) != nil && !strings.Contains(keysOf(entries), "/b=") {
+		t.Errorf("after the push-to-pull switch, b still exists on onprem but the inventory is %s: an orphan nothing will delete", keysOf(entries))
+	}
+}
+
+// R5. Pull to push: the artifact keeps every object the state published,
+// and the provider never empties it. Whatever push prunes afterwards, Flux
+// (still reconciling the Kustomization, prune: true) applies back from the
+// stale artifact; removing the Kustomization instead deletes every object
+// push just applied (same keys). design.md asks the admin to remove the
+// Kustomization first, an outage of every object until the apply.
+func TestReviewPullToPushLeavesTheArtifactFull(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, fc := newFakeEngine(t, "onprem")
+	e.Delivery = pullClusters{"onprem": pr.target("onprem")}
+	ctx := context.Background()
+	first := []Desired{pullDesired(t, testOwner, "onprem", "a"), pullDesired(t, testOwner, "onprem", "b")}
+	prior, err := e.Apply(ctx, testOwner, first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := newFakeEngine(t)
+	e2.Clients = e.Clients // push again, delivery block removed
+	if _, err := e2.Apply(ctx, testOwner, first[:1], prior); err != nil {
+		t.Fatal(err)
+	}
+	if live(t, fc["onprem"], first[1].Entry) != nil {
+		t.Fatal("b not pruned by push")
+	}
+	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	if _, still := a.Objects["networking.istio.io/ServiceEntry/istio-system/b"]; still {
+		t.Errorf("b was pruned by push but the artifact Flux reconciles still holds it (%d objects): Flux re-creates it", len(a.Objects))
+	}
+}
+
+// R6. Apply's rule: "prune nothing after a failed write: what would be
+// pruned may be what traffic still relies on". On a pull cluster the
+// stale objects leave the artifact in the publish, before and regardless
+// of the push clusters' writes: with east's write failing, onprem's old
+// object is already gone from the artifact (and Flux prunes it).
+func TestReviewPullPrunesEvenWhenAPushWriteFails(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, fc := newPullEngine(t, pr)
+	ctx := context.Background()
+	old := pullDesired(t, testOwner, "onprem", "old")
+	prior, err := e.Apply(ctx, testOwner, []Desired{old}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failWrites(fc["east"], errors.New("east refuses"))
+	entries, err := e.Apply(ctx, testOwner, []Desired{pullDesired(t, testOwner, "east", "new")}, prior)
+	if err == nil {
+		t.Fatal("east's write should fail")
+	}
+	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	if len(a.Objects) == 0 {
+		t.Errorf("east's write failed, yet onprem's old object was pruned from the artifact (inventory %s); push keeps stale objects after a failed write", keysOf(entries))
+	}
+}
