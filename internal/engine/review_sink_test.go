@@ -274,3 +274,63 @@ func TestReviewPullPrunesEvenWhenAPushWriteFails(t *testing.T) {
 		t.Errorf("east's write failed, yet onprem's old object was pruned from the artifact (inventory %s); push keeps stale objects after a failed write", keysOf(entries))
 	}
 }
+
+// R7. Two pull clusters of one state given the same repository (a copied
+// clusters entry, or two spellings Docker treats as one). Their artifacts
+// are one tag; each cluster's publish removes every object of the owner
+// (labels do not name the cluster) and adds its own, so the apply
+// succeeds and the artifact holds one cluster's objects only. Nothing at
+// plan says the repositories collide.
+func TestReviewTwoPullClustersOnOneRepositoryEraseEachOther(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newFakeEngine(t)
+	shared := pr.target("shared")
+	e.Delivery = pullClusters{"east": shared, "west": shared}
+	ctx := context.Background()
+	desired := []Desired{pullDesired(t, testOwner, "east", "a"), pullDesired(t, testOwner, "west", "b")}
+	entries, err := e.Apply(ctx, testOwner, desired, nil)
+	if err != nil {
+		t.Logf("apply refused: %v", err)
+		return
+	}
+	a, _, err := oci.Fetch(ctx, shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Objects) != 2 {
+		t.Errorf("apply returned %s without error, but the shared artifact holds %d object(s): one cluster's objects were removed by the other's publish", keysOf(entries), len(a.Objects))
+	}
+}
+
+// R9. A hand re-push of this state's own artifact whose objects lost
+// their owner labels (re-rendered with kubectl, a kustomize overlay): the
+// refresh no longer finds them (the plan adds them back), and the apply
+// refuses to publish over "something other than this provider" in the
+// state's own artifact, so the re-push is never undone.
+func TestReviewRepushWithoutLabelsCannotBeUndone(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newPullEngine(t, pr)
+	ctx := context.Background()
+	desired := []Desired{pullDesired(t, testOwner, "onprem", "a")}
+	if _, err := e.Apply(ctx, testOwner, desired, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	objs := oci.Objects{}
+	for k, m := range a.Objects {
+		c := map[string]any{}
+		for f, v := range m {
+			c[f] = v
+		}
+		c["metadata"] = map[string]any{"name": "a", "namespace": "istio-system"}
+		objs[k] = c
+	}
+	if _, err := oci.Publish(ctx, pr.target("onprem"), objs, "state-a"); err != nil {
+		t.Fatal(err)
+	}
+	run2, _ := newPullEngine(t, pr)
+	got, _ := run2.Read(ctx, testOwner, nil, []string{"onprem"}, Entries(desired))
+	if _, err := run2.Apply(ctx, testOwner, desired, got); err != nil {
+		t.Errorf("the apply cannot undo a re-push of the state's own artifact that dropped labels: %v", err)
+	}
+}
