@@ -334,3 +334,40 @@ func TestReviewRepushWithoutLabelsCannotBeUndone(t *testing.T) {
 		t.Errorf("the apply cannot undo a re-push of the state's own artifact that dropped labels: %v", err)
 	}
 }
+
+// R11. A push cluster's requests are bounded (kubeclient.DefaultTimeout,
+// 30 s a request, and the silent-cluster detection); the registry's are
+// not: Head, Fetch and the pushes run with Terraform's context, which has
+// no deadline (no resource has a timeouts block), over
+// http.DefaultTransport (no response-header timeout). A registry that
+// accepts the connection and never answers (a black-holed proxy, a stuck
+// registry) hangs every plan and apply until someone interrupts it,
+// instead of "registry unreachable" as the design promises. Checked here
+// without waiting: no request the sink makes carries a deadline.
+func TestReviewRegistryRequestsHaveADeadline(t *testing.T) {
+	pr := newPullRegistry(t)
+	tg := pr.target("onprem")
+	var unbounded []string
+	var mu sync.Mutex
+	tg.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
+		if _, ok := r.Context().Deadline(); !ok {
+			mu.Lock()
+			unbounded = append(unbounded, r.Method+" "+r.URL.Path)
+			mu.Unlock()
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	e, _ := newFakeEngine(t)
+	e.Delivery = pullClusters{"onprem": tg}
+	ctx := context.Background()
+	prior, err := e.Apply(ctx, testOwner, []Desired{pullDesired(t, testOwner, "onprem", "a")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run2, _ := newFakeEngine(t)
+	run2.Delivery = pullClusters{"onprem": tg}
+	run2.Read(ctx, testOwner, nil, []string{"onprem"}, prior)
+	if len(unbounded) > 0 {
+		t.Errorf("%d registry requests without any deadline, e.g. %v", len(unbounded), unbounded[:min(3, len(unbounded))])
+	}
+}
