@@ -371,3 +371,65 @@ func TestReviewRegistryRequestsHaveADeadline(t *testing.T) {
 		t.Errorf("%d registry requests without any deadline, e.g. %v", len(unbounded), unbounded[:min(3, len(unbounded))])
 	}
 }
+
+// R13. A registry endpoint that answers 404 to everything (a misrouted
+// ingress or load balancer during an outage, a repository host that is
+// not a registry) is taken for "no artifact": notFound accepts any 404,
+// also the /v2/ ping's. The refresh then reports every object of the pull
+// cluster gone, with no error or warning naming the registry, instead of
+// keeping prior entries as an unreachable registry does.
+func TestReviewRegistryAnswering404EverywhereIsNotAnEmptyArtifact(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newPullEngine(t, pr)
+	ctx := context.Background()
+	prior, err := e.Apply(ctx, testOwner, []Desired{pullDesired(t, testOwner, "onprem", "a")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := pr.target("onprem")
+	tg.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusNotFound, Status: "404 Not Found", Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+	})
+	run2, _ := newFakeEngine(t)
+	run2.Delivery = pullClusters{"onprem": tg}
+	got, errs := run2.Read(ctx, testOwner, nil, []string{"onprem"}, prior)
+	if len(errs) == 0 && len(got) == 0 {
+		t.Errorf("a registry answering 404 to every request (the /v2/ ping too): refresh dropped %s with no error", keysOf(prior))
+	}
+}
+
+// R14. The Writer trusts one HEAD's 404 as "the tag does not exist" and
+// publishes the batch over an empty artifact. A registry whose HEAD
+// answers 404 for a tag that exists (replication lag or a CDN cache after
+// a push, a proxy that does not forward HEAD) makes the next apply of any
+// intent replace the whole artifact with that intent's objects: every
+// other intent's objects leave the artifact and Flux prunes them, while
+// the apply succeeds. A GET confirming the absence, or refusing to create
+// a tag this state has already published (any prior entry of the
+// cluster), would catch it.
+func TestReviewHeadNotFoundOverwritesTheArtifactFromEmpty(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newPullEngine(t, pr)
+	ctx := context.Background()
+	if _, err := e.Apply(ctx, testOwner, []Desired{pullDesired(t, testOwner, "onprem", "a")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tg := pr.target("onprem")
+	tg.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodHead && strings.Contains(r.URL.Path, "/manifests/") {
+			return &http.Response{StatusCode: http.StatusNotFound, Status: "404 Not Found", Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	run2, _ := newFakeEngine(t)
+	run2.Delivery = pullClusters{"onprem": tg}
+	other := Owner{Kind: "virtual-destination", Name: "account", ID: "id-2"}
+	if _, err := run2.Apply(ctx, other, []Desired{pullDesired(t, other, "onprem", "acc")}, nil); err != nil {
+		t.Logf("apply refused: %v", err)
+		return
+	}
+	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
+	if len(a.Objects) != 2 {
+		t.Errorf("after one HEAD 404, another intent's apply left %d object(s) in the artifact: intent user's object a was dropped", len(a.Objects))
+	}
+}
