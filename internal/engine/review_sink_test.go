@@ -4,9 +4,6 @@ package engine
 // design promises and fails where the code does not hold it.
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"net/http"
@@ -14,12 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
@@ -158,40 +149,6 @@ func TestReviewRepushedKustomizeArtifactBlocksApplyAndDestroy(t *testing.T) {
 	}
 }
 
-// pushRaw pushes files as a Flux artifact, without our annotations.
-func pushRaw(t *testing.T, tg oci.Target, files map[string]string) {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for n, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.Append(empty.Image, mutate.Addendum{Layer: static.NewLayer(buf.Bytes(), oci.ContentMediaType)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	img = mutate.ConfigMediaType(mutate.MediaType(img, types.OCIManifestSchema1), oci.ConfigMediaType)
-	ref, err := name.NewTag(tg.String(), name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // R4. Push to pull in the same apply that drops an object. Apply's rule is
 // "the returned inventory lists exactly what exists afterwards". Once the
 // cluster is pull, publishPull takes its prior entries and only edits the
@@ -217,36 +174,6 @@ func TestReviewPushToPullSwitchOrphansAnObjectDroppedInTheSameApply(t *testing.T
 	}
 	if live(t, fc["onprem"], first[1].Entry) != nil && !strings.Contains(keysOf(entries), "/b=") {
 		t.Errorf("after the push-to-pull switch, b still exists on onprem but the inventory is %s: an orphan nothing will delete", keysOf(entries))
-	}
-}
-
-// R5. Pull to push: the artifact keeps every object the state published,
-// and the provider never empties it. Whatever push prunes afterwards, Flux
-// (still reconciling the Kustomization, prune: true) applies back from the
-// stale artifact; removing the Kustomization instead deletes every object
-// push just applied (same keys). design.md asks the admin to remove the
-// Kustomization first, an outage of every object until the apply.
-func TestReviewPullToPushLeavesTheArtifactFull(t *testing.T) {
-	pr := newPullRegistry(t)
-	e, fc := newFakeEngine(t, "onprem")
-	e.Delivery = pullClusters{"onprem": pr.target("onprem")}
-	ctx := context.Background()
-	first := []Desired{pullDesired(t, testOwner, "onprem", "a"), pullDesired(t, testOwner, "onprem", "b")}
-	prior, err := e.Apply(ctx, testOwner, first, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2, _ := newFakeEngine(t)
-	e2.Clients = e.Clients // push again, delivery block removed
-	if _, err := e2.Apply(ctx, testOwner, first[:1], prior); err != nil {
-		t.Fatal(err)
-	}
-	if live(t, fc["onprem"], first[1].Entry) != nil {
-		t.Fatal("b not pruned by push")
-	}
-	a, _, _ := oci.Fetch(ctx, pr.target("onprem"))
-	if _, still := a.Objects["networking.istio.io/ServiceEntry/istio-system/b"]; still {
-		t.Errorf("b was pruned by push but the artifact Flux reconciles still holds it (%d objects): Flux re-creates it", len(a.Objects))
 	}
 }
 
