@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
