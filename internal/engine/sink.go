@@ -247,15 +247,18 @@ func (e *Engine) publishPull(ctx context.Context, owner Owner, sp pullSplit, des
 }
 
 // PlanErrors are what the sinks of entries' clusters refuse, found at
-// plan without writing anything: a composed intent's contribution on a
-// pull cluster to an object another state composes there, or to another
-// intent's own object (pullComposedErrors), each naming the fix. It reads
+// plan without writing anything: an object on a push cluster that a Flux
+// Kustomization applies (fluxAppliedErrors); a composed intent's
+// contribution on a pull cluster to an object another state composes
+// there, or to another intent's own object (pullComposedErrors), each
+// naming the fix. It reads
 // the other tags of the cluster's repository and, where the cluster has a
 // connection, its listing; neither is required: warnings say what could
 // not be checked, and why (IsNotChecked).
 func (e *Engine) PlanErrors(ctx context.Context, owner Owner, entries []Entry) (errs, warnings []*Error) {
+	errs = e.fluxAppliedErrors(ctx, owner, entries)
 	if owner.Composition == nil {
-		return nil, nil
+		return errs, nil
 	}
 	for _, c := range clustersOf(entries) {
 		if a, pull, err := e.pullOf(c); err == nil && pull {

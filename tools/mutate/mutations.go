@@ -1435,6 +1435,36 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "^TestPullComposedCheck(WithoutTagListing|OfAnUnreadableSibling)Warns$",
 	},
 	{
+		ID: "engine/push-flux-applied-unchecked", Why: "a push state's plan writes an object a Flux Kustomization applies: the two writers fight, each undoing the other's writes",
+		File: "internal/engine/sink.go", From: "\terrs = e.fluxAppliedErrors(ctx, owner, entries)\n", To: "\terrs = nil\n",
+		Package: "./internal/engine", Run: "^TestPush(Compose|Write)Of?.*Flux",
+	},
+	{
+		ID: "engine/push-flux-compose-at-apply", Why: "the apply composes into an object a Flux Kustomization applies (a plan skipped or stale): the check is the plan's only",
+		File: "internal/engine/compose.go", From: "\tif !remove && live != nil {\n\t\t// A Kustomization applies it", To: "\tif false {\n\t\t// A Kustomization applies it",
+		Package: "./internal/engine", Run: "^TestPushComposeIntoAnObjectFluxAppliesRefused$",
+	},
+	{
+		ID: "engine/push-flux-adopted", Why: "adopt_existing takes over an object a Flux Kustomization applies",
+		File: "internal/engine/apply.go", From: "\t\t\tif ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); ferr != nil {", To: "\t\t\tif ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); false {",
+		Package: "./internal/engine", Run: "^TestAdoptOfAnObjectFluxAppliesRefused$",
+	},
+	{
+		ID: "engine/push-flux-leftover-labels-refused", Why: "Flux's labels left on an object whose Kustomization is gone block the push state for good",
+		File: "internal/engine/sink_flux.go", From: "\tif apierrors.IsNotFound(err) {\n\t\treturn nil // labels left over", To: "\tif apierrors.IsNotFound(err) && false {\n\t\treturn nil // labels left over",
+		Package: "./internal/engine", Run: "^TestPushWriteOfAnObjectWithLeftoverFluxLabelsAllowed$",
+	},
+	{
+		ID: "engine/push-flux-retired-refused", Why: "a state moving a cluster from pull to push (retired) is refused because its own former Kustomization applies the objects",
+		File: "internal/engine/sink_flux.go", From: "\tif e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) {", To: "\tif e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) && false {",
+		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
+	},
+	{
+		ID: "engine/push-flux-any-tag-retired", Why: "a Kustomization applying another tag of the retired artifact's repository (another state's) is taken for the state's own former one",
+		File: "internal/engine/sink_flux.go", From: "== a.Target.Repository && tag == a.Target.Tag", To: "== a.Target.Repository && tag == tag",
+		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
+	},
+	{
 		ID: "engine/pull-joined-published", Why: "a policy's settings in a virtual destination's DestinationRule are published to a pull cluster, where the destination's own publish would drop them",
 		File: "internal/engine/sink_compose.go", From: "\t\tif owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {", To: "\t\tif false {",
 		Package: "./internal/engine", Run: "^TestPullJoiningAnotherIntentsObjectRefused$",
