@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -148,12 +149,7 @@ func TestPullComposedCheckOfAnUnreachableClusterWarns(t *testing.T) {
 func TestPullComposedCheckWithoutTagListingWarns(t *testing.T) {
 	pr := newPullRegistry(t)
 	tg := pr.target("onprem")
-	tg.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
-		if strings.HasSuffix(r.URL.Path, "/tags/list") {
-			return &http.Response{StatusCode: http.StatusForbidden, Status: "403 Forbidden", Body: http.NoBody, Header: http.Header{}, Request: r}, nil
-		}
-		return http.DefaultTransport.RoundTrip(r)
-	})
+	tg.Transport = answering("/tags/list", http.StatusForbidden)
 	e, _ := newFakeEngine(t, "onprem")
 	e.Delivery = pullClusters{"onprem": tg}
 	o := composedOwner("a")
@@ -174,15 +170,21 @@ func TestPullComposedCheckOfAnUnreadableSiblingWarns(t *testing.T) {
 		t.Fatal(err)
 	}
 	tg := pr.target("onprem")
-	tg.Transport = roundTrip(func(r *http.Request) (*http.Response, error) {
-		if strings.HasSuffix(r.URL.Path, "/manifests/state-b") {
-			return &http.Response{StatusCode: http.StatusInternalServerError, Status: "500 Internal Server Error", Body: http.NoBody, Header: http.Header{}, Request: r}, nil
-		}
-		return http.DefaultTransport.RoundTrip(r)
-	})
+	tg.Transport = answering("/manifests/state-b", http.StatusInternalServerError)
 	e, _ := newFakeEngine(t, "onprem")
 	e.Delivery = pullClusters{"onprem": tg}
 	o := composedOwner("a")
 	errs, warns := e.PlanErrors(context.Background(), o, []Entry{composedOn(t, o, "onprem").Entry})
 	wantNotChecked(t, errs, warns, "onprem", theirs.String(), "could not be read")
+}
+
+// answering is a registry transport that answers code, with no body, to
+// every request whose path ends with suffix, and passes the others on.
+func answering(suffix string, code int) http.RoundTripper {
+	return roundTrip(func(r *http.Request) (*http.Response, error) {
+		if strings.HasSuffix(r.URL.Path, suffix) {
+			return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d %s", code, http.StatusText(code)), Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
 }
