@@ -27,6 +27,8 @@ import (
 // The one exception is the state's own former artifact (pull to push,
 // delivery.oci.retired): its Kustomization applies the same objects from
 // the artifact the apply is about to empty (the guide's "Back to push").
+// It is known by the object's owner labels (this instance's), or else by
+// the Kustomization's OCIRepository (the retired artifact's URL and tag).
 
 // errFluxApplied is an object on a push cluster that a Flux
 // Kustomization applies.
@@ -45,6 +47,12 @@ func fluxKustomizationOf(labels map[string]string) (namespace, name string) {
 func (e *Engine) fluxApplied(ctx context.Context, dyn dynamic.Interface, owner Owner, entry Entry, labels map[string]string, doing string) *Error {
 	ns, name := fluxKustomizationOf(labels)
 	if name == "" {
+		return nil
+	}
+	if _, retired := e.retiredOf(entry.Cluster); retired && owner.owns(labels) {
+		// This instance's own object on a cluster leaving pull: its
+		// Kustomization applies what this state published, which the
+		// apply removes from the artifact; nothing needs to be read.
 		return nil
 	}
 	k, err := dyn.Resource(flux.Resources[flux.KustomizationKind]).Namespace(ns).Get(ctx, name, metav1.GetOptions{})

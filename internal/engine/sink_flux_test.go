@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
@@ -107,8 +110,13 @@ func TestPushWriteOfTheStatesRetiredArtifactAllowed(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	former := oci.Target{Repository: "registry.example.com/mesh/east", Tag: "state-a"}
 	e.Delivery = retiredClusters{"east": former}
-	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
+	// A composed object of the former artifact that holds no contribution
+	// of this instance yet (another of the state's policies): known by
+	// the Kustomization's OCIRepository.
+	b := workspaceOwner("b", "id-b", "state-a")
+	d := composedEntry()
+	d.Cluster = "east"
+	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
 	kustomization(t, fc, "east", "mesh-prod", "oci://registry.example.com/mesh/east", "state-a")
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors: %v, want none (the Kustomization applies this state's retired artifact)", errs)
@@ -132,5 +140,26 @@ func TestAdoptOfAnObjectFluxAppliesRefused(t *testing.T) {
 	errs := e.ForeignObjects(context.Background(), owner, []Desired{d}, nil)
 	if len(errs) != 1 || !errors.Is(errs[0], errFluxApplied) || !strings.Contains(errs[0].Detail, "flux-system/apps") || !strings.Contains(errs[0].Detail, "adopt") {
 		t.Fatalf("errors: %v, want one naming Kustomization flux-system/apps", errs)
+	}
+}
+
+// This instance's own object on a cluster leaving pull (retired) is
+// written without reading the Kustomization (the documented roles do not
+// grant it); elsewhere a Kustomization that cannot be read is an error
+// naming it and the fix.
+func TestPushWriteWhereTheKustomizationCannotBeRead(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	fc["east"].PrependReactor("get", "kustomizations", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(flux.Resources[flux.KustomizationKind].GroupResource(), "mesh-prod", errors.New("RBAC"))
+	})
+	d := serviceEntry(testOwner, "east", "a")
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
+	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
+	if len(errs) != 1 || !errors.Is(errs[0], errFluxApplied) || !strings.Contains(errs[0].Detail, "could not be read") || !strings.Contains(errs[0].Detail, "kustomizations.kustomize.toolkit.fluxcd.io") {
+		t.Fatalf("plan errors: %v, want one saying the Kustomization could not be read and the fix", errs)
+	}
+	e.Delivery = retiredClusters{"east": oci.Target{Repository: "registry.example.com/mesh/east", Tag: "state-a"}}
+	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
+		t.Errorf("plan errors on the state's own object of a retired cluster: %v", errs)
 	}
 }

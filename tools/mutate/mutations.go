@@ -1460,6 +1460,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
 	},
 	{
+		ID: "engine/push-flux-own-retired-read", Why: "a state moving a cluster from pull to push must read its former Kustomization, which the documented roles do not grant: every plan of the switch fails",
+		File: "internal/engine/sink_flux.go", From: "retired && owner.owns(labels) {", To: "retired && owner.owns(labels) && false {",
+		Package: "./internal/engine", Run: "^TestPushWriteWhereTheKustomizationCannotBeRead$",
+	},
+	{
 		ID: "engine/push-flux-any-tag-retired", Why: "a Kustomization applying another tag of the retired artifact's repository (another state's) is taken for the state's own former one",
 		File: "internal/engine/sink_flux.go", From: "== a.Target.Repository && tag == a.Target.Tag", To: "== a.Target.Repository && tag == tag",
 		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
