@@ -553,6 +553,12 @@ func (e *Engine) checkUnowned(ctx context.Context, ri dynamic.ResourceInterface,
 		return live.GetUID(), false, nil // ours, left over from an interrupted apply
 	}
 	if owner.Adopt && labels[LabelManagedBy] != ManagedByValue {
+		if c, err := e.Clients.Get(entry.Cluster); err == nil {
+			if ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, "adopt"); ferr != nil {
+				ferr.Err = fmt.Errorf("%w: %w", errNotOurs, errFluxApplied)
+				return "", false, ferr
+			}
+		}
 		return live.GetUID(), true, nil
 	}
 	if labels[LabelManagedBy] == ManagedByValue && labels[LabelOwnerKind] == "" && len(contributingKinds(live, e.Composers)) > 0 {

@@ -105,6 +105,15 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 	if err != nil || !write {
 		return err
 	}
+	if !remove && live != nil {
+		// A Kustomization applies it: composing here would fight Flux
+		// (sink_flux.go; the plan refuses it first).
+		if c, cerr := e.Clients.Get(entry.Cluster); cerr == nil {
+			if ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, live.GetLabels(), "compose its contribution into"); ferr != nil {
+				return ferr
+			}
+		}
+	}
 	g, err := gatherContributions(ctx, owner, entry, live, remove)
 	if err != nil || !g.write {
 		return err

@@ -24,8 +24,10 @@
 // limits.go (the API server's limits, checked at plan), sink.go (pull
 // clusters: their objects published in an OCI artifact instead of applied,
 // and read back from it), sink_compose.go (composed objects on pull
-// clusters: composed in the artifact, another state's refused), records.go
-// (virtual destinations' records), claim.go (workspace claims), search.go
+// clusters: composed in the artifact, another state's refused),
+// sink_flux.go (objects a Flux Kustomization applies, refused on push
+// clusters), records.go (virtual destinations' records), claim.go
+// (workspace claims), search.go
 // (the reads import needs), retry.go (retries of writes that lost a
 // race, with backoff), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the

@@ -247,23 +247,31 @@ func (e *Engine) publishPull(ctx context.Context, owner Owner, sp pullSplit, des
 }
 
 // PlanErrors are what the sinks of entries' clusters refuse, found at
-// plan without writing anything: a composed intent's contribution on a
-// pull cluster to an object another state composes there, or to another
-// intent's own object (pullComposedErrors), each naming the fix. It reads
+// plan without writing anything: an object on a push cluster that a Flux
+// Kustomization applies (fluxAppliedErrors); a composed intent's
+// contribution on a pull cluster to an object another state composes
+// there, or to another intent's own object (pullComposedErrors), each
+// naming the fix. It reads
 // the other tags of the cluster's repository and, where the cluster has a
-// connection, its listing; neither is required.
-func (e *Engine) PlanErrors(ctx context.Context, owner Owner, entries []Entry) []*Error {
+// connection, its listing; neither is required: warnings say what could
+// not be checked, and why (IsNotChecked).
+func (e *Engine) PlanErrors(ctx context.Context, owner Owner, entries []Entry) (errs, warnings []*Error) {
+	errs = e.fluxAppliedErrors(ctx, owner, entries)
 	if owner.Composition == nil {
-		return nil
+		return errs, nil
 	}
-	var out []*Error
 	for _, c := range clustersOf(entries) {
 		if a, pull, err := e.pullOf(c); err == nil && pull {
-			out = append(out, e.pullComposedErrors(ctx, owner, c, a, byCluster(entries, c))...)
+			es, ws := e.pullComposedErrors(ctx, owner, c, a, byCluster(entries, c))
+			errs, warnings = append(errs, es...), append(warnings, ws...)
 		}
 	}
-	return out
+	return errs, warnings
 }
+
+// IsNotChecked reports whether err is a warning that a check of a pull
+// cluster could not look (PlanErrors).
+func IsNotChecked(err error) bool { return errors.Is(err, errNotChecked) }
 
 // publishCluster replaces owner's objects in one pull cluster's artifact
 // by desired, in one push; with prune unset, prior's objects that are no

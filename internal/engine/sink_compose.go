@@ -68,7 +68,11 @@ func (e *Engine) publishComposed(ctx context.Context, owner Owner, cluster strin
 	}
 	// Another state's contribution, where it can be seen: refused before
 	// anything is uploaded.
-	if errs := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired)); len(errs) > 0 {
+	errs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))
+	for _, w := range warns {
+		logCluster(ctx, "publishing composed objects: "+w.Summary, owner, cluster, "detail", w.Detail)
+	}
+	if len(errs) > 0 {
 		return prior, nil, errs
 	}
 	staleKeys := map[string]Entry{}
@@ -235,13 +239,15 @@ func (e *Engine) contributionsInArtifact(ctx context.Context, owner Owner, a Pul
 //     DestinationRule), which this contribution would join;
 //   - the same object in another state's artifact for the cluster (another
 //     tag of its repository);
-//   - the same object on the cluster holding another workspace's
-//     contribution, where the cluster's read-only connection can read it.
+//   - the same object on the cluster holding a contribution that is not
+//     this state's (secondStates), where the cluster's read-only connection
+//     can read it.
 //
-// What cannot be read (a registry that does not list its tags, a cluster
-// without a connection) is not detected here; docs/design.md says so.
-func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster string, a PullArtifact, entries []Entry) []*Error {
-	var out []*Error
+// warns say what could not be looked at (the repository's tags, another
+// tag's artifact, the cluster itself) and why: the check is then
+// incomplete, which the plan shows as a warning, never as an error (an
+// unreachable pull cluster is normal).
+func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster string, a PullArtifact, entries []Entry) (out, warns []*Error) {
 	for _, en := range entries {
 		if owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {
 			out = append(out, &Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s cannot be delivered to pull cluster %s", owner, cluster), Err: errJoinedOnPull,
@@ -250,9 +256,16 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 		}
 	}
 	if len(out) > 0 {
-		return out
+		return out, nil
 	}
-	for _, sib := range e.pulls.siblings(ctx, a) {
+	sibs, unread := e.pulls.siblings(ctx, a)
+	for _, u := range unread {
+		warns = append(warns, notChecked(cluster, owner, fmt.Sprintf("Other states' artifacts for pull cluster %s not checked", cluster),
+			fmt.Sprintf("%s: %v. Whether another state publishes the objects of %s for cluster %s there (Flux would apply both copies, each overwriting the other's routes) was not checked; the apply checks again. "+
+				"Give the registry credentials of cluster %s the right to list the repository's tags and pull its artifacts, or make sure no other state publishes traffic policies for this cluster.",
+				u.what, u.err, owner, cluster, cluster)))
+	}
+	for _, sib := range sibs {
 		for _, en := range entries {
 			m := sib.artifact.Objects[artifactKey(en)]
 			if m == nil {
@@ -267,28 +280,30 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 		}
 	}
 	if len(out) > 0 {
-		return out
+		return out, warns
 	}
 	c, err := e.Clients.Get(cluster)
 	if err != nil {
-		return nil // no connection: what Flux applied cannot be seen
+		unconnected := notChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
+			fmt.Sprintf("Cluster %s has no connection this provider can read (%v), so whether another state (pushing, or publishing to another repository) already composes the objects of %s there was not checked: "+
+				"if one does, Flux's apply of this state's copy overwrites its routes. Give cluster %s a read-only kubernetes connection to check it at every plan, or make sure no other state writes traffic policies for this cluster.",
+				cluster, err, owner, cluster))
+		return nil, append(warns, unconnected)
 	}
 	for _, en := range entries {
 		l, lerr := e.listedSnapshot(ctx, c.Dynamic, cluster, schema.FromAPIVersionAndKind(en.APIVersion, en.Kind))
 		if lerr != nil {
-			logCluster(ctx, "composed objects on the pull cluster not checked: it cannot be read", owner, cluster, "error", lerr.Summary)
-			return nil
+			unlisted := notChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
+				fmt.Sprintf("%s: %s. Whether another state already composes the objects of %s on cluster %s was not checked (an unreachable pull cluster is normal: nothing else is held up); "+
+					"if one does, Flux's apply of this state's copy overwrites its routes. Plan again once the cluster answers to check it.",
+					lerr.Summary, lerr.Detail, owner, cluster))
+			return nil, append(warns, unlisted)
 		}
 		obj, ok := l.objects[en.Namespace+"/"+en.Name]
 		if !ok {
 			continue
 		}
-		var others []string
-		for _, lc := range owner.liveContributions(en, obj.composed[owner.Kind]) {
-			if lc.Workspace != "" && lc.Workspace != a.Publisher {
-				others = append(others, fmt.Sprintf("%s %q of workspace %s", kindWords(owner.Kind), lc.Name, WorkspaceName(lc.Workspace)))
-			}
-		}
+		others := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind]))
 		if len(others) == 0 {
 			continue
 		}
@@ -297,11 +312,59 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 			by = "Flux Kustomization " + obj.labels[fluxNamespaceLabel] + "/" + k
 		}
 		out = append(out, &Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s is composed by another state on pull cluster %s", en, cluster), Err: errComposedElsewhere,
-			Detail: fmt.Sprintf("Cluster %s holds %s, applied by %s, with the contributions of %s. This state (workspace %s) would publish its own copy in %s, and the two would overwrite each other's routes. "+
-				"An object composed from several states cannot be delivered by pull: declare %s in that state (or its policies for this destination in this one), or deliver cluster %s by push. Nothing was published.",
-				cluster, en, by, strings.Join(others, ", "), WorkspaceName(a.Publisher), a.Target.String(), owner, cluster)})
+			Detail: fmt.Sprintf("Cluster %s holds %s, applied by %s, with %s. This state (workspace %s) would publish its own copy in %s without them, and Flux's apply would remove those routes (or the two writers would overwrite each other's). "+
+				"An object composed from several states cannot be delivered by pull: declare %s in that state (or its policies for this destination in this one), or deliver cluster %s by push. "+
+				"If that contribution is a leftover nobody applies any more, remove its annotation and label from %s on cluster %s by hand. Nothing was published.",
+				cluster, en, by, strings.Join(others, ", "), WorkspaceName(a.Publisher), a.Target.String(), owner, cluster, en, cluster)})
+	}
+	return out, warns
+}
+
+// secondStates names the contributions of found (on an object of a pull
+// cluster) that are not this state's, by the one verdict (Judge): every
+// one but this instance's (Mine), a held instance of its own (Held), an
+// orphan of its own roster, another of this state's policies (Theirs,
+// naming this state's workspace) and what is no contribution at all
+// (Untrusted: every writer removes it). A contribution that records no
+// workspace (an earlier build's, or a push state's without one) or no
+// instance is a second state's: nothing says it is this state's, and
+// publishing without it would drop its routes.
+func secondStates(owner Owner, a PullArtifact, found []LiveContribution) []string {
+	var out []string
+	for _, v := range Judge(owner, found) {
+		switch {
+		case v.Standing == Mine || v.Standing == Held || v.Standing == Orphan || v.Standing == Untrusted:
+			continue
+		case v.Standing == Theirs && v.Workspace != "" && v.Workspace == a.Publisher:
+			continue
+		}
+		who := fmt.Sprintf("the contribution of %s %q", kindWords(owner.Kind), v.Name)
+		if v.ID != "" {
+			who += " (instance " + v.ID
+		} else {
+			who += " (no instance recorded"
+		}
+		if v.Workspace != "" {
+			who += ", workspace " + WorkspaceName(v.Workspace) + ")"
+		} else {
+			who += ", no workspace recorded)"
+		}
+		if v.Standing != Theirs {
+			who += ": " + string(v.Standing)
+		}
+		out = append(out, who)
 	}
 	return out
+}
+
+// errNotChecked marks a plan warning: a check of a pull cluster that
+// could not look (the registry or the cluster did not answer, or the
+// cluster has no connection).
+var errNotChecked = errors.New("not checked")
+
+// notChecked is the plan warning that a check of cluster could not look.
+func notChecked(cluster string, owner Owner, summary, detail string) *Error {
+	return &Error{Cluster: cluster, Summary: summary, Detail: detail, Err: errNotChecked}
 }
 
 // contributorsIn names the contributions of owner's kind on m, an object
@@ -327,17 +390,25 @@ type sibling struct {
 	artifact oci.Artifact
 }
 
-// siblingSet is the process's reading of one repository's other tags.
+// siblingSet is the process's reading of one repository's other tags,
+// and what of it could not be read.
 type siblingSet struct {
-	once sync.Once
-	list []sibling
+	once   sync.Once
+	list   []sibling
+	unread []unread
+}
+
+// unread is a part of a repository that could not be read, and why.
+type unread struct {
+	what string
+	err  error
 }
 
 // siblings are the artifacts in a's repository under tags other than
 // a's: other states' artifacts for the same cluster. The repository is
 // read once per process (a tag listing, and a fetch of each other tag);
-// what cannot be read is left out, and logged.
-func (p *pulls) siblings(ctx context.Context, a PullArtifact) []sibling {
+// what cannot be read is left out and returned as unread.
+func (p *pulls) siblings(ctx context.Context, a PullArtifact) ([]sibling, []unread) {
 	p.mu.Lock()
 	if p.sibs == nil {
 		p.sibs = map[string]*siblingSet{}
@@ -351,7 +422,7 @@ func (p *pulls) siblings(ctx context.Context, a PullArtifact) []sibling {
 	s.once.Do(func() {
 		tags, err := oci.Tags(ctx, a.Target)
 		if err != nil {
-			logCluster(ctx, "other states' artifacts not checked: the repository's tags cannot be listed", Owner{}, "", "artifact", a.Target.String(), "error", err.Error())
+			s.unread = append(s.unread, unread{"The tags of repository " + a.Target.Repository + " could not be listed", err})
 			return
 		}
 		sort.Strings(tags)
@@ -363,7 +434,7 @@ func (p *pulls) siblings(ctx context.Context, a PullArtifact) []sibling {
 			t.Tag = tag
 			got, found, err := p.fetch(ctx, t)
 			if err != nil {
-				logCluster(ctx, "another tag of the repository not checked: it cannot be read", Owner{}, "", "artifact", t.String(), "error", err.Error())
+				s.unread = append(s.unread, unread{"Artifact " + t.String() + " (another tag of the repository) could not be read", err})
 				continue
 			}
 			if found {
@@ -371,7 +442,7 @@ func (p *pulls) siblings(ctx context.Context, a PullArtifact) []sibling {
 			}
 		}
 	})
-	return s.list
+	return s.list, s.unread
 }
 
 func has[V any](m map[string]V, k string) bool {

@@ -218,7 +218,7 @@ func TestPullComposedSecondStateRefused(t *testing.T) {
 	second.Delivery = otherState{theirs}
 	c := composedOwner("c")
 	d := composedOn(t, c, "onprem")
-	errs := second.PlanErrors(ctx, c, []Entry{d.Entry})
+	errs, _ := second.PlanErrors(ctx, c, []Entry{d.Entry})
 	if len(errs) != 1 || !errors.Is(errs[0], errComposedElsewhere) || !strings.Contains(errs[0].Detail, pr.target("onprem").String()) ||
 		!strings.Contains(errs[0].Detail, `"state-a"`) || !strings.Contains(errs[0].Detail, `traffic policy "a"`) || !strings.Contains(errs[0].Detail, "by push") {
 		t.Fatalf("plan errors of the second state: %v, want one naming state-a's artifact, its policy and the fix", errs)
@@ -230,7 +230,7 @@ func TestPullComposedSecondStateRefused(t *testing.T) {
 		t.Errorf("the second state's artifact: found %v, %v; want nothing published", found, err)
 	}
 	// The first state's own next plan is not refused by its own artifact.
-	if errs := first.PlanErrors(ctx, composedOwner("b"), []Entry{composedOn(t, composedOwner("b"), "onprem").Entry}); len(errs) != 0 {
+	if errs, _ := first.PlanErrors(ctx, composedOwner("b"), []Entry{composedOn(t, composedOwner("b"), "onprem").Entry}); len(errs) != 0 {
 		t.Errorf("the first state's plan: %v", errs)
 	}
 }
@@ -256,14 +256,14 @@ func TestPullComposedOnTheClusterByAnotherWorkspaceRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine := workspaceOwner("a", "id-a", "state-a")
-	errs := e.PlanErrors(ctx, mine, []Entry{d.Entry})
+	errs, _ := e.PlanErrors(ctx, mine, []Entry{d.Entry})
 	if len(errs) != 1 || !errors.Is(errs[0], errComposedElsewhere) || !strings.Contains(errs[0].Detail, `"team-x"`) || !strings.Contains(errs[0].Detail, "flux-system/mesh-team-x") {
 		t.Fatalf("plan errors: %v, want one naming workspace team-x and its Kustomization", errs)
 	}
 	// For workspace team-x's own state (the contribution came from its
 	// own artifact) it is no conflict.
 	e.Delivery = publishedAs{pr.target("onprem"), "team-x"}
-	if errs := e.PlanErrors(ctx, workspaceOwner("y", "id-y", "team-x"), []Entry{d.Entry}); len(errs) != 0 {
+	if errs, _ := e.PlanErrors(ctx, workspaceOwner("y", "id-y", "team-x"), []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors of workspace team-x's own policy: %v", errs)
 	}
 }
@@ -276,7 +276,7 @@ func TestPullJoiningAnotherIntentsObjectRefused(t *testing.T) {
 	e, _ := newPullEngine(t, pr)
 	o := composedOwner("a")
 	o.Composition.Owned = func(translate.Key) bool { return true }
-	errs := e.PlanErrors(context.Background(), o, []Entry{composedOn(t, o, "onprem").Entry, composedOn(t, o, "east").Entry})
+	errs, _ := e.PlanErrors(context.Background(), o, []Entry{composedOn(t, o, "onprem").Entry, composedOn(t, o, "east").Entry})
 	if len(errs) != 1 || errs[0].Cluster != "onprem" || !errors.Is(errs[0], errJoinedOnPull) || !strings.Contains(errs[0].Detail, "by push") {
 		t.Errorf("plan errors: %v, want one for onprem naming the fix", errs)
 	}

@@ -251,8 +251,9 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 
 // checkDelivery fails the plan on what the clusters' delivery refuses
 // (engine.PlanErrors: a traffic policy's object that another state
-// composes on a pull cluster), at the attribute that places the objects
-// there.
+// composes on a pull cluster; an object a Flux Kustomization applies on a
+// push cluster), at the attribute that places the objects there, and
+// warns where a pull cluster could not be checked.
 func checkDelivery(ctx context.Context, data *providerData, owner engine.Owner, entries []engine.Entry) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if data == nil || data.Engine == nil {
@@ -262,8 +263,12 @@ func checkDelivery(ctx context.Context, data *providerData, owner engine.Owner, 
 	if owner.Kind == intentkind.TrafficPolicy.Owner {
 		at = path.Root("sources")
 	}
-	for _, err := range data.Engine.PlanErrors(ctx, owner, entries) {
+	errs, warnings := data.Engine.PlanErrors(ctx, owner, entries)
+	for _, err := range errs {
 		addAttrError(&diags, at, err.Summary, err.Detail)
+	}
+	for _, w := range warnings {
+		diags.AddAttributeWarning(at, w.Summary, w.Detail)
 	}
 	return diags
 }

@@ -1386,28 +1386,88 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-composed-sibling-unchecked", Why: "another state's artifact for the cluster holding the same composed object is not looked at: two Kustomizations apply it and overwrite each other's routes",
-		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range e.pulls.siblings(ctx, a) {", To: "\tfor _, sib := range e.pulls.siblings(ctx, a)[:0] {",
+		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
 		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
 	},
 	{
 		ID: "provider/pull-composed-sibling-planned", Why: "a traffic policy whose object another state publishes for the pull cluster plans cleanly",
-		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range e.pulls.siblings(ctx, a) {", To: "\tfor _, sib := range e.pulls.siblings(ctx, a)[:0] {",
+		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
 		Package: "./internal/provider", Run: "^TestComposedIntentOfAnotherStateOnPullClusterFailsThePlan$",
 	},
 	{
 		ID: "engine/pull-composed-upload-unchecked", Why: "the apply publishes a composed object another state publishes for the cluster (a plan skipped or stale): the check is the plan's only",
-		File: "internal/engine/sink_compose.go", From: "\tif errs := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired)); len(errs) > 0 {", To: "\tif errs := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired)); false {",
+		File: "internal/engine/sink_compose.go", From: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n", To: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n\terrs = nil\n",
 		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
 	},
 	{
 		ID: "engine/pull-composed-cluster-unchecked", Why: "another workspace's contribution on the pull cluster's object, seen through its read-only connection, is not reported",
-		File: "internal/engine/sink_compose.go", From: "\t\t\tif lc.Workspace != \"\" && lc.Workspace != a.Publisher {", To: "\t\t\tif false {",
+		File: "internal/engine/sink_compose.go", From: "\t\tothers := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind]))\n", To: "\t\tothers := secondStates(owner, a, nil)\n",
 		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
 	},
 	{
 		ID: "engine/pull-composed-own-workspace-refused", Why: "the state's own contributions, applied by Flux from its own artifact, are taken for another state's: every plan after the first fails",
-		File: "internal/engine/sink_compose.go", From: "\t\t\tif lc.Workspace != \"\" && lc.Workspace != a.Publisher {", To: "\t\t\tif lc.Workspace != \"\" {",
+		File: "internal/engine/sink_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase false:\n",
 		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
+	},
+	{
+		ID: "engine/pull-composed-no-workspace-skipped", Why: "a contribution that records no workspace (an earlier build's, a push state's without one) on a pull cluster's composed object is skipped: the state's copy leaves it out and Flux's apply drops its routes",
+		File: "internal/engine/sink_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase v.Standing == Theirs && (v.Workspace == \"\" || v.Workspace == a.Publisher):\n",
+		Package: "./internal/engine", Run: "^TestPullComposedContributionWithoutWorkspaceRefused$",
+	},
+	{
+		ID: "engine/pull-composed-verdict-ignored", Why: "only other states' well-formed contributions count on a pull cluster's object: a same-named one without an instance is taken for this state's",
+		File: "internal/engine/sink_compose.go", From: "\t\tcase v.Standing == Mine || v.Standing == Held || v.Standing == Orphan || v.Standing == Untrusted:\n", To: "\t\tcase v.Standing != Theirs:\n",
+		Package: "./internal/engine", Run: "^TestPullComposedSameNameWithoutInstanceRefused$",
+	},
+	{
+		ID: "engine/pull-check-unconnected-silent", Why: "a pull cluster without a connection is not checked for other states' objects, and the plan does not say so",
+		File: "internal/engine/sink_compose.go", From: "\t\treturn nil, append(warns, unconnected)\n", To: "\t\t_ = unconnected\n\t\treturn nil, warns\n",
+		Package: "./internal/engine", Run: "^TestPullComposedCheckWithoutConnectionWarns$",
+	},
+	{
+		ID: "engine/pull-check-unlisted-silent", Why: "a pull cluster that cannot be read is not checked for other states' objects, and the plan does not say so",
+		File: "internal/engine/sink_compose.go", From: "\t\t\treturn nil, append(warns, unlisted)\n", To: "\t\t\t_ = unlisted\n\t\t\treturn nil, warns\n",
+		Package: "./internal/engine", Run: "^TestPullComposedCheckOfAnUnreachableClusterWarns$",
+	},
+	{
+		ID: "engine/pull-check-registry-unread-silent", Why: "a repository whose tags cannot be listed, or another tag that cannot be read, leaves other states' artifacts unchecked, and the plan does not say so",
+		File: "internal/engine/sink_compose.go", From: "\tfor _, u := range unread {", To: "\tfor _, u := range unread[:0] {",
+		Package: "./internal/engine", Run: "^TestPullComposedCheck(WithoutTagListing|OfAnUnreadableSibling)Warns$",
+	},
+	{
+		ID: "engine/push-flux-applied-unchecked", Why: "a push state's plan writes an object a Flux Kustomization applies: the two writers fight, each undoing the other's writes",
+		File: "internal/engine/sink.go", From: "\terrs = e.fluxAppliedErrors(ctx, owner, entries)\n", To: "\terrs = nil\n",
+		Package: "./internal/engine", Run: "^TestPush(Compose|Write)Of?.*Flux",
+	},
+	{
+		ID: "engine/push-flux-compose-at-apply", Why: "the apply composes into an object a Flux Kustomization applies (a plan skipped or stale): the check is the plan's only",
+		File: "internal/engine/compose.go", From: "\tif !remove && live != nil {\n\t\t// A Kustomization applies it", To: "\tif false {\n\t\t// A Kustomization applies it",
+		Package: "./internal/engine", Run: "^TestPushComposeIntoAnObjectFluxAppliesRefused$",
+	},
+	{
+		ID: "engine/push-flux-adopted", Why: "adopt_existing takes over an object a Flux Kustomization applies",
+		File: "internal/engine/apply.go", From: "\t\t\tif ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); ferr != nil {", To: "\t\t\tif ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); false {",
+		Package: "./internal/engine", Run: "^TestAdoptOfAnObjectFluxAppliesRefused$",
+	},
+	{
+		ID: "engine/push-flux-leftover-labels-refused", Why: "Flux's labels left on an object whose Kustomization is gone block the push state for good",
+		File: "internal/engine/sink_flux.go", From: "\tif apierrors.IsNotFound(err) {\n\t\treturn nil // labels left over", To: "\tif apierrors.IsNotFound(err) && false {\n\t\treturn nil // labels left over",
+		Package: "./internal/engine", Run: "^TestPushWriteOfAnObjectWithLeftoverFluxLabelsAllowed$",
+	},
+	{
+		ID: "engine/push-flux-retired-refused", Why: "a state moving a cluster from pull to push (retired) is refused because its own former Kustomization applies the objects",
+		File: "internal/engine/sink_flux.go", From: "\tif e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) {", To: "\tif e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) && false {",
+		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
+	},
+	{
+		ID: "engine/push-flux-own-retired-read", Why: "a state moving a cluster from pull to push must read its former Kustomization, which the documented roles do not grant: every plan of the switch fails",
+		File: "internal/engine/sink_flux.go", From: "retired && owner.owns(labels) {", To: "retired && owner.owns(labels) && false {",
+		Package: "./internal/engine", Run: "^TestPushWriteWhereTheKustomizationCannotBeRead$",
+	},
+	{
+		ID: "engine/push-flux-any-tag-retired", Why: "a Kustomization applying another tag of the retired artifact's repository (another state's) is taken for the state's own former one",
+		File: "internal/engine/sink_flux.go", From: "== a.Target.Repository && tag == a.Target.Tag", To: "== a.Target.Repository && tag == tag",
+		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
 	},
 	{
 		ID: "engine/pull-joined-published", Why: "a policy's settings in a virtual destination's DestinationRule are published to a pull cluster, where the destination's own publish would drop them",
@@ -1416,7 +1476,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/pull-composed-second-state-on-the-mesh", Why: "on the local mesh with Flux, a second state's policy on a destination the first composes on the pull cluster plans cleanly: both Kustomizations would apply the VirtualService",
-		File: "internal/provider/delivery.go", From: "\tfor _, err := range data.Engine.PlanErrors(ctx, owner, entries) {", To: "\tfor _, err := range data.Engine.PlanErrors(ctx, owner, entries)[:0] {",
+		File: "internal/provider/delivery.go", From: "\terrs, warnings := data.Engine.PlanErrors(ctx, owner, entries)\n", To: "\terrs, warnings := data.Engine.PlanErrors(ctx, owner, entries)\n\terrs = nil\n",
 		Package: "./internal/provider", Run: "^TestAccPull_trafficPolicyThroughFlux$", Env: []string{"TF_ACC=1"},
 	},
 	{
