@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -55,6 +56,10 @@ type Engine struct {
 	// (retry.go); nil is conflictBackoff. Tests give one without waits
 	// so that no clock decides them.
 	retryBackoff *wait.Backoff
+	// retryWait waits between those retries, or ends the wait with the
+	// context's error (retry.go); nil is waitOrEnd. Tests give one that
+	// no clock decides.
+	retryWait func(ctx context.Context, d time.Duration) error
 }
 
 // DefaultConcurrency is the number of objects written at once per cluster.

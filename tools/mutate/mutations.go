@@ -349,8 +349,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/retry-past-the-context", Why: "the retries of a write that lost a race go on after the operation's context ended",
-		File: "internal/engine/retry.go", From: "if err := ctx.Err(); err != nil {\n\t\t\t\treturn contextEnded{err}", To: "if err := error(nil); err != nil {\n\t\t\t\treturn contextEnded{err}",
+		File: "internal/engine/retry.go", From: "if ended := e.pause(ctx, b.Step()); ended != nil {", To: "if ended := e.pause(ctx, b.Step()); false {",
 		Package: "./internal/engine", Run: "TestRetryConflicts",
+	},
+	{
+		ID: "engine/retry-wait-ends-silently", Why: "a wait between retries that the context ended returns no error, so the retries go on through the rest of the backoff",
+		File: "internal/engine/retry.go", From: "case <-ctx.Done():\n\t\treturn ctx.Err()", To: "case <-ctx.Done():\n\t\treturn nil",
+		Package: "./internal/engine", Run: "TestWaitOrEnd",
 	},
 	{
 		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",
