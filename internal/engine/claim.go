@@ -94,7 +94,7 @@ func ClaimName(identity string) string {
 
 // ClaimEntry is the inventory entry of identity's claim in a cluster.
 func (e *Engine) ClaimEntry(cluster, identity string) Entry {
-	return claimEntryIn(cluster, e.recordsNamespace(), identity)
+	return claimEntryIn(cluster, e.RecordsNamespaceName(), identity)
 }
 
 func claimEntryIn(cluster, namespace, identity string) Entry {
@@ -103,7 +103,7 @@ func claimEntryIn(cluster, namespace, identity string) Entry {
 
 // ClaimsNamespace is the namespace claims are written in now (the
 // records namespace).
-func (e *Engine) ClaimsNamespace() string { return e.recordsNamespace() }
+func (e *Engine) ClaimsNamespace() string { return e.RecordsNamespaceName() }
 
 // ListClaims lists every workspace claim in the records namespace of each
 // cluster, whatever its identity. A cluster that cannot be read is an
@@ -122,11 +122,11 @@ func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Er
 		}
 		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
-			errs = append(errs, clusterError(cluster, "Listing workspace claims", err))
+			errs = append(errs, ClusterError(cluster, "Listing workspace claims", err))
 			continue
 		}
 		for i := range items {
-			if claim, ok := listedClaim(cluster, e.recordsNamespace(), &items[i]); ok {
+			if claim, ok := listedClaim(cluster, e.RecordsNamespaceName(), &items[i]); ok {
 				out = append(out, claim)
 			}
 		}
@@ -146,7 +146,7 @@ func listedClaim(cluster, namespace string, live *unstructured.Unstructured) (Cl
 		return claim, true
 	case errors.As(err, &newer):
 		en := Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: live.GetName()}
-		return Claim{Cluster: cluster, Identity: claim.Identity, Token: claim.Token, Unreadable: objectError(en, "Reading the workspace claim", err)}, true
+		return Claim{Cluster: cluster, Identity: claim.Identity, Token: claim.Token, Unreadable: ObjectError(en, "Reading the workspace claim", err)}, true
 	}
 	return Claim{}, false
 }
@@ -168,12 +168,12 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 		}
 		claim, err := claimOf(cluster, live)
 		if err != nil {
-			errs = append(errs, objectError(en, "Reading the workspace claim", err))
+			errs = append(errs, ObjectError(en, "Reading the workspace claim", err))
 			continue
 		}
 		if claim.Identity != identity {
 			// A hash collision, or a hand-made object: not this identity's.
-			errs = append(errs, objectError(en, "Reading the workspace claim", fmt.Errorf("it claims identity %q, not %q", claim.Identity, identity)))
+			errs = append(errs, ObjectError(en, "Reading the workspace claim", fmt.Errorf("it claims identity %q, not %q", claim.Identity, identity)))
 			continue
 		}
 		out = append(out, claim)
@@ -184,28 +184,24 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 // readClaimObject is the claim object en names, nil if there is none: on
 // a pull cluster, in its artifact (claimsInArtifact).
 func (e *Engine) readClaimObject(ctx context.Context, en Entry) (*unstructured.Unstructured, *Error) {
-	if a, pull, err := e.pullOf(en.Cluster); err != nil {
-		return nil, clusterError(en.Cluster, "Naming the artifact", err)
+	if objs, pull, err := e.PulledObjects(ctx, en.Cluster, "Reading the workspace claim from the artifact"); err != nil {
+		return nil, err
 	} else if pull {
-		got, found, err := e.pulls.fetch(ctx, a.Target)
-		if err != nil {
-			return nil, clusterError(en.Cluster, "Reading the workspace claim from the artifact "+a.Target.String(), err)
-		}
-		if m := got.Objects[artifactKey(en)]; found && m != nil {
+		if m := objs[ArtifactKey(en)]; m != nil {
 			return &unstructured.Unstructured{Object: m}, nil
 		}
 		return nil, nil
 	}
 	c, err := e.Clients.Get(en.Cluster)
 	if err != nil {
-		return nil, clusterError(en.Cluster, "Reading the workspace claim", err)
+		return nil, ClusterError(en.Cluster, "Reading the workspace claim", err)
 	}
 	live, err := c.Dynamic.Resource(configMaps).Namespace(en.Namespace).Get(ctx, en.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, objectError(en, "Reading the workspace claim", err)
+		return nil, ObjectError(en, "Reading the workspace claim", err)
 	}
 	return live, nil
 }
@@ -216,20 +212,13 @@ func (e *Engine) readClaimObject(ctx context.Context, en Entry) (*unstructured.U
 // namespace as push writes it: a second state that names the identity
 // finds it there at plan, and its roster's apply is refused there.
 func (e *Engine) claimsInArtifact(ctx context.Context, cluster string) ([]Claim, *Error, bool) {
-	a, pull, err := e.pullOf(cluster)
-	if err != nil {
-		return nil, clusterError(cluster, "Naming the artifact", err), true
-	}
-	if !pull {
-		return nil, nil, false
-	}
-	got, _, err := e.pulls.fetch(ctx, a.Target)
-	if err != nil {
-		return nil, clusterError(cluster, "Listing workspace claims in the artifact "+a.Target.String(), err), true
+	objs, pull, err := e.PulledObjects(ctx, cluster, "Listing workspace claims in the artifact")
+	if err != nil || !pull {
+		return nil, err, pull
 	}
 	var out []Claim
-	for _, m := range got.Objects {
-		if c, ok := listedClaim(cluster, e.recordsNamespace(), &unstructured.Unstructured{Object: m}); ok {
+	for _, m := range objs {
+		if c, ok := listedClaim(cluster, e.RecordsNamespaceName(), &unstructured.Unstructured{Object: m}); ok {
 			out = append(out, c)
 		}
 	}
@@ -242,16 +231,9 @@ func (e *Engine) claimsInArtifact(ctx context.Context, cluster string) ([]Claim,
 // and returns the one to publish (nil to remove it), or an error that
 // leaves the artifact as it was.
 func (e *Engine) updateClaimInArtifact(ctx context.Context, en Entry, doing string, change func(live *unstructured.Unstructured) (map[string]any, *Error)) (*Error, bool) {
-	a, pull, err := e.pullOf(en.Cluster)
-	if err != nil {
-		return clusterError(en.Cluster, "Naming the artifact", err), true
-	}
-	if !pull {
-		return nil, false
-	}
 	var refused *Error
-	key := artifactKey(en)
-	got, err := e.pulls.writers.For(a.Target, a.Publisher).Update(ctx, func(objs oci.Objects) error {
+	key := ArtifactKey(en)
+	err, pull := e.UpdatePulled(ctx, en.Cluster, doing, func(objs oci.Objects) error {
 		var live *unstructured.Unstructured
 		if m := objs[key]; m != nil {
 			live = &unstructured.Unstructured{Object: m}
@@ -267,14 +249,13 @@ func (e *Engine) updateClaimInArtifact(ctx context.Context, en Entry, doing stri
 		}
 		return nil
 	})
+	if !pull {
+		return nil, false
+	}
 	if refused != nil {
 		return refused, true
 	}
-	if err != nil {
-		return clusterError(en.Cluster, doing+" in the artifact "+a.Target.String(), err), true
-	}
-	e.pulls.remember(a.Target, got)
-	return nil, true
+	return err, true
 }
 
 // claimOf reads live as a claim. Only a claim as the provider writes it
@@ -367,7 +348,7 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 	en := e.ClaimEntry(c.Cluster, c.Identity)
 	members, err := json.Marshal(c.Members)
 	if err != nil {
-		return objectError(en, "Writing the workspace claim", err)
+		return ObjectError(en, "Writing the workspace claim", err)
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
@@ -388,21 +369,21 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 	}
 	cl, err := e.Clients.Get(c.Cluster)
 	if err != nil {
-		return clusterError(c.Cluster, "Writing the workspace claim", err)
+		return ClusterError(c.Cluster, "Writing the workspace claim", err)
 	}
 	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
 	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		if _, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: e.managerBase() + "/workspace-claim"}); err != nil {
+		if _, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: e.ManagerBase() + "/workspace-claim"}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return e.claimTakenError(en, c, nil)
 			}
-			return objectError(en, "Writing the workspace claim", err)
+			return ObjectError(en, "Writing the workspace claim", err)
 		}
 		return nil
 	case err != nil:
-		return objectError(en, "Writing the workspace claim", err)
+		return ObjectError(en, "Writing the workspace claim", err)
 	}
 	theirs, cerr := claimOf(c.Cluster, live)
 	if cerr != nil || (theirs.Token != c.Token && (c.Replaces == "" || theirs.Token != c.Replaces)) {
@@ -410,8 +391,8 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 	}
 	obj.SetResourceVersion(live.GetResourceVersion())
 	obj.SetUID(live.GetUID())
-	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: e.managerBase() + "/workspace-claim"}); err != nil {
-		return objectError(en, "Writing the workspace claim", err)
+	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: e.ManagerBase() + "/workspace-claim"}); err != nil {
+		return ObjectError(en, "Writing the workspace claim", err)
 	}
 	return nil
 }
@@ -429,7 +410,7 @@ func (e *Engine) claimTakenError(en Entry, c Claim, why error) *Error {
 // is left alone.
 func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity, token string) *Error {
 	if namespace == "" {
-		namespace = e.recordsNamespace()
+		namespace = e.RecordsNamespaceName()
 	}
 	en := claimEntryIn(cluster, namespace, identity)
 	if err, pull := e.updateClaimInArtifact(ctx, en, "Releasing the workspace claim", func(live *unstructured.Unstructured) (map[string]any, *Error) {
@@ -445,7 +426,7 @@ func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity,
 	}
 	cl, err := e.Clients.Get(cluster)
 	if err != nil {
-		return clusterError(cluster, "Releasing the workspace claim", err)
+		return ClusterError(cluster, "Releasing the workspace claim", err)
 	}
 	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
 	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})
@@ -453,7 +434,7 @@ func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity,
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
-		return objectError(en, "Releasing the workspace claim", err)
+		return ObjectError(en, "Releasing the workspace claim", err)
 	}
 	if theirs, cerr := claimOf(cluster, live); cerr != nil || theirs.Token != token {
 		return nil // not ours to delete
@@ -461,7 +442,7 @@ func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity,
 	uid, rv := live.GetUID(), live.GetResourceVersion()
 	err = ri.Delete(ctx, en.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return objectError(en, "Releasing the workspace claim", err)
+		return ObjectError(en, "Releasing the workspace claim", err)
 	}
 	return nil
 }
