@@ -25,11 +25,10 @@
 // clusters: their objects published in an OCI artifact instead of applied,
 // and read back from it), sink_compose.go (composed objects on pull
 // clusters: composed in the artifact, another state's refused), records.go
-// (virtual destinations' records), claim.go (workspace claims), search.go
-// (the reads import needs), exports.go (what the
-// shared-data protocols above the engine, internal/shareddata, use of
-// it), retry.go (retries of writes that lost a
-// race, with backoff), log.go (DEBUG logs of each decision) and
+// (virtual destinations' records), search.go (the reads import needs),
+// exports.go (what the shared-data protocols above the engine,
+// internal/shareddata, use of it), retry.go (retries of writes that lost
+// a race, with backoff), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the
 // object and the fix, with kubectl hints rendered for the cluster by
 // kubeclient). The intent kinds (owner kinds and the Kubernetes

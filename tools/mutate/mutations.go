@@ -289,13 +289,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/claim-format-ignored", Why: "a workspace claim in a newer format is read as if this build read it",
-		File: "internal/engine/claim.go", From: "\tif version > ClaimFormat {", To: "\tif false {",
-		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+		File: "internal/shareddata/claim.go", From: "\tif version > ClaimFormat {", To: "\tif false {",
+		Package: "./internal/shareddata", Run: "TestClaimsAreReadByFormatStrictly",
 	},
 	{
 		ID: "engine/claim-decoder-lenient", Why: "a workspace claim with a data key this build does not know is read without it",
-		File: "internal/engine/claim.go", From: "\t\t\treturn &ClaimFormatError{Version: version, Unknown: k}", To: "\t\t\tcontinue",
-		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+		File: "internal/shareddata/claim.go", From: "\t\t\treturn &ClaimFormatError{Version: version, Unknown: k}", To: "\t\t\tcontinue",
+		Package: "./internal/shareddata", Run: "TestClaimsAreReadByFormatStrictly",
 	},
 	{
 		ID: "provider/unreadable-claim-shields-nothing", Why: "another state's claim in a format this build does not read shields no orphan candidate",
@@ -510,8 +510,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/identity-collision", Why: "a second state overwrites another state's claim on a workspace identity",
-		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\treturn e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\treturn e.claimTakenError",
-		Package: "./internal/engine", Run: "TestClaimIsOneStatesOnly",
+		File: "internal/shareddata/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\treturn e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\treturn e.claimTakenError",
+		Package: "./internal/shareddata", Run: "TestClaimIsOneStatesOnly",
 	},
 	{
 		ID: "engine/owner-yields-to-composers", Why: "a virtual destination cannot take its DestinationRule's host back from the composer (hostname change fails)",
@@ -1026,13 +1026,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/claim-by-labels-misnamed", Why: "a hand-made ConfigMap with the claim labels, under another name than its identity's claim name, is a claim and vetoes orphan release",
-		File: "internal/engine/claim.go", From: "case c.Identity == \"\" || live.GetName() != ClaimName(c.Identity):", To: "case c.Identity == \"\":",
-		Package: "./internal/engine", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
+		File: "internal/shareddata/claim.go", From: "case c.Identity == \"\" || live.GetName() != ClaimName(c.Identity):", To: "case c.Identity == \"\":",
+		Package: "./internal/shareddata", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
 	},
 	{
 		ID: "engine/claim-without-owner-label", Why: "a hand-made ConfigMap without the owner-id label that repeats its token is a claim and vetoes orphan release",
-		File: "internal/engine/claim.go", From: "case labels[LabelOwnerID] != c.Token:", To: "case false:",
-		Package: "./internal/engine", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
+		File: "internal/shareddata/claim.go", From: "case labels[engine.LabelOwnerID] != c.Token:", To: "case false:",
+		Package: "./internal/shareddata", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
 	},
 	{
 		ID: "provider/stale-claim-kept", Why: "a claim of this state's former identity (a killed first apply, a roster removed with state rm) is never removed and vetoes release forever",
@@ -1508,18 +1508,18 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-claim-not-in-artifact", Why: "a pull cluster's workspace claim is looked for on its API server, which it may not have: a second state with the same workspace is never told",
-		File: "internal/engine/claim.go", From: "\t} else if pull {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)", To: "\t} else if pull && false {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)",
-		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
+		File: "internal/shareddata/claim.go", From: "\t} else if pull {\n\t\tif m := objs[engine.ArtifactKey(en)]", To: "\t} else if pull && false {\n\t\tif m := objs[engine.ArtifactKey(en)]",
+		Package: "./internal/shareddata", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
 	},
 	{
 		ID: "provider/pull-claim-unchecked-at-plan", Why: "a second state with the same workspace as another on a pull cluster plans cleanly: the first state's claim, in the artifact, is never read",
-		File: "internal/engine/claim.go", From: "\t} else if pull {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)", To: "\t} else if pull && false {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)",
+		File: "internal/shareddata/claim.go", From: "\t} else if pull {\n\t\tif m := objs[engine.ArtifactKey(en)]", To: "\t} else if pull && false {\n\t\tif m := objs[engine.ArtifactKey(en)]",
 		Package: "./internal/provider", Run: "^TestSecondStateWithTheSameWorkspaceOnAPullClusterFailsThePlan$",
 	},
 	{
 		ID: "engine/pull-claim-collision", Why: "a second state writes its claim over another state's in a pull cluster's artifact",
-		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\t\t\treturn nil, e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\t\t\treturn nil, e.claimTakenError",
-		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
+		File: "internal/shareddata/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\t\t\treturn nil, e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\t\t\treturn nil, e.claimTakenError",
+		Package: "./internal/shareddata", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
 	},
 	{
 		ID: "oci/cancelled-change-published", Why: "a change whose caller gave up (cancelled) stays queued and is published: its objects land in the artifact but not in state",
