@@ -3,11 +3,14 @@ package engine
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
 // What the shared-data protocols above the engine (internal/shareddata:
-// workspace claims) use of it. The engine never calls them: they call
+// workspace claims; records, in records.go, already use no more) use of
+// it. The engine never calls them: they call
 // these.
 
 // ClusterError explains why a cluster could not be used at all (doing,
@@ -24,6 +27,24 @@ func (e *Engine) ManagerBase() string { return e.managerBase() }
 // RecordsNamespaceName is the namespace records (and workspace claims)
 // are read and written in: RecordsNamespace, or its default.
 func (e *Engine) RecordsNamespaceName() string { return e.recordsNamespace() }
+
+// ListedConfigMaps is the provider's ConfigMaps (managed-by label) in the
+// records namespace of cluster, from this process's listing of them
+// (listcache.go): one LIST per cluster however often they are asked for,
+// again only after this process wrote a ConfigMap there. doing names the
+// read in an error. The objects are the listing's: read, never change
+// them.
+func (e *Engine) ListedConfigMaps(ctx context.Context, cluster, doing string) ([]*unstructured.Unstructured, *Error) {
+	c, err := e.Clients.Get(cluster)
+	if err != nil {
+		return nil, clusterError(cluster, doing, err)
+	}
+	l, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)
+	if lerr != nil {
+		return nil, clusterError(cluster, doing, lerr.Err)
+	}
+	return l.kept, nil
+}
 
 // ArtifactKey is the key of en's object in a pull cluster's artifact.
 func ArtifactKey(en Entry) string { return artifactKey(en) }

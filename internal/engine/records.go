@@ -74,18 +74,25 @@ func (e *Engine) recordsNamespace() string {
 // searched is an error in errs; the records of the others are returned
 // all the same.
 func (e *Engine) Records(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs Errors) {
-	ns := e.recordsNamespace()
+	ns := e.RecordsNamespaceName()
 	for _, cluster := range clusters {
-		if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {
+		if objs, pull, err := e.PulledObjects(ctx, cluster, "Reading virtual destination records from the artifact"); pull {
+			// A pull cluster's records are those the state publishes in
+			// its artifact, read back from the registry: records another
+			// state publishes for the cluster are in its own artifact.
 			if err != nil {
 				errs = append(errs, err)
 			}
-			records = append(records, rs...)
+			for _, m := range objs {
+				if r, ok := recordOf(cluster, &unstructured.Unstructured{Object: m}); ok && r.Namespace == ns && r.Hostname == hostname {
+					records = append(records, r)
+				}
+			}
 			continue
 		}
 		c, err := e.Clients.Get(cluster)
 		if err != nil {
-			errs = append(errs, clusterError(cluster, "Reading virtual destination records", err))
+			errs = append(errs, ClusterError(cluster, "Reading virtual destination records", err))
 			continue
 		}
 		if withElsewhere {
@@ -95,13 +102,13 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 				}
 			}
 		}
-		l, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)
+		listed, lerr := e.ListedConfigMaps(ctx, cluster, "Reading virtual destination records")
 		if lerr != nil {
-			errs = append(errs, clusterError(cluster, "Reading virtual destination records", lerr.Err))
+			errs = append(errs, lerr)
 			continue
 		}
-		for _, r := range l.records {
-			if r.Namespace == ns && r.Hostname == hostname {
+		for _, item := range listed {
+			if r, ok := recordOf(cluster, item); ok && r.Namespace == ns && r.Hostname == hostname {
 				records = append(records, r)
 			}
 		}

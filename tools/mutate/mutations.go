@@ -274,7 +274,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/records-listed-per-lookup", Why: "every record lookup lists the records namespace again instead of sharing the listing",
-		File: "internal/engine/records.go", From: "\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)", To: "\t\te.wrote(cluster, configMapKind)\n\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)",
+		File: "internal/engine/records.go", From: "\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")", To: "\t\te.wrote(cluster, configMapKind)\n\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")",
 		Package: "./internal/engine", Run: "TestRecord",
 	},
 	{
@@ -1369,7 +1369,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-records-unread", Why: "records on a pull cluster are read from its API server, which a pull cluster may not have: virtual destinations' records there are never found",
-		File: "internal/engine/records.go", From: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {", To: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull && false {",
+		File: "internal/engine/records.go", From: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull {", To: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull && false {",
 		Package: "./internal/engine", Run: "TestPull",
 	},
 	// Traffic policies on pull clusters (issue 35, composition): composed
