@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
