@@ -45,10 +45,9 @@ type Engine struct {
 	lists listings
 	// pulls holds this process's artifact writers and fetched artifacts.
 	pulls pulls
-	// elsewhere holds this process's searches for records outside the
-	// records namespace, per cluster (records.go).
-	elsewhereMu sync.Mutex
-	elsewhere   map[string]*elsewhereScan
+	// memos holds what the protocols above the engine keep per process
+	// (Memo).
+	memos sync.Map
 	// foreign holds this process's listings of hand-written
 	// VirtualServices and DestinationRules (foreign_routes.go).
 	foreign foreignRoutes

@@ -46,6 +46,28 @@ func (e *Engine) ListedConfigMaps(ctx context.Context, cluster, doing string) ([
 	return l.kept, nil
 }
 
+// Memo is the value a protocol above the engine keeps in this engine (in
+// this process) under key: the first call makes it with make, every
+// later one returns the same value. Keys are the protocol's own types.
+func (e *Engine) Memo(key any, make func() any) any {
+	if v, ok := e.memos.Load(key); ok {
+		return v
+	}
+	v, _ := e.memos.LoadOrStore(key, make())
+	return v
+}
+
+// Sort orders errors by cluster, then object.
+func (es Errors) Sort() { es.sort() }
+
+// recordsNamespace is where records are read and written.
+func (e *Engine) recordsNamespace() string {
+	if e.RecordsNamespace == "" {
+		return DefaultRecordsNamespace
+	}
+	return e.RecordsNamespace
+}
+
 // ArtifactKey is the key of en's object in a pull cluster's artifact.
 func ArtifactKey(en Entry) string { return artifactKey(en) }
 

@@ -77,6 +77,11 @@ type listedObject struct {
 	composed        map[string]composedState
 }
 
+var (
+	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+)
+
 type listing struct {
 	ready   chan struct{}
 	err     *Error

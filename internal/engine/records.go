@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
@@ -19,11 +19,6 @@ const (
 	recordHostnameKey = "hostname"
 	recordIntentKey   = "intent"
 	recordFormatKey   = "format"
-)
-
-var (
-	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 )
 
 // Record is a virtual destination's record as one cluster holds it, with
@@ -51,14 +46,6 @@ type Record struct {
 // Where names the record for messages.
 func (r Record) Where() string {
 	return "ConfigMap " + r.Namespace + "/" + r.Name + " in cluster " + r.Cluster
-}
-
-// recordsNamespace is where records are read and written.
-func (e *Engine) recordsNamespace() string {
-	if e.RecordsNamespace == "" {
-		return DefaultRecordsNamespace
-	}
-	return e.RecordsNamespace
 }
 
 // Records lists, in the records namespace of every cluster given, the
@@ -115,7 +102,7 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 	}
 	sortRecords(records)
 	sortRecords(elsewhere)
-	errs.sort()
+	errs.Sort()
 	return records, elsewhere, errs
 }
 
@@ -126,21 +113,28 @@ type elsewhereScan struct {
 	records []Record
 }
 
+// elsewhereScans are an engine's elsewhereScan by cluster (its Memo under
+// elsewhereKey).
+type elsewhereScans struct {
+	mu sync.Mutex
+	m  map[string]*elsewhereScan
+}
+
+type elsewhereKey struct{}
+
 // recordsElsewhere lists the ConfigMaps with record labels in every
 // namespace of cluster, once per process: where this identity may list
 // them (a least-privileged one may not, and that is fine: nothing).
 func (e *Engine) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cluster string) []Record {
-	e.elsewhereMu.Lock()
-	if e.elsewhere == nil {
-		e.elsewhere = map[string]*elsewhereScan{}
-	}
-	s := e.elsewhere[cluster]
+	scans := e.Memo(elsewhereKey{}, func() any { return &elsewhereScans{m: map[string]*elsewhereScan{}} }).(*elsewhereScans)
+	scans.mu.Lock()
+	s := scans.m[cluster]
 	first := s == nil
 	if first {
 		s = &elsewhereScan{ready: make(chan struct{})}
-		e.elsewhere[cluster] = s
+		scans.m[cluster] = s
 	}
-	e.elsewhereMu.Unlock()
+	scans.mu.Unlock()
 	if first {
 		sel := Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
 		if all, err := dyn.Resource(configMaps).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
