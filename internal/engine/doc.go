@@ -24,11 +24,10 @@
 // limits.go (the API server's limits, checked at plan), sink.go (pull
 // clusters: their objects published in an OCI artifact instead of applied,
 // and read back from it), sink_compose.go (composed objects on pull
-// clusters: composed in the artifact, another state's refused), records.go
-// (virtual destinations' records), search.go (the reads import needs),
-// exports.go (what the shared-data protocols above the engine,
-// internal/shareddata, use of it), retry.go (retries of writes that lost
-// a race, with backoff), log.go (DEBUG logs of each decision) and
+// clusters: composed in the artifact, another state's refused), search.go
+// (the reads import needs), exports.go (what the shared-data protocols
+// above the engine, internal/shareddata, use of it: claims and records),
+// retry.go (retries of writes that lost a race, with backoff), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the
 // object and the fix, with kubectl hints rendered for the cluster by
 // kubeclient). The intent kinds (owner kinds and the Kubernetes

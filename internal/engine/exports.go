@@ -9,8 +9,7 @@ import (
 )
 
 // What the shared-data protocols above the engine (internal/shareddata:
-// workspace claims; records, in records.go, already use no more) use of
-// it. The engine never calls them: they call
+// workspace claims, virtual destinations' records) use of it. The engine never calls them: they call
 // these.
 
 // ClusterError explains why a cluster could not be used at all (doing,

@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // The workspace name. Traffic policies of several Terraform states compose
@@ -73,6 +71,3 @@ func (d *providerData) recordedWorkspace() string {
 	}
 	return d.Workspace
 }
-
-// claims reads and writes workspace claims through the run's engine.
-func (d *providerData) claims() shareddata.Claims { return shareddata.Claims{Engine: d.Engine} }

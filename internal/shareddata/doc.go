@@ -3,8 +3,11 @@
 // which never imports it): claim.go (workspace claims: which state holds
 // a roster's identity, read strictly by format, written and released
 // only by the state whose token they hold, in the records namespace or a
-// pull cluster's artifact). Records, contributions and their verdict are
-// still in the engine (docs/design.md, "Where things live").
+// pull cluster's artifact) and records.go (virtual destinations' records
+// with their provenance, from the engine's listing of the records
+// namespace, or a pull cluster's artifact). Contributions, their verdict
+// and the composition of shared objects are still in the engine
+// (docs/design.md, "Shared data above the engine").
 //
 // The unit tests run on client-go's fake dynamic client
 // (internal/engine/enginetest) and, for pull clusters, a registry served

@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"cmp"
@@ -10,8 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
+
+// Records looks virtual destinations' records up through an engine: its
+// listing of the records namespace, its pull clusters' artifacts.
+type Records struct{ *engine.Engine }
 
 // Keys of a virtual destination's record (virtualdestination.RecordHostnameKey
 // RecordIntentKey and RecordFormatKey).
@@ -48,7 +53,7 @@ func (r Record) Where() string {
 	return "ConfigMap " + r.Namespace + "/" + r.Name + " in cluster " + r.Cluster
 }
 
-// Records lists, in the records namespace of every cluster given, the
+// Lookup lists, in the records namespace of every cluster given, the
 // records of hostname: ConfigMaps this provider wrote for a virtual
 // destination (managed-by and owner labels). Records are read there and
 // nowhere else, from the engine's listing of that namespace's ConfigMaps
@@ -60,7 +65,7 @@ func (r Record) Where() string {
 // allow it, and a refusal is not an error). A cluster that cannot be
 // searched is an error in errs; the records of the others are returned
 // all the same.
-func (e *Engine) Records(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs Errors) {
+func (e Records) Lookup(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs engine.Errors) {
 	ns := e.RecordsNamespaceName()
 	for _, cluster := range clusters {
 		if objs, pull, err := e.PulledObjects(ctx, cluster, "Reading virtual destination records from the artifact"); pull {
@@ -79,7 +84,7 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 		}
 		c, err := e.Clients.Get(cluster)
 		if err != nil {
-			errs = append(errs, ClusterError(cluster, "Reading virtual destination records", err))
+			errs = append(errs, engine.ClusterError(cluster, "Reading virtual destination records", err))
 			continue
 		}
 		if withElsewhere {
@@ -125,7 +130,7 @@ type elsewhereKey struct{}
 // recordsElsewhere lists the ConfigMaps with record labels in every
 // namespace of cluster, once per process: where this identity may list
 // them (a least-privileged one may not, and that is fine: nothing).
-func (e *Engine) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cluster string) []Record {
+func (e Records) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cluster string) []Record {
 	scans := e.Memo(elsewhereKey{}, func() any { return &elsewhereScans{m: map[string]*elsewhereScan{}} }).(*elsewhereScans)
 	scans.mu.Lock()
 	s := scans.m[cluster]
@@ -136,7 +141,7 @@ func (e *Engine) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cl
 	}
 	scans.mu.Unlock()
 	if first {
-		sel := Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
+		sel := engine.Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
 		if all, err := dyn.Resource(configMaps).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
 			for i := range all.Items {
 				if r, ok := recordOf(cluster, &all.Items[i]); ok {
@@ -156,7 +161,7 @@ func (e *Engine) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cl
 
 func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	labels := item.GetLabels()
-	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != intentkind.VirtualDestination.Owner {
+	if labels[engine.LabelManagedBy] != engine.ManagedByValue || labels[engine.LabelOwnerKind] != intentkind.VirtualDestination.Owner {
 		return Record{}, false
 	}
 	data, _, err := unstructured.NestedStringMap(item.Object, "data")
@@ -172,7 +177,7 @@ func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	slices.Sort(extra)
 	return Record{
 		Cluster: cluster, Namespace: item.GetNamespace(), Name: item.GetName(),
-		OwnerName: labels[LabelOwnerName], OwnerID: labels[LabelOwnerID],
+		OwnerName: labels[engine.LabelOwnerName], OwnerID: labels[engine.LabelOwnerID],
 		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey], Format: data[recordFormatKey],
 		Extra: extra,
 	}, true

@@ -274,8 +274,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/records-listed-per-lookup", Why: "every record lookup lists the records namespace again instead of sharing the listing",
-		File: "internal/engine/records.go", From: "\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")", To: "\t\te.wrote(cluster, configMapKind)\n\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")",
-		Package: "./internal/engine", Run: "TestRecord",
+		File: "internal/shareddata/records.go", From: "\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")", To: "\t\t_, _, _ = e.Search(ctx, cluster, configMapKind, metav1.ListOptions{})\n\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")",
+		Package: "./internal/shareddata", Run: "TestRecord",
+	},
+	{
+		ID: "engine/listed-configmaps-not-shared", Why: "every read of the records namespace's ConfigMaps lists them again instead of sharing the process's listing",
+		File: "internal/engine/exports.go", From: "\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)", To: "\te.wrote(cluster, configMapKind)\n\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)",
+		Package: "./internal/engine", Run: "TestListedConfigMaps",
 	},
 	{
 		ID: "vd/record-format-ignored", Why: "a record in a newer format is resolved as if this build read it",
@@ -309,7 +314,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/record-extra-keys-dropped", Why: "the engine's record listing leaves out the data keys besides hostname, intent and format",
-		File: "internal/engine/records.go", From: "\t\tExtra: extra,\n", To: "\t\tExtra: nil,\n",
+		File: "internal/shareddata/records.go", From: "\t\tExtra: extra,\n", To: "\t\tExtra: nil,\n",
 		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
 	},
 	{
@@ -1369,8 +1374,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-records-unread", Why: "records on a pull cluster are read from its API server, which a pull cluster may not have: virtual destinations' records there are never found",
-		File: "internal/engine/records.go", From: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull {", To: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull && false {",
-		Package: "./internal/engine", Run: "TestPull",
+		File: "internal/shareddata/records.go", From: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull {", To: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull && false {",
+		Package: "./internal/shareddata", Run: "TestPull",
 	},
 	// Traffic policies on pull clusters (issue 35, composition): composed
 	// in the state's artifact, another state's refused.
