@@ -9,8 +9,8 @@ import (
 )
 
 // What the shared-data protocols above the engine (internal/shareddata:
-// workspace claims, virtual destinations' records) use of it. The engine never calls them: they call
-// these.
+// workspace claims, virtual destinations' records) use of it. The engine
+// never calls them: they call these.
 
 // ClusterError explains why a cluster could not be used at all (doing,
 // then the cause, with the fix where one is known).
@@ -46,13 +46,14 @@ func (e *Engine) ListedConfigMaps(ctx context.Context, cluster, doing string) ([
 }
 
 // Memo is the value a protocol above the engine keeps in this engine (in
-// this process) under key: the first call makes it with make, every
-// later one returns the same value. Keys are the protocol's own types.
-func (e *Engine) Memo(key any, make func() any) any {
+// this process) under key: the first call stores what newValue makes,
+// every later one returns that value (two first calls at once may both
+// make one; one is kept). Keys are the protocol's own types.
+func (e *Engine) Memo(key any, newValue func() any) any {
 	if v, ok := e.memos.Load(key); ok {
 		return v
 	}
-	v, _ := e.memos.LoadOrStore(key, make())
+	v, _ := e.memos.LoadOrStore(key, newValue())
 	return v
 }
 
