@@ -26,10 +26,10 @@
 // and read back from it), sink_compose.go (composed objects on pull
 // clusters: composed in the artifact, another state's refused),
 // sink_flux.go (objects a Flux Kustomization applies, refused on push
-// clusters), records.go (virtual destinations' records), claim.go
-// (workspace claims), search.go
-// (the reads import needs), retry.go (retries of writes that lost a
-// race, with backoff), log.go (DEBUG logs of each decision) and
+// clusters), search.go (the reads import needs), exports.go (what the
+// shared-data protocols above the engine, internal/shareddata, use of
+// it: claims and records), retry.go (retries of writes that lost a race,
+// with backoff), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the
 // object and the fix, with kubectl hints rendered for the cluster by
 // kubeclient). The intent kinds (owner kinds and the Kubernetes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -44,10 +45,9 @@ type Engine struct {
 	lists listings
 	// pulls holds this process's artifact writers and fetched artifacts.
 	pulls pulls
-	// elsewhere holds this process's searches for records outside the
-	// records namespace, per cluster (records.go).
-	elsewhereMu sync.Mutex
-	elsewhere   map[string]*elsewhereScan
+	// memos holds what the protocols above the engine keep per process
+	// (Memo).
+	memos sync.Map
 	// foreign holds this process's listings of hand-written
 	// VirtualServices and DestinationRules (foreign_routes.go).
 	foreign foreignRoutes
@@ -55,6 +55,10 @@ type Engine struct {
 	// (retry.go); nil is conflictBackoff. Tests give one without waits
 	// so that no clock decides them.
 	retryBackoff *wait.Backoff
+	// retryWait waits between those retries, or ends the wait with the
+	// context's error (retry.go); nil is waitOrEnd. Tests give one that
+	// no clock decides.
+	retryWait func(ctx context.Context, d time.Duration) error
 }
 
 // DefaultConcurrency is the number of objects written at once per cluster.

@@ -77,13 +77,18 @@ type listedObject struct {
 	composed        map[string]composedState
 }
 
+var (
+	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+)
+
 type listing struct {
 	ready   chan struct{}
 	err     *Error
 	owners  map[ownerKey]*ownerEntries
-	objects map[string]listedObject // namespace/name
-	records []Record                // of a ConfigMap listing: the records namespace's (records.go)
-	stale   bool                    // guarded by listings.mu
+	objects map[string]listedObject      // namespace/name
+	kept    []*unstructured.Unstructured // of a ConfigMap listing: the provider's ConfigMaps of the records namespace, as listed (ListedConfigMaps)
+	stale   bool                         // guarded by listings.mu
 }
 
 type listings struct {
@@ -228,7 +233,7 @@ func (e *Engine) fill(ctx context.Context, dyn dynamic.Interface, cluster string
 		case apierrors.IsResourceExpired(err) && opts.Continue != "":
 			// The continuation expired between pages: start over, in one
 			// piece.
-			l.owners, l.objects, l.records = map[ownerKey]*ownerEntries{}, map[string]listedObject{}, nil
+			l.owners, l.objects, l.kept = map[ownerKey]*ownerEntries{}, map[string]listedObject{}, nil
 			opts.Continue, opts.Limit = "", 0
 			continue
 		case apierrors.IsNotFound(err):
@@ -323,9 +328,7 @@ func (e *Engine) index(l *listing, cluster string, gvk schema.GroupVersionKind, 
 		}
 	}
 	if gvk == configMapKind {
-		if r, ok := recordOf(cluster, item); ok {
-			l.records = append(l.records, r)
-		}
+		l.kept = append(l.kept, item)
 	}
 	l.objects[item.GetNamespace()+"/"+item.GetName()] = listedObject{uid: item.GetUID(), resourceVersion: item.GetResourceVersion(), labels: labels, composed: composed}
 }

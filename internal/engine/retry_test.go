@@ -21,9 +21,8 @@ import (
 
 var errRace = apierrors.NewConflict(schema.GroupResource{Resource: "virtualservices"}, "x", errors.New("the object has been modified"))
 
-// attemptsAndWaits is what retry.OnError (through wait.ExponentialBackoff)
-// makes of b: the attempts it runs when each one loses, and the waits it
-// draws between them.
+// attemptsAndWaits is what retryConflicts makes of b: the attempts it
+// runs when each one loses, and the waits it draws between them.
 func attemptsAndWaits(b wait.Backoff) (int, []time.Duration) {
 	attempts := 0
 	var waits []time.Duration
@@ -101,11 +100,56 @@ func TestRetryConflictsRunsTheBackoffsAttempts(t *testing.T) {
 func TestRetryConflictsEndsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	e := &Engine{} // conflictBackoff: one wait of 20 to 40 ms, then the context's end
+	e := &Engine{} // conflictBackoff: the wait after the first try ends at once
 	tries := 0
 	err := e.retryConflicts(ctx, func(int) (bool, error) { tries++; return false, errRace })
 	if tries != 1 || !errors.Is(err, context.Canceled) || !errors.Is(err, errKeptChanging) || !apierrors.IsConflict(err) {
 		t.Fatalf("after %d tries: %v; want one try, then the context's end, the give-up and the last conflict", tries, err)
+	}
+}
+
+// A context that ends during a wait ends the wait, and the retries, at
+// once: no further attempt is made, and the give-up says the operation
+// ended. The wait is the test's: it blocks until the test, told that the
+// wait began, cancels the context (no clock decides the test).
+func TestRetryConflictsStopsWhenTheContextEndsDuringAWait(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting := make(chan struct{})
+	go func() {
+		<-waiting
+		cancel()
+	}()
+	waits := 0
+	e := &Engine{retryBackoff: &conflictBackoff, retryWait: func(ctx context.Context, d time.Duration) error {
+		if waits++; waits == 1 {
+			close(waiting)
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	tries := 0
+	err := e.retryConflicts(ctx, func(int) (bool, error) { tries++; return false, errRace })
+	if tries != 1 || waits != 1 {
+		t.Fatalf("%d tries and %d waits, want one of each: the context ended during the first wait", tries, waits)
+	}
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errKeptChanging) || !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "the operation ended") {
+		t.Fatalf("got %v; want the give-up saying the operation ended, wrapping context.Canceled and the last conflict", err)
+	}
+}
+
+// The engine's own wait ends with the context, however long it was to
+// be: an hour's wait on a cancelled context returns its error (were it a
+// sleep, the test would not end), and a wait that ran out on a live
+// context returns nil.
+func TestWaitOrEndEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := waitOrEnd(ctx, 0); err != nil {
+		t.Fatalf("a wait that ran out on a live context: %v, want nil", err)
+	}
+	cancel()
+	if err := waitOrEnd(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an hour's wait on a cancelled context: %v, want context.Canceled", err)
 	}
 }
 

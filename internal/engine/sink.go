@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
@@ -468,35 +466,6 @@ func (e *Engine) readIfPull(ctx context.Context, owner Owner, cluster string, pr
 	}
 	got, errs := e.readPull(ctx, owner, cluster, a, prior)
 	return got, errs, true
-}
-
-// recordsIfPull reads the virtual destination records of hostname that a
-// pull cluster's artifact holds (handled true): the records the state
-// publishes there, read back from the registry, as Records reads them from
-// a push cluster. Only this state's artifact is read: records another
-// state publishes for the same cluster are in its own artifact.
-func (e *Engine) recordsIfPull(ctx context.Context, cluster, hostname, namespace string) ([]Record, *Error, bool) {
-	a, pull, err := e.pullOf(cluster)
-	if err != nil {
-		return nil, clusterError(cluster, "Naming the artifact", err), true
-	}
-	if !pull {
-		return nil, nil, false
-	}
-	got, found, err := e.pulls.fetch(ctx, a.Target)
-	if err != nil {
-		return nil, clusterError(cluster, "Reading virtual destination records from the artifact "+a.Target.String(), err), true
-	}
-	if !found {
-		return nil, nil, true
-	}
-	var out []Record
-	for _, m := range got.Objects {
-		if r, ok := recordOf(cluster, &unstructured.Unstructured{Object: m}); ok && r.Namespace == namespace && r.Hostname == hostname {
-			out = append(out, r)
-		}
-	}
-	return out, nil, true
 }
 
 func (p *pulls) fetch(ctx context.Context, t oci.Target) (oci.Artifact, bool, error) {

@@ -16,8 +16,9 @@ import (
 // Two writers of one artifact with the same publisher, one of them
 // publishing while the other's upload is in flight (found by review as
 // two states with the same workspace: then the workspace claim in the
-// artifact, TestPullClaimInTheArtifactRefusesASecondState, refuses the
-// second state at plan). The tag moves only if no other writer moved it
+// artifact, internal/shareddata's
+// TestPullClaimInTheArtifactRefusesASecondState, refuses the second
+// state at plan). The tag moves only if no other writer moved it
 // during the upload, else the change is made again on what that writer
 // published: both writers' objects stay (or the second is refused).
 func TestPullConcurrentPublishersOfOneArtifactLoseNoObject(t *testing.T) {
@@ -94,53 +95,4 @@ func TestTwoPullClustersOnOneArtifactAreRefused(t *testing.T) {
 	if len(a.Objects) != 2 {
 		t.Errorf("apply returned %s without error, but the shared artifact holds %d object(s): one cluster's objects were removed by the other's publish", keysOf(entries), len(a.Objects))
 	}
-}
-
-// Two states with the same workspace identity on a pull cluster: the
-// first state's roster claim is published in the artifact, so the second
-// state's plan reads it there (another token: the roster's plan error
-// names it) and its roster's apply is refused there, and neither an
-// intent's publish nor the first state's own refresh loses the claim.
-func TestPullClaimInTheArtifactRefusesASecondState(t *testing.T) {
-	pr := newPullRegistry(t)
-	ctx := context.Background()
-	stateA, _ := newPullEngine(t, pr)
-	claimA := Claim{Cluster: "onprem", Identity: "team-a", Token: "token-of-a", Members: map[string]string{"id-1": "p"}}
-	if err := stateA.WriteClaim(ctx, claimA); err != nil {
-		t.Fatalf("state A's claim: %v", err)
-	}
-	if _, err := stateA.Apply(ctx, testOwner, []Desired{pullDesired(t, testOwner, "onprem", "a")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	stateB, _ := newPullEngine(t, pr)
-	got, errs := stateB.ReadClaims(ctx, []string{"onprem"}, "team-a")
-	if len(errs) > 0 || len(got) != 1 || got[0].Token != "token-of-a" || got[0].Members["id-1"] != "p" {
-		t.Fatalf("state B reads the claims %+v, %v: want state A's, from the artifact", got, errs)
-	}
-	err := stateB.WriteClaim(ctx, Claim{Cluster: "onprem", Identity: "team-a", Token: "token-of-b"})
-	if err == nil || !strings.Contains(err.Summary, "claimed by another state") {
-		t.Fatalf("state B's claim over state A's: %v, want refused", err)
-	}
-	listed, errs := newEngineOn(t, pr).ListClaims(ctx, []string{"onprem"})
-	if len(errs) > 0 || len(listed) != 1 || listed[0].Token != "token-of-a" {
-		t.Errorf("claims listed in the artifact: %+v, %v", listed, errs)
-	}
-	if rerr := stateA.ReleaseClaim(ctx, "onprem", "", "team-a", "token-of-b"); rerr != nil {
-		t.Fatal(rerr)
-	}
-	if got, _ := newEngineOn(t, pr).ReadClaims(ctx, []string{"onprem"}, "team-a"); len(got) != 1 {
-		t.Error("releasing with another token removed state A's claim")
-	}
-	if rerr := stateA.ReleaseClaim(ctx, "onprem", "", "team-a", "token-of-a"); rerr != nil {
-		t.Fatal(rerr)
-	}
-	if got, _ := newEngineOn(t, pr).ReadClaims(ctx, []string{"onprem"}, "team-a"); len(got) != 0 {
-		t.Errorf("state A released its claim, the artifact still holds %+v", got)
-	}
-}
-
-// newEngineOn is a fresh process's engine on pr's onprem artifact.
-func newEngineOn(t *testing.T, pr *pullRegistry) *Engine {
-	e, _ := newPullEngine(t, pr)
-	return e
 }

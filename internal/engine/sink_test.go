@@ -253,23 +253,3 @@ type otherState struct{ t oci.Target }
 func (o otherState) Pull(string) (PullArtifact, bool, error) {
 	return PullArtifact{Target: o.t, Publisher: "state-b"}, true, nil
 }
-
-// A virtual destination's record on a pull cluster is published in the
-// artifact and read back from the registry, as records are from a push
-// cluster.
-func TestPullRecordsReadFromTheArtifact(t *testing.T) {
-	pr := newPullRegistry(t)
-	e, _ := newPullEngine(t, pr)
-	ctx := context.Background()
-	if _, err := e.Apply(ctx, testOwner, []Desired{record(testOwner, "onprem", DefaultRecordsNamespace, "user.global")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	run2, _ := newPullEngine(t, pr)
-	got, _, errs := run2.Records(ctx, []string{"onprem"}, "user.global", false)
-	if len(errs) > 0 || len(got) != 1 || got[0].OwnerID != testOwner.ID || got[0].Cluster != "onprem" {
-		t.Errorf("records on the pull cluster: %+v, %v", got, errs)
-	}
-	if none, _, errs := run2.Records(ctx, []string{"onprem"}, "other.global", false); len(errs) > 0 || len(none) != 0 {
-		t.Errorf("records of another hostname: %+v, %v", none, errs)
-	}
-}

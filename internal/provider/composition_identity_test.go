@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // Two roots that follow the team-modules guide but leave the provider's
@@ -85,7 +86,7 @@ resource "mesh_workspace" "this" {
 		out, code := intruder.run(args...)
 		flat := strings.Join(strings.Fields(out), " ")
 		if code == 0 || !strings.Contains(flat, "Workspace identity claimed by another state") || !strings.Contains(flat, `"`+idPayments+`"`) ||
-			!strings.Contains(flat, engine.ClaimName(idPayments)) || !strings.Contains(flat, ledgerPolicy) {
+			!strings.Contains(flat, shareddata.ClaimName(idPayments)) || !strings.Contains(flat, ledgerPolicy) {
 			t.Fatalf("terraform %s with another state's identity (exit %d) does not fail naming the claim:\n%s", args[0], code, out)
 		}
 	}
@@ -119,7 +120,7 @@ func claimsOf(t *testing.T, identity string) []string {
 	t.Helper()
 	var out []string
 	for _, c := range testClusters {
-		o, err := dyn(t, c).Resource(gvrConfigMap).Namespace("mesh-intent-records").Get(context.Background(), engine.ClaimName(identity), metav1.GetOptions{})
+		o, err := dyn(t, c).Resource(gvrConfigMap).Namespace("mesh-intent-records").Get(context.Background(), shareddata.ClaimName(identity), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}

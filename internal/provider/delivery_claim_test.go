@@ -12,6 +12,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // A second Terraform state that sets the same workspace as another on a
@@ -29,7 +30,7 @@ func TestSecondStateWithTheSameWorkspaceOnAPullClusterFailsThePlan(t *testing.T)
 	first := &engine.Engine{Delivery: &pullDelivery{artifacts: map[string]engine.PullArtifact{
 		"onprem": {Target: oci.Target{Repository: repository, Tag: "team-a", Insecure: true}, Publisher: "team-a"},
 	}}}
-	if err := first.WriteClaim(context.Background(), engine.Claim{Cluster: "onprem", Identity: "team-a", Token: "token-of-the-first-state",
+	if err := (shareddata.Claims{Engine: first}).WriteClaim(context.Background(), shareddata.Claim{Cluster: "onprem", Identity: "team-a", Token: "token-of-the-first-state",
 		Members: map[string]string{"0123456789abcdef": "payments"}}); err != nil {
 		t.Fatal(err)
 	}

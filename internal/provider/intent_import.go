@@ -18,6 +18,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // Import of an intent resource by name: `terraform import
@@ -158,7 +159,7 @@ func (l *intentLifecycle[M, P]) importFound(ctx context.Context, name, instance 
 				live = append(live, c)
 			}
 		}
-		claims, errs := l.data.Engine.ListClaims(ctx, live)
+		claims, errs := l.data.claims().ListClaims(ctx, live)
 		for _, e := range errs {
 			resp.Diagnostics.AddWarning("Workspace claims not read in "+e.Cluster, e.Summary+": "+e.Detail+" Whether another state's roster lists the imported policy was not checked there.")
 		}
@@ -170,9 +171,9 @@ func (l *intentLifecycle[M, P]) importFound(ctx context.Context, name, instance 
 // lists the imported traffic policy instance id: another state's roster
 // holds it (issue 36, item 8), unless the identity is this provider's
 // own workspace, set explicitly.
-func importClaimedElsewhere(name, id string, claims []engine.Claim, workspace string, explicit bool) diag.Diagnostics {
+func importClaimedElsewhere(name, id string, claims []shareddata.Claim, workspace string, explicit bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	byIdentity := map[string][]engine.Claim{}
+	byIdentity := map[string][]shareddata.Claim{}
 	var identities []string
 	for _, c := range claims {
 		if _, ok := c.Members[id]; !ok || (explicit && c.Identity == workspace) {
@@ -190,7 +191,7 @@ func importClaimedElsewhere(name, id string, claims []engine.Claim, workspace st
 			fmt.Sprintf("Traffic policy %q (instance %s) is listed by the claim of workspace identity %q (%s, in clusters %s): the roster of the state holding that identity has it as its own. "+
 				"If that state still declares it, both states now write the same contribution; remove it there (terraform state rm and the block deleted) so that only this state holds it. "+
 				"If that claim is this state's own roster's, nothing is to be done.",
-				name, id, ident, engine.ClaimName(ident), strings.Join(engine.ClaimClusters(cs), ", ")))
+				name, id, ident, shareddata.ClaimName(ident), strings.Join(shareddata.ClaimClusters(cs), ", ")))
 	}
 	return diags
 }

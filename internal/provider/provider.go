@@ -24,6 +24,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
@@ -90,6 +91,13 @@ type providerData struct {
 	// contributions it writes and named when it cannot read another's.
 	Version string
 }
+
+// claims reads and writes workspace claims through the run's engine.
+func (d *providerData) claims() shareddata.Claims { return shareddata.Claims{Engine: d.Engine} }
+
+// records looks virtual destinations' records up through the run's
+// engine.
+func (d *providerData) records() shareddata.Records { return shareddata.Records{Engine: d.Engine} }
 
 // recordsNamespace is where virtual destination records are written and
 // read.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
 )
 
@@ -53,7 +54,7 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 	if data.Engine == nil || data.Registry == nil {
 		return virtualdestination.Intent{}, false, nil, nil
 	}
-	records, elsewhere, errs := data.Engine.Records(ctx, data.Registry.Names(), hostname, true)
+	records, elsewhere, errs := data.records().Lookup(ctx, data.Registry.Names(), hostname, true)
 	for _, r := range elsewhere {
 		ignored = append(ignored, r.Where())
 	}
@@ -78,7 +79,7 @@ func lookupVirtualDestination(ctx context.Context, data *providerData, hostname 
 // splitRecords separates records that name the instance that wrote them
 // from those that do not: the provider always writes the instance ID, so a
 // record without one was not written by an apply, and is not trusted.
-func splitRecords(records []engine.Record) (trusted, unnamed []engine.Record) {
+func splitRecords(records []shareddata.Record) (trusted, unnamed []shareddata.Record) {
 	for _, r := range records {
 		if r.OwnerID == "" {
 			unnamed = append(unnamed, r)
@@ -130,7 +131,7 @@ func (c *recordsConflict) Error() string {
 
 // writersOf groups records by the instance that wrote them, in order of
 // instance ID.
-func writersOf(records []engine.Record) []recordWriter {
+func writersOf(records []shareddata.Record) []recordWriter {
 	byID := map[string]*recordWriter{}
 	var ids []string
 	for _, r := range records {
@@ -152,7 +153,7 @@ func writersOf(records []engine.Record) []recordWriter {
 
 // resolveRecords reads the virtual destination of hostname from its
 // records, which must all come from one instance and say one thing.
-func resolveRecords(hostname string, records []engine.Record) (virtualdestination.Intent, bool, error) {
+func resolveRecords(hostname string, records []shareddata.Record) (virtualdestination.Intent, bool, error) {
 	if len(records) == 0 {
 		return virtualdestination.Intent{}, false, nil
 	}
@@ -199,7 +200,7 @@ func resolveRecords(hostname string, records []engine.Record) (virtualdestinatio
 
 // recordFormatOf is the format version a record is in: "1" for records
 // of builds before record formats.
-func recordFormatOf(r engine.Record) string {
+func recordFormatOf(r shareddata.Record) string {
 	if r.Format == "" {
 		return "1"
 	}
@@ -261,7 +262,7 @@ func checkHostnameRecords(ctx context.Context, data *providerData, at path.Path,
 	if data == nil || data.Engine == nil || data.Registry == nil || data.RegistryUnknown || hostname == "" {
 		return diags
 	}
-	records, _, errs := data.Engine.Records(ctx, data.Registry.Names(), hostname, false)
+	records, _, errs := data.records().Lookup(ctx, data.Registry.Names(), hostname, false)
 	var unsearched []string
 	for _, e := range errs {
 		if !errors.Is(e, kubeclient.ErrNotRegistered) { // a connection known only after apply
@@ -277,7 +278,7 @@ func checkHostnameRecords(ctx context.Context, data *providerData, at path.Path,
 		data.Destinations.NotePrior(hostname, priorID)
 	}
 	trusted, _ := splitRecords(records)
-	var own, others []engine.Record
+	var own, others []shareddata.Record
 	for _, r := range trusted {
 		if r.OwnerID == planID && planID != "" || r.OwnerID == priorID && priorID != "" || data.Destinations != nil && data.Destinations.PriorOf(hostname, r.OwnerID) {
 			own = append(own, r)

@@ -3,7 +3,7 @@ package provider
 import (
 	"testing"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // Review of issue 36 (claims): staleClaims takes any claim of another
@@ -17,7 +17,7 @@ import (
 // free for any third state to take until that roster applies again.
 func TestStaleClaimsSpareALiveStateThatHandedItsPolicyOver(t *testing.T) {
 	held := map[string]map[string]bool{"mine": {"id-mine": true}, "ledger": {"id-p": true}} // ledger imported from team-a
-	claims := []engine.Claim{
+	claims := []shareddata.Claim{
 		// team-a's live roster (its state still holds the roster), written
 		// before its ledger policy was handed over.
 		{Cluster: "east", Identity: "team-a", Token: "t-team-a", Members: map[string]string{"id-p": "ledger"}},

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
-	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
@@ -54,7 +54,7 @@ const rosterConfig = `{"id":null,"token":null,"traffic_policies":[],"claimed_in"
 func claimEverywhere(t *testing.T, data *providerData, identity, token string) {
 	t.Helper()
 	for _, c := range data.Registry.Names() {
-		if err := data.Engine.WriteClaim(context.Background(), engine.Claim{Cluster: c, Identity: identity, Token: token, Members: map[string]string{"id-a": "a-timeout"}}); err != nil {
+		if err := data.claims().WriteClaim(context.Background(), shareddata.Claim{Cluster: c, Identity: identity, Token: token, Members: map[string]string{"id-a": "a-timeout"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +68,7 @@ func TestRosterPlanRefusesAnotherStatesIdentity(t *testing.T) {
 	data.Workspace, data.WorkspaceExplicit = "payments", true
 	claimEverywhere(t, data, "payments", "tok-a")
 	d := wsPlan(t, data, rosterConfig, nil)
-	for _, want := range []string{"Workspace identity claimed by another state", `"payments"`, engine.ClaimName("payments"), "a-timeout", "a new roster"} {
+	for _, want := range []string{"Workspace identity claimed by another state", `"payments"`, shareddata.ClaimName("payments"), "a-timeout", "a new roster"} {
 		if !d.HasError() || !strings.Contains(diagText(d), want) {
 			t.Fatalf("a new roster naming a claimed identity: want an error naming %q, got:\n%s", want, diagText(d))
 		}
@@ -192,7 +192,7 @@ func TestRosterOfAnOldBuildIsReplaced(t *testing.T) {
 // claim, and a claim of no policy are not stale.
 func TestStaleClaimsAreThisStatesFormerIdentities(t *testing.T) {
 	held := map[string]map[string]bool{"a-timeout": {"id-a": true}, "b-retries": {"id-b": true}}
-	claims := []engine.Claim{
+	claims := []shareddata.Claim{
 		{Cluster: "west", Identity: "default-dead", Token: "t-dead", Members: map[string]string{"id-a": "a-timeout", "id-b": "b-retries"}},
 		{Cluster: "east", Identity: "default-dead", Token: "t-dead", Members: map[string]string{"id-a": "a-timeout"}},
 		{Cluster: "east", Identity: "default-live", Token: "t-mine", Members: map[string]string{"id-a": "a-timeout"}},
@@ -227,7 +227,7 @@ func TestRosterRemovesTheStaleClaimOfItsFormerIdentity(t *testing.T) {
 	if d.HasError() {
 		t.Fatalf("plan: %s", diagText(d))
 	}
-	for _, want := range []string{"Stale claim of this state's former identity will be removed", `"default-dead0001"`, engine.ClaimName("default-dead0001"), "east, west", "a-timeout"} {
+	for _, want := range []string{"Stale claim of this state's former identity will be removed", `"default-dead0001"`, shareddata.ClaimName("default-dead0001"), "east, west", "a-timeout"} {
 		if !strings.Contains(diagText(d), want) {
 			t.Fatalf("the plan does not say %q:\n%s", want, diagText(d))
 		}
@@ -253,7 +253,7 @@ func TestRosterRemovesTheStaleClaimOfItsFormerIdentity(t *testing.T) {
 	if diags.HasError() {
 		t.Fatalf("apply: %s", diagText(diags))
 	}
-	claims, errs := data.Engine.ListClaims(ctx, probeRegistry().Names())
+	claims, errs := data.claims().ListClaims(ctx, probeRegistry().Names())
 	if len(errs) > 0 || len(claims) != 2 {
 		t.Fatalf("claims after the apply %+v (errors %v): want the new roster's, in east and west", claims, errs)
 	}

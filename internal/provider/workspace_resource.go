@@ -24,6 +24,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // mesh_workspace is the roster of a Terraform state: the traffic policies
@@ -44,7 +45,7 @@ import (
 //
 // The identity is the provider's workspace when the configuration sets it,
 // else one minted at create ("<terraform workspace>-<random>"). The roster
-// claims it in every registered cluster (engine/claim.go) with a token it
+// claims it in every registered cluster (shareddata/claim.go) with a token it
 // minted (an identifier, not a secret: docs/security.md); a state that names an identity another state claims
 // fails at plan, naming the other state's claim.
 
@@ -214,7 +215,7 @@ func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveCont
 	if len(candidates) == 0 {
 		return nil, nil
 	}
-	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
+	claims, errs := r.data.claims().ListClaims(ctx, r.liveClusters())
 	elsewhere, d := shielded(candidates, claims, token)
 	diags.Append(d...)
 	return orphansAmong(found, members, known, held, elsewhere, r.data.recordedWorkspace()), errs
@@ -225,13 +226,13 @@ func (r *workspaceResource) orphans(ctx context.Context, found []engine.LiveCont
 // instance naming the claim: it is not released, and if the claim is a
 // leftover (a killed first apply, a roster removed with state rm) the
 // warning says how to let it go. A claim of another token in a format
-// this build does not read (engine.Claim.Unreadable: a newer build's)
+// this build does not read (shareddata.Claim.Unreadable: a newer build's)
 // may list any of them: it shields them all, with a warning naming it
 // and the upgrade.
-func shielded(candidates []orphan, claims []engine.Claim, token string) (map[string]bool, diag.Diagnostics) {
+func shielded(candidates []orphan, claims []shareddata.Claim, token string) (map[string]bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	listedBy := map[string][]engine.Claim{}
-	var unreadable []engine.Claim
+	listedBy := map[string][]shareddata.Claim{}
+	var unreadable []shareddata.Claim
 	for _, c := range claims {
 		switch {
 		case c.Token == token:
@@ -266,7 +267,7 @@ func shielded(candidates []orphan, claims []engine.Claim, token string) (map[str
 		diags.AddWarning("Orphan shielded by another state's claim",
 			fmt.Sprintf("Traffic policy %q (instance %s) is no longer listed or held by this state, but the claim of workspace identity %q (%s, in clusters %s) lists it, so it is taken as handed over to that state and not released. "+
 				"If no state uses that identity any more (a first apply that was killed, a roster removed with terraform state rm), delete that claim ConfigMap in each cluster and apply again: this state then releases the policy.",
-				o.Policy, o.ID, cs[0].Identity, engine.ClaimName(cs[0].Identity), strings.Join(engine.ClaimClusters(cs), ", ")))
+				o.Policy, o.ID, cs[0].Identity, shareddata.ClaimName(cs[0].Identity), strings.Join(shareddata.ClaimClusters(cs), ", ")))
 	}
 	return elsewhere, diags
 }
@@ -288,8 +289,8 @@ func shielded(candidates []orphan, claims []engine.Claim, token string) (map[str
 // policy that was lists only it (issue 36). Another workspace's identity
 // is never taken for this state's: its claim stays, and a policy it
 // shields is a plan warning naming it (shielded).
-func staleClaims(claims []engine.Claim, workspace, identity, token string, held map[string]map[string]bool) []engine.Claim {
-	var out []engine.Claim
+func staleClaims(claims []shareddata.Claim, workspace, identity, token string, held map[string]map[string]bool) []shareddata.Claim {
+	var out []shareddata.Claim
 	for _, c := range claims {
 		if c.Token == token || c.Identity == identity || len(c.Members) == 0 || !mintedFrom(c.Identity, workspace) {
 			continue
@@ -312,8 +313,8 @@ func staleClaims(claims []engine.Claim, workspace, identity, token string, held 
 }
 
 // byIdentity groups claims by identity, in order, with their clusters.
-func byIdentity(claims []engine.Claim) (order []string, clusters map[string][]engine.Claim) {
-	clusters = map[string][]engine.Claim{}
+func byIdentity(claims []shareddata.Claim) (order []string, clusters map[string][]shareddata.Claim) {
+	clusters = map[string][]shareddata.Claim{}
 	for _, c := range claims {
 		if clusters[c.Identity] == nil {
 			order = append(order, c.Identity)
@@ -325,7 +326,7 @@ func byIdentity(claims []engine.Claim) (order []string, clusters map[string][]en
 
 // warnStaleClaims reports the stale claims a plan found, one warning per
 // identity.
-func warnStaleClaims(diags *diag.Diagnostics, stale []engine.Claim) {
+func warnStaleClaims(diags *diag.Diagnostics, stale []shareddata.Claim) {
 	order, clusters := byIdentity(stale)
 	for _, identity := range order {
 		cs := clusters[identity]
@@ -338,15 +339,15 @@ func warnStaleClaims(diags *diag.Diagnostics, stale []engine.Claim) {
 		diags.AddAttributeWarning(path.Root("id"), "Stale claim of this state's former identity will be removed",
 			fmt.Sprintf("The claim of workspace identity %q (%s, in clusters %s) lists only traffic policy instances this state holds (%s), so this state wrote it under an identity it no longer has: a first apply killed after writing it, or a roster removed with terraform state rm. "+
 				"No live roster stands behind it, and it would keep those policies from ever being released as orphans of this state. The apply removes it.",
-				identity, engine.ClaimName(identity), strings.Join(engine.ClaimClusters(cs), ", "), strings.Join(slices.Sorted(maps.Keys(names)), ", ")))
+				identity, shareddata.ClaimName(identity), strings.Join(shareddata.ClaimClusters(cs), ", "), strings.Join(slices.Sorted(maps.Keys(names)), ", ")))
 	}
 }
 
 // removeStaleClaims deletes each stale claim, pinned to its token (a
 // claim rewritten since with another token is left alone).
-func (r *workspaceResource) removeStaleClaims(ctx context.Context, stale []engine.Claim, diags *diag.Diagnostics) {
+func (r *workspaceResource) removeStaleClaims(ctx context.Context, stale []shareddata.Claim, diags *diag.Diagnostics) {
 	for _, c := range stale {
-		if err := r.data.Engine.ReleaseClaim(ctx, c.Cluster, "", c.Identity, c.Token); err != nil {
+		if err := r.data.claims().ReleaseClaim(ctx, c.Cluster, "", c.Identity, c.Token); err != nil {
 			diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 		}
 	}
@@ -355,8 +356,8 @@ func (r *workspaceResource) removeStaleClaims(ctx context.Context, stale []engin
 // ownStaleClaims lists the claims in the registered clusters and picks
 // this state's stale ones (staleClaims); clusters that cannot be read are
 // errors of their own.
-func (r *workspaceResource) ownStaleClaims(ctx context.Context, identity, token string) ([]engine.Claim, engine.Errors) {
-	claims, errs := r.data.Engine.ListClaims(ctx, r.liveClusters())
+func (r *workspaceResource) ownStaleClaims(ctx context.Context, identity, token string) ([]shareddata.Claim, engine.Errors) {
+	claims, errs := r.data.claims().ListClaims(ctx, r.liveClusters())
 	return staleClaims(claims, r.data.Workspace, identity, token, r.data.Roster.HeldByName()), errs
 }
 
@@ -594,11 +595,11 @@ func (r *workspaceResource) replacing(ctx context.Context, p privateGetter, iden
 // none yet: then every claim is another state's, but the one this roster
 // takes over, with the token replaces).
 func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, replaces string, diags *diag.Diagnostics) {
-	claims, errs := r.data.Engine.ReadClaims(ctx, r.liveClusters(), identity)
+	claims, errs := r.data.claims().ReadClaims(ctx, r.liveClusters(), identity)
 	for _, e := range errs {
 		diags.AddWarning("Workspace claim not checked in "+e.Cluster, e.Summary+": "+e.Detail+" The apply checks it again before it writes this state's claim there.")
 	}
-	var theirs, takenOver []engine.Claim
+	var theirs, takenOver []shareddata.Claim
 	for _, c := range claims {
 		switch {
 		case c.Token == token:
@@ -611,7 +612,7 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, re
 	if len(takenOver) > 0 && token == "" {
 		diags.AddAttributeWarning(path.Root("id"), "Workspace claim taken over",
 			fmt.Sprintf("The apply takes over the claim on workspace identity %q (in clusters %s) with a new token. If another Terraform state still uses that claim, its next plan fails naming this one. "+
-				"No policy the old claim lists becomes this state's: none is released as an orphan.", identity, strings.Join(engine.ClaimClusters(takenOver), ", ")))
+				"No policy the old claim lists becomes this state's: none is released as an orphan.", identity, strings.Join(shareddata.ClaimClusters(takenOver), ", ")))
 	}
 	if len(theirs) == 0 {
 		return
@@ -637,7 +638,7 @@ func (r *workspaceResource) checkClaims(ctx context.Context, identity, token, re
 			"Two states with one identity could not tell their traffic policies apart, so nothing is written. "+
 			"Give this state an identity of its own: set the provider's workspace to a name no other state uses, or leave it unset so that the roster mints one. "+
 			"Only if that claim is this state's own, from a state that was lost, import the roster (terraform import <address of the mesh_workspace> %s): the import takes the claim over with a new token, so the state that wrote it is told at its next plan if it still exists, and recovers no policy as this state's.",
-			identity, engine.ClaimName(identity), strings.Join(engine.ClaimClusters(theirs), ", "), policies, ours, identity))
+			identity, shareddata.ClaimName(identity), strings.Join(shareddata.ClaimClusters(theirs), ", "), policies, ours, identity))
 }
 
 // warnOrphans reports the orphans a plan found, one warning per policy.
@@ -717,18 +718,18 @@ func (r *workspaceResource) apply(ctx context.Context, m *workspaceModel, priorP
 	diags.Append(d...)
 	var claimed []string
 	for _, cluster := range r.liveClusters() {
-		if err := r.data.Engine.WriteClaim(ctx, engine.Claim{Cluster: cluster, Identity: identity, Token: token, Members: members, Replaces: replaces}); err != nil {
+		if err := r.data.claims().WriteClaim(ctx, shareddata.Claim{Cluster: cluster, Identity: identity, Token: token, Members: members, Replaces: replaces}); err != nil {
 			diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 			continue
 		}
 		claimed = append(claimed, cluster)
-		if oldNS != "" && oldNS != r.data.Engine.ClaimsNamespace() {
-			if err := r.data.Engine.ReleaseClaim(ctx, cluster, oldNS, identity, token); err != nil {
+		if oldNS != "" && oldNS != r.data.claims().ClaimsNamespace() {
+			if err := r.data.claims().ReleaseClaim(ctx, cluster, oldNS, identity, token); err != nil {
 				diags.Append(engineDiagnostics(err, diag.SeverityError)...)
 			}
 		}
 	}
-	ns := r.data.Engine.ClaimsNamespace()
+	ns := r.data.claims().ClaimsNamespace()
 	if len(claimed) == 0 && oldNS != "" {
 		ns = oldNS
 	}
@@ -797,7 +798,7 @@ func (r *workspaceResource) refresh(ctx context.Context, m *workspaceModel, priv
 			resp.Diagnostics.Append(m.ClaimedIn.ElementsAs(ctx, &prior, false)...)
 		}
 		clusters := slices.Compact(slices.Sorted(slices.Values(append(r.liveClusters(), prior...))))
-		claims, errs := r.data.Engine.ReadClaims(ctx, clusters, id)
+		claims, errs := r.data.claims().ReadClaims(ctx, clusters, id)
 		held := map[string]bool{}
 		for _, c := range claims {
 			if c.Token == token {
@@ -838,7 +839,7 @@ func (r *workspaceResource) Delete(ctx context.Context, req resource.DeleteReque
 		if r.data.Retired[c] {
 			continue
 		}
-		if err := r.data.Engine.ReleaseClaim(ctx, c, ns, m.ID.ValueString(), m.Token.ValueString()); err != nil {
+		if err := r.data.claims().ReleaseClaim(ctx, c, ns, m.ID.ValueString(), m.Token.ValueString()); err != nil {
 			resp.Diagnostics.Append(engineDiagnostics(err, diag.SeverityError)...)
 		}
 	}
@@ -861,7 +862,7 @@ func (r *workspaceResource) importClaim(ctx context.Context, id string, resp *re
 			fmt.Sprintf("The import ID is the identity the roster stands for, and must be the provider's workspace, %q (got %q).", r.data.Workspace, id))
 		return
 	}
-	claims, errs := r.data.Engine.ReadClaims(ctx, r.liveClusters(), id)
+	claims, errs := r.data.claims().ReadClaims(ctx, r.liveClusters(), id)
 	resp.Diagnostics.Append(engineDiagnostics(errs.Err(), diag.SeverityError)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -869,7 +870,7 @@ func (r *workspaceResource) importClaim(ctx context.Context, id string, resp *re
 	if len(claims) == 0 {
 		resp.Diagnostics.AddError("No claim of this workspace identity",
 			fmt.Sprintf("No registered cluster holds a claim on workspace identity %q (ConfigMap %s in the records namespace). "+
-				"Import the identity of a roster that was applied, or declare the roster and apply it to claim a new one.", id, engine.ClaimName(id)))
+				"Import the identity of a roster that was applied, or declare the roster and apply it to claim a new one.", id, shareddata.ClaimName(id)))
 		return
 	}
 	token, names := claims[0].Token, map[string]bool{}
@@ -877,7 +878,7 @@ func (r *workspaceResource) importClaim(ctx context.Context, id string, resp *re
 		if c.Token != token {
 			resp.Diagnostics.AddError("Two claims of one workspace identity",
 				fmt.Sprintf("Clusters %s and %s hold claims on identity %q with different tokens (%s and %s): two states claimed it. Remove the claim that is not this state's (ConfigMap %s in the records namespace), then import again.",
-					claims[0].Cluster, c.Cluster, id, token, c.Token, engine.ClaimName(id)))
+					claims[0].Cluster, c.Cluster, id, token, c.Token, shareddata.ClaimName(id)))
 			return
 		}
 		for _, n := range c.Members {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // A workspace's roster (mesh_workspace) finds its orphans: a traffic
@@ -255,7 +256,7 @@ func TestOrphanReleaseDoesNotTrustARelabelledContribution(t *testing.T) {
 func TestShieldedOrphanIsAWarningNamingTheClaim(t *testing.T) {
 	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
 	candidates := []orphan{{Policy: "gone", ID: "2", Entry: en}, {Policy: "other", ID: "3", Entry: en}}
-	claims := []engine.Claim{
+	claims := []shareddata.Claim{
 		{Cluster: "east", Identity: "payments", Token: "tok-b", Members: map[string]string{"2": "gone"}},
 		{Cluster: "east", Identity: "mine", Token: "tok-mine", Members: map[string]string{"3": "other"}},
 	}
@@ -267,7 +268,7 @@ func TestShieldedOrphanIsAWarningNamingTheClaim(t *testing.T) {
 	if diags.HasError() || len(diags) != 1 {
 		t.Fatalf("want one warning, got:\n%s", text)
 	}
-	for _, want := range []string{"Orphan shielded by another state's claim", `"gone"`, `"payments"`, engine.ClaimName("payments"), "east", "delete that claim"} {
+	for _, want := range []string{"Orphan shielded by another state's claim", `"gone"`, `"payments"`, shareddata.ClaimName("payments"), "east", "delete that claim"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("the warning does not say %q:\n%s", want, text)
 		}
@@ -284,12 +285,12 @@ func TestShieldedOrphanIsAWarningNamingTheClaim(t *testing.T) {
 func TestUnreadableClaimShieldsEveryCandidate(t *testing.T) {
 	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-a"}
 	candidates := []orphan{{Policy: "gone", ID: "2", Entry: en}, {Policy: "other", ID: "3", Entry: en}}
-	why := errors.New("ConfigMap mesh-intent-records/" + engine.ClaimName("payments") + ": it is in claim format version 2, and this provider reads versions up to 1: it was written by a newer terraform-provider-mesh; upgrade this provider to read it")
-	mine := []engine.Claim{{Cluster: "east", Identity: "mine", Token: "tok-mine", Unreadable: why}}
+	why := errors.New("ConfigMap mesh-intent-records/" + shareddata.ClaimName("payments") + ": it is in claim format version 2, and this provider reads versions up to 1: it was written by a newer terraform-provider-mesh; upgrade this provider to read it")
+	mine := []shareddata.Claim{{Cluster: "east", Identity: "mine", Token: "tok-mine", Unreadable: why}}
 	if elsewhere, diags := shielded(candidates, mine, "tok-mine"); len(elsewhere) != 0 || len(diags) != 0 {
 		t.Fatalf("this state's own claim shielded %v (%s)", elsewhere, diagText(diags))
 	}
-	theirs := []engine.Claim{{Cluster: "east", Identity: "payments", Token: "tok-b", Unreadable: why}}
+	theirs := []shareddata.Claim{{Cluster: "east", Identity: "payments", Token: "tok-b", Unreadable: why}}
 	elsewhere, diags := shielded(candidates, theirs, "tok-mine")
 	if !elsewhere["2"] || !elsewhere["3"] || len(elsewhere) != 2 {
 		t.Fatalf("shielded %v: want both candidates", elsewhere)
@@ -298,7 +299,7 @@ func TestUnreadableClaimShieldsEveryCandidate(t *testing.T) {
 	if diags.HasError() || len(diags) != 1 {
 		t.Fatalf("want one warning, got:\n%s", text)
 	}
-	for _, want := range []string{"cannot read", engine.ClaimName("payments"), "east", "none is released", "Upgrade terraform-provider-mesh"} {
+	for _, want := range []string{"cannot read", shareddata.ClaimName("payments"), "east", "none is released", "Upgrade terraform-provider-mesh"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("the warning does not say %q:\n%s", want, text)
 		}
@@ -309,7 +310,7 @@ func TestUnreadableClaimShieldsEveryCandidate(t *testing.T) {
 // is told (issue 36, item 8), naming the identity and claim; a claim that
 // lists another instance, or this state's own explicit workspace, is not.
 func TestImportOfAPolicyAnotherClaimListsWarns(t *testing.T) {
-	claims := []engine.Claim{
+	claims := []shareddata.Claim{
 		{Cluster: "east", Identity: "payments", Token: "tok-b", Members: map[string]string{"id-a": "a"}},
 		{Cluster: "west", Identity: "payments", Token: "tok-b", Members: map[string]string{"id-a": "a"}},
 		{Cluster: "east", Identity: "accounts", Token: "tok-c", Members: map[string]string{"id-other": "a"}},
@@ -319,7 +320,7 @@ func TestImportOfAPolicyAnotherClaimListsWarns(t *testing.T) {
 	if d.HasError() || len(d) != 1 {
 		t.Fatalf("want one warning, got:\n%s", text)
 	}
-	for _, want := range []string{"Imported policy listed by another state's claim", `"a"`, "id-a", `"payments"`, engine.ClaimName("payments"), "east, west"} {
+	for _, want := range []string{"Imported policy listed by another state's claim", `"a"`, "id-a", `"payments"`, shareddata.ClaimName("payments"), "east, west"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("the warning does not say %q:\n%s", want, text)
 		}

@@ -274,8 +274,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/records-listed-per-lookup", Why: "every record lookup lists the records namespace again instead of sharing the listing",
-		File: "internal/engine/records.go", From: "\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)", To: "\t\te.wrote(cluster, configMapKind)\n\t\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)",
-		Package: "./internal/engine", Run: "TestRecord",
+		File: "internal/shareddata/records.go", From: "\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")", To: "\t\t_, _, _ = e.Search(ctx, cluster, configMapKind, metav1.ListOptions{})\n\t\tlisted, lerr := e.ListedConfigMaps(ctx, cluster, \"Reading virtual destination records\")",
+		Package: "./internal/shareddata", Run: "TestRecord",
+	},
+	{
+		ID: "engine/listed-configmaps-not-shared", Why: "every read of the records namespace's ConfigMaps lists them again instead of sharing the process's listing",
+		File: "internal/engine/exports.go", From: "\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)", To: "\te.wrote(cluster, configMapKind)\n\tl, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)",
+		Package: "./internal/engine", Run: "TestListedConfigMaps",
 	},
 	{
 		ID: "vd/record-format-ignored", Why: "a record in a newer format is resolved as if this build read it",
@@ -289,13 +294,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/claim-format-ignored", Why: "a workspace claim in a newer format is read as if this build read it",
-		File: "internal/engine/claim.go", From: "\tif version > ClaimFormat {", To: "\tif false {",
-		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+		File: "internal/shareddata/claim.go", From: "\tif version > ClaimFormat {", To: "\tif false {",
+		Package: "./internal/shareddata", Run: "TestClaimsAreReadByFormatStrictly",
 	},
 	{
 		ID: "engine/claim-decoder-lenient", Why: "a workspace claim with a data key this build does not know is read without it",
-		File: "internal/engine/claim.go", From: "\t\t\treturn &ClaimFormatError{Version: version, Unknown: k}", To: "\t\t\tcontinue",
-		Package: "./internal/engine", Run: "TestClaimsAreReadByFormatStrictly",
+		File: "internal/shareddata/claim.go", From: "\t\t\treturn &ClaimFormatError{Version: version, Unknown: k}", To: "\t\t\tcontinue",
+		Package: "./internal/shareddata", Run: "TestClaimsAreReadByFormatStrictly",
 	},
 	{
 		ID: "provider/unreadable-claim-shields-nothing", Why: "another state's claim in a format this build does not read shields no orphan candidate",
@@ -309,7 +314,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/record-extra-keys-dropped", Why: "the engine's record listing leaves out the data keys besides hostname, intent and format",
-		File: "internal/engine/records.go", From: "\t\tExtra: extra,\n", To: "\t\tExtra: nil,\n",
+		File: "internal/shareddata/records.go", From: "\t\tExtra: extra,\n", To: "\t\tExtra: nil,\n",
 		Package: "./internal/provider", Run: "TestLookupReadsRecordsByFormatStrictly",
 	},
 	{
@@ -349,8 +354,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/retry-past-the-context", Why: "the retries of a write that lost a race go on after the operation's context ended",
-		File: "internal/engine/retry.go", From: "if err := ctx.Err(); err != nil {\n\t\t\t\treturn contextEnded{err}", To: "if err := error(nil); err != nil {\n\t\t\t\treturn contextEnded{err}",
+		File: "internal/engine/retry.go", From: "if ended := e.pause(ctx, b.Step()); ended != nil {", To: "if ended := e.pause(ctx, b.Step()); false {",
 		Package: "./internal/engine", Run: "TestRetryConflicts",
+	},
+	{
+		ID: "engine/retry-wait-ends-silently", Why: "a wait between retries that the context ended returns no error, so the retries go on through the rest of the backoff",
+		File: "internal/engine/retry.go", From: "case <-ctx.Done():\n\t\treturn ctx.Err()", To: "case <-ctx.Done():\n\t\treturn nil",
+		Package: "./internal/engine", Run: "TestWaitOrEnd",
 	},
 	{
 		ID: "engine/5xx-taken-as-refused", Why: "a write answered 5xx that took effect is forgotten",
@@ -505,8 +515,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/identity-collision", Why: "a second state overwrites another state's claim on a workspace identity",
-		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\treturn e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\treturn e.claimTakenError",
-		Package: "./internal/engine", Run: "TestClaimIsOneStatesOnly",
+		File: "internal/shareddata/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\treturn e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\treturn e.claimTakenError",
+		Package: "./internal/shareddata", Run: "TestClaimIsOneStatesOnly",
 	},
 	{
 		ID: "engine/owner-yields-to-composers", Why: "a virtual destination cannot take its DestinationRule's host back from the composer (hostname change fails)",
@@ -1021,13 +1031,13 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/claim-by-labels-misnamed", Why: "a hand-made ConfigMap with the claim labels, under another name than its identity's claim name, is a claim and vetoes orphan release",
-		File: "internal/engine/claim.go", From: "case c.Identity == \"\" || live.GetName() != ClaimName(c.Identity):", To: "case c.Identity == \"\":",
-		Package: "./internal/engine", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
+		File: "internal/shareddata/claim.go", From: "case c.Identity == \"\" || live.GetName() != ClaimName(c.Identity):", To: "case c.Identity == \"\":",
+		Package: "./internal/shareddata", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
 	},
 	{
 		ID: "engine/claim-without-owner-label", Why: "a hand-made ConfigMap without the owner-id label that repeats its token is a claim and vetoes orphan release",
-		File: "internal/engine/claim.go", From: "case labels[LabelOwnerID] != c.Token:", To: "case false:",
-		Package: "./internal/engine", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
+		File: "internal/shareddata/claim.go", From: "case labels[engine.LabelOwnerID] != c.Token:", To: "case false:",
+		Package: "./internal/shareddata", Run: "TestListClaimsIgnoresHandMadeConfigMaps",
 	},
 	{
 		ID: "provider/stale-claim-kept", Why: "a claim of this state's former identity (a killed first apply, a roster removed with state rm) is never removed and vetoes release forever",
@@ -1364,8 +1374,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-records-unread", Why: "records on a pull cluster are read from its API server, which a pull cluster may not have: virtual destinations' records there are never found",
-		File: "internal/engine/records.go", From: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {", To: "if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull && false {",
-		Package: "./internal/engine", Run: "TestPull",
+		File: "internal/shareddata/records.go", From: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull {", To: "if objs, pull, err := e.PulledObjects(ctx, cluster, \"Reading virtual destination records from the artifact\"); pull && false {",
+		Package: "./internal/shareddata", Run: "TestPull",
 	},
 	// Traffic policies on pull clusters (issue 35, composition): composed
 	// in the state's artifact, another state's refused.
@@ -1563,18 +1573,18 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-claim-not-in-artifact", Why: "a pull cluster's workspace claim is looked for on its API server, which it may not have: a second state with the same workspace is never told",
-		File: "internal/engine/claim.go", From: "\t} else if pull {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)", To: "\t} else if pull && false {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)",
-		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
+		File: "internal/shareddata/claim.go", From: "\t} else if pull {\n\t\tif m := objs[engine.ArtifactKey(en)]", To: "\t} else if pull && false {\n\t\tif m := objs[engine.ArtifactKey(en)]",
+		Package: "./internal/shareddata", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
 	},
 	{
 		ID: "provider/pull-claim-unchecked-at-plan", Why: "a second state with the same workspace as another on a pull cluster plans cleanly: the first state's claim, in the artifact, is never read",
-		File: "internal/engine/claim.go", From: "\t} else if pull {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)", To: "\t} else if pull && false {\n\t\tgot, found, err := e.pulls.fetch(ctx, a.Target)",
+		File: "internal/shareddata/claim.go", From: "\t} else if pull {\n\t\tif m := objs[engine.ArtifactKey(en)]", To: "\t} else if pull && false {\n\t\tif m := objs[engine.ArtifactKey(en)]",
 		Package: "./internal/provider", Run: "^TestSecondStateWithTheSameWorkspaceOnAPullClusterFailsThePlan$",
 	},
 	{
 		ID: "engine/pull-claim-collision", Why: "a second state writes its claim over another state's in a pull cluster's artifact",
-		File: "internal/engine/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\t\t\treturn nil, e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\t\t\treturn nil, e.claimTakenError",
-		Package: "./internal/engine", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
+		File: "internal/shareddata/claim.go", From: "if cerr != nil || (theirs.Token != c.Token && (c.Replaces == \"\" || theirs.Token != c.Replaces)) {\n\t\t\t\treturn nil, e.claimTakenError", To: "if _ = theirs; cerr != nil {\n\t\t\t\treturn nil, e.claimTakenError",
+		Package: "./internal/shareddata", Run: "^TestPullClaimInTheArtifactRefusesASecondState$",
 	},
 	{
 		ID: "oci/cancelled-change-published", Why: "a change whose caller gave up (cancelled) stays queued and is published: its objects land in the artifact but not in state",

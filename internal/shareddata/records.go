@@ -1,17 +1,22 @@
-package engine
+package shareddata
 
 import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
+
+// Records looks virtual destinations' records up through an engine: its
+// listing of the records namespace, its pull clusters' artifacts.
+type Records struct{ *engine.Engine }
 
 // Keys of a virtual destination's record (virtualdestination.RecordHostnameKey
 // RecordIntentKey and RecordFormatKey).
@@ -19,11 +24,6 @@ const (
 	recordHostnameKey = "hostname"
 	recordIntentKey   = "intent"
 	recordFormatKey   = "format"
-)
-
-var (
-	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 )
 
 // Record is a virtual destination's record as one cluster holds it, with
@@ -53,15 +53,7 @@ func (r Record) Where() string {
 	return "ConfigMap " + r.Namespace + "/" + r.Name + " in cluster " + r.Cluster
 }
 
-// recordsNamespace is where records are read and written.
-func (e *Engine) recordsNamespace() string {
-	if e.RecordsNamespace == "" {
-		return DefaultRecordsNamespace
-	}
-	return e.RecordsNamespace
-}
-
-// Records lists, in the records namespace of every cluster given, the
+// Lookup lists, in the records namespace of every cluster given, the
 // records of hostname: ConfigMaps this provider wrote for a virtual
 // destination (managed-by and owner labels). Records are read there and
 // nowhere else, from the engine's listing of that namespace's ConfigMaps
@@ -73,19 +65,26 @@ func (e *Engine) recordsNamespace() string {
 // allow it, and a refusal is not an error). A cluster that cannot be
 // searched is an error in errs; the records of the others are returned
 // all the same.
-func (e *Engine) Records(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs Errors) {
-	ns := e.recordsNamespace()
+func (e Records) Lookup(ctx context.Context, clusters []string, hostname string, withElsewhere bool) (records []Record, elsewhere []Record, errs engine.Errors) {
+	ns := e.RecordsNamespaceName()
 	for _, cluster := range clusters {
-		if rs, err, pull := e.recordsIfPull(ctx, cluster, hostname, ns); pull {
+		if objs, pull, err := e.PulledObjects(ctx, cluster, "Reading virtual destination records from the artifact"); pull {
+			// A pull cluster's records are those the state publishes in
+			// its artifact, read back from the registry: records another
+			// state publishes for the cluster are in its own artifact.
 			if err != nil {
 				errs = append(errs, err)
 			}
-			records = append(records, rs...)
+			for _, m := range objs {
+				if r, ok := recordOf(cluster, &unstructured.Unstructured{Object: m}); ok && r.Namespace == ns && r.Hostname == hostname {
+					records = append(records, r)
+				}
+			}
 			continue
 		}
 		c, err := e.Clients.Get(cluster)
 		if err != nil {
-			errs = append(errs, clusterError(cluster, "Reading virtual destination records", err))
+			errs = append(errs, engine.ClusterError(cluster, "Reading virtual destination records", err))
 			continue
 		}
 		if withElsewhere {
@@ -95,20 +94,20 @@ func (e *Engine) Records(ctx context.Context, clusters []string, hostname string
 				}
 			}
 		}
-		l, lerr := e.listed(ctx, c.Dynamic, cluster, configMapKind)
+		listed, lerr := e.ListedConfigMaps(ctx, cluster, "Reading virtual destination records")
 		if lerr != nil {
-			errs = append(errs, clusterError(cluster, "Reading virtual destination records", lerr.Err))
+			errs = append(errs, lerr)
 			continue
 		}
-		for _, r := range l.records {
-			if r.Namespace == ns && r.Hostname == hostname {
+		for _, item := range listed {
+			if r, ok := recordOf(cluster, item); ok && r.Namespace == ns && r.Hostname == hostname {
 				records = append(records, r)
 			}
 		}
 	}
 	sortRecords(records)
 	sortRecords(elsewhere)
-	errs.sort()
+	errs.Sort()
 	return records, elsewhere, errs
 }
 
@@ -119,23 +118,30 @@ type elsewhereScan struct {
 	records []Record
 }
 
+// elsewhereScans are an engine's elsewhereScan by cluster (its Memo under
+// elsewhereKey).
+type elsewhereScans struct {
+	mu sync.Mutex
+	m  map[string]*elsewhereScan
+}
+
+type elsewhereKey struct{}
+
 // recordsElsewhere lists the ConfigMaps with record labels in every
 // namespace of cluster, once per process: where this identity may list
 // them (a least-privileged one may not, and that is fine: nothing).
-func (e *Engine) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cluster string) []Record {
-	e.elsewhereMu.Lock()
-	if e.elsewhere == nil {
-		e.elsewhere = map[string]*elsewhereScan{}
-	}
-	s := e.elsewhere[cluster]
+func (e Records) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cluster string) []Record {
+	scans := e.Memo(elsewhereKey{}, func() any { return &elsewhereScans{m: map[string]*elsewhereScan{}} }).(*elsewhereScans)
+	scans.mu.Lock()
+	s := scans.m[cluster]
 	first := s == nil
 	if first {
 		s = &elsewhereScan{ready: make(chan struct{})}
-		e.elsewhere[cluster] = s
+		scans.m[cluster] = s
 	}
-	e.elsewhereMu.Unlock()
+	scans.mu.Unlock()
 	if first {
-		sel := Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
+		sel := engine.Owner{Kind: intentkind.VirtualDestination.Owner}.KindSelector()
 		if all, err := dyn.Resource(configMaps).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
 			for i := range all.Items {
 				if r, ok := recordOf(cluster, &all.Items[i]); ok {
@@ -155,7 +161,7 @@ func (e *Engine) recordsElsewhere(ctx context.Context, dyn dynamic.Interface, cl
 
 func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	labels := item.GetLabels()
-	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != intentkind.VirtualDestination.Owner {
+	if labels[engine.LabelManagedBy] != engine.ManagedByValue || labels[engine.LabelOwnerKind] != intentkind.VirtualDestination.Owner {
 		return Record{}, false
 	}
 	data, _, err := unstructured.NestedStringMap(item.Object, "data")
@@ -171,7 +177,7 @@ func recordOf(cluster string, item *unstructured.Unstructured) (Record, bool) {
 	slices.Sort(extra)
 	return Record{
 		Cluster: cluster, Namespace: item.GetNamespace(), Name: item.GetName(),
-		OwnerName: labels[LabelOwnerName], OwnerID: labels[LabelOwnerID],
+		OwnerName: labels[engine.LabelOwnerName], OwnerID: labels[engine.LabelOwnerID],
 		Hostname: data[recordHostnameKey], Intent: data[recordIntentKey], Format: data[recordFormatKey],
 		Extra: extra,
 	}, true

@@ -1,20 +1,23 @@
-package engine
+package shareddata
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
 // A claim is written once per state: another token never overwrites or
 // releases it, and its own token updates and releases it.
 func TestClaimIsOneStatesOnly(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
+	e, fc := newClaims("east")
 	ctx := context.Background()
 	mine := Claim{Cluster: "east", Identity: "default", Token: "t-mine", Members: map[string]string{"id-1": "ledger"}}
 	if err := e.WriteClaim(ctx, mine); err != nil {
@@ -58,8 +61,9 @@ func TestClaimIsOneStatesOnly(t *testing.T) {
 	if claims, errs := e.ReadClaims(ctx, []string{"east"}, "default"); len(errs) > 0 || len(claims) != 0 {
 		t.Fatalf("the released claim is still there: %+v (errors %v)", claims, errs)
 	}
-	if live(t, fc["east"], e.ClaimEntry("east", "default")) != nil {
-		t.Fatal("the claim ConfigMap is still in the cluster")
+	en := e.ClaimEntry("east", "default")
+	if _, err := fc["east"].Resource(configMaps).Namespace(en.Namespace).Get(ctx, en.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the claim ConfigMap is still in the cluster (%v)", err)
 	}
 }
 
@@ -68,7 +72,7 @@ func TestClaimIsOneStatesOnly(t *testing.T) {
 // identity's claim name or without the owner-id label that repeats its
 // token, is not listed, so it vetoes nothing.
 func TestListClaimsIgnoresHandMadeConfigMaps(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
+	e, fc := newClaims("east")
 	ctx := context.Background()
 	if err := e.WriteClaim(ctx, Claim{Cluster: "east", Identity: "payments", Token: "t-pay", Members: map[string]string{"id-1": "ledger"}}); err != nil {
 		t.Fatal(err)
@@ -83,9 +87,9 @@ func TestListClaimsIgnoresHandMadeConfigMaps(t *testing.T) {
 		}
 	}
 	claimLabels := func(token string) map[string]any {
-		l := map[string]any{LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner}
+		l := map[string]any{engine.LabelManagedBy: engine.ManagedByValue, engine.LabelOwnerKind: intentkind.Workspace.Owner}
 		if token != "" {
-			l[LabelOwnerID] = token
+			l[engine.LabelOwnerID] = token
 		}
 		return l
 	}
@@ -107,7 +111,7 @@ func TestListClaimsIgnoresHandMadeConfigMaps(t *testing.T) {
 // naming the object and the upgrade, is an error when read, and is never
 // overwritten; a claim without a format key and one in format 1 are read.
 func TestClaimsAreReadByFormatStrictly(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
+	e, fc := newClaims("east")
 	ctx := context.Background()
 	if err := e.WriteClaim(ctx, Claim{Cluster: "east", Identity: "payments", Token: "t-pay", Members: map[string]string{"id-1": "ledger"}}); err != nil {
 		t.Fatal(err)
@@ -170,4 +174,11 @@ func TestClaimsAreReadByFormatStrictly(t *testing.T) {
 	setData(claimFormatKey, "1")
 	setData("mac", "0123")
 	unreadable("a claim with an unknown key", `"mac"`)
+}
+
+// newClaims is the claims of an engine on fake clusters (a name given is
+// a cluster that answers; any other does not).
+func newClaims(clusters ...string) (Claims, enginetest.Clusters) {
+	fc := enginetest.New(clusters...)
+	return Claims{&engine.Engine{Clients: fc, FieldManager: "test"}}, fc
 }

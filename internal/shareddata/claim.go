@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -15,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
@@ -31,6 +33,15 @@ import (
 // The claim also lists the state's traffic policy instances (instance ID
 // to name): what another state's messages name, and what an import of the
 // roster, after the state was lost, recovers.
+
+// Claims reads and writes workspace claims through an engine: its
+// clients, its records namespace, its pull clusters' artifacts.
+type Claims struct{ *engine.Engine }
+
+var (
+	configMaps    = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+)
 
 const (
 	claimIdentityKey = "identity"
@@ -93,25 +104,25 @@ func ClaimName(identity string) string {
 }
 
 // ClaimEntry is the inventory entry of identity's claim in a cluster.
-func (e *Engine) ClaimEntry(cluster, identity string) Entry {
-	return claimEntryIn(cluster, e.recordsNamespace(), identity)
+func (e Claims) ClaimEntry(cluster, identity string) engine.Entry {
+	return claimEntryIn(cluster, e.RecordsNamespaceName(), identity)
 }
 
-func claimEntryIn(cluster, namespace, identity string) Entry {
-	return Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: ClaimName(identity)}
+func claimEntryIn(cluster, namespace, identity string) engine.Entry {
+	return engine.Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: ClaimName(identity)}
 }
 
 // ClaimsNamespace is the namespace claims are written in now (the
 // records namespace).
-func (e *Engine) ClaimsNamespace() string { return e.recordsNamespace() }
+func (e Claims) ClaimsNamespace() string { return e.RecordsNamespaceName() }
 
 // ListClaims lists every workspace claim in the records namespace of each
 // cluster, whatever its identity. A cluster that cannot be read is an
 // error of its own.
-func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Errors) {
+func (e Claims) ListClaims(ctx context.Context, clusters []string) ([]Claim, engine.Errors) {
 	var out []Claim
-	var errs Errors
-	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner}).String()
+	var errs engine.Errors
+	sel := labels.SelectorFromSet(labels.Set{engine.LabelManagedBy: engine.ManagedByValue, engine.LabelOwnerKind: intentkind.Workspace.Owner}).String()
 	for _, cluster := range clusters {
 		if got, err, pull := e.claimsInArtifact(ctx, cluster); pull {
 			if err != nil {
@@ -122,11 +133,11 @@ func (e *Engine) ListClaims(ctx context.Context, clusters []string) ([]Claim, Er
 		}
 		items, _, err := e.Search(ctx, cluster, configMapKind, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
-			errs = append(errs, clusterError(cluster, "Listing workspace claims", err))
+			errs = append(errs, engine.ClusterError(cluster, "Listing workspace claims", err))
 			continue
 		}
 		for i := range items {
-			if claim, ok := listedClaim(cluster, e.recordsNamespace(), &items[i]); ok {
+			if claim, ok := listedClaim(cluster, e.RecordsNamespaceName(), &items[i]); ok {
 				out = append(out, claim)
 			}
 		}
@@ -145,17 +156,17 @@ func listedClaim(cluster, namespace string, live *unstructured.Unstructured) (Cl
 	case err == nil:
 		return claim, true
 	case errors.As(err, &newer):
-		en := Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: live.GetName()}
-		return Claim{Cluster: cluster, Identity: claim.Identity, Token: claim.Token, Unreadable: objectError(en, "Reading the workspace claim", err)}, true
+		en := engine.Entry{Cluster: cluster, APIVersion: "v1", Kind: "ConfigMap", Namespace: namespace, Name: live.GetName()}
+		return Claim{Cluster: cluster, Identity: claim.Identity, Token: claim.Token, Unreadable: engine.ObjectError(en, "Reading the workspace claim", err)}, true
 	}
 	return Claim{}, false
 }
 
 // ReadClaims reads identity's claim in each cluster. A cluster without one
 // is left out; a cluster that cannot be read is an error of its own.
-func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity string) ([]Claim, Errors) {
+func (e Claims) ReadClaims(ctx context.Context, clusters []string, identity string) ([]Claim, engine.Errors) {
 	var out []Claim
-	var errs Errors
+	var errs engine.Errors
 	for _, cluster := range clusters {
 		en := e.ClaimEntry(cluster, identity)
 		live, rerr := e.readClaimObject(ctx, en)
@@ -168,12 +179,12 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 		}
 		claim, err := claimOf(cluster, live)
 		if err != nil {
-			errs = append(errs, objectError(en, "Reading the workspace claim", err))
+			errs = append(errs, engine.ObjectError(en, "Reading the workspace claim", err))
 			continue
 		}
 		if claim.Identity != identity {
 			// A hash collision, or a hand-made object: not this identity's.
-			errs = append(errs, objectError(en, "Reading the workspace claim", fmt.Errorf("it claims identity %q, not %q", claim.Identity, identity)))
+			errs = append(errs, engine.ObjectError(en, "Reading the workspace claim", fmt.Errorf("it claims identity %q, not %q", claim.Identity, identity)))
 			continue
 		}
 		out = append(out, claim)
@@ -183,29 +194,25 @@ func (e *Engine) ReadClaims(ctx context.Context, clusters []string, identity str
 
 // readClaimObject is the claim object en names, nil if there is none: on
 // a pull cluster, in its artifact (claimsInArtifact).
-func (e *Engine) readClaimObject(ctx context.Context, en Entry) (*unstructured.Unstructured, *Error) {
-	if a, pull, err := e.pullOf(en.Cluster); err != nil {
-		return nil, clusterError(en.Cluster, "Naming the artifact", err)
+func (e Claims) readClaimObject(ctx context.Context, en engine.Entry) (*unstructured.Unstructured, *engine.Error) {
+	if objs, pull, err := e.PulledObjects(ctx, en.Cluster, "Reading the workspace claim from the artifact"); err != nil {
+		return nil, err
 	} else if pull {
-		got, found, err := e.pulls.fetch(ctx, a.Target)
-		if err != nil {
-			return nil, clusterError(en.Cluster, "Reading the workspace claim from the artifact "+a.Target.String(), err)
-		}
-		if m := got.Objects[artifactKey(en)]; found && m != nil {
+		if m := objs[engine.ArtifactKey(en)]; m != nil {
 			return &unstructured.Unstructured{Object: m}, nil
 		}
 		return nil, nil
 	}
 	c, err := e.Clients.Get(en.Cluster)
 	if err != nil {
-		return nil, clusterError(en.Cluster, "Reading the workspace claim", err)
+		return nil, engine.ClusterError(en.Cluster, "Reading the workspace claim", err)
 	}
 	live, err := c.Dynamic.Resource(configMaps).Namespace(en.Namespace).Get(ctx, en.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, objectError(en, "Reading the workspace claim", err)
+		return nil, engine.ObjectError(en, "Reading the workspace claim", err)
 	}
 	return live, nil
 }
@@ -215,21 +222,14 @@ func (e *Engine) readClaimObject(ctx context.Context, en Entry) (*unstructured.U
 // beside the state's objects, and Flux applies it in the records
 // namespace as push writes it: a second state that names the identity
 // finds it there at plan, and its roster's apply is refused there.
-func (e *Engine) claimsInArtifact(ctx context.Context, cluster string) ([]Claim, *Error, bool) {
-	a, pull, err := e.pullOf(cluster)
-	if err != nil {
-		return nil, clusterError(cluster, "Naming the artifact", err), true
-	}
-	if !pull {
-		return nil, nil, false
-	}
-	got, _, err := e.pulls.fetch(ctx, a.Target)
-	if err != nil {
-		return nil, clusterError(cluster, "Listing workspace claims in the artifact "+a.Target.String(), err), true
+func (e Claims) claimsInArtifact(ctx context.Context, cluster string) ([]Claim, *engine.Error, bool) {
+	objs, pull, err := e.PulledObjects(ctx, cluster, "Listing workspace claims in the artifact")
+	if err != nil || !pull {
+		return nil, err, pull
 	}
 	var out []Claim
-	for _, m := range got.Objects {
-		if c, ok := listedClaim(cluster, e.recordsNamespace(), &unstructured.Unstructured{Object: m}); ok {
+	for _, m := range objs {
+		if c, ok := listedClaim(cluster, e.RecordsNamespaceName(), &unstructured.Unstructured{Object: m}); ok {
 			out = append(out, c)
 		}
 	}
@@ -241,17 +241,10 @@ func (e *Engine) claimsInArtifact(ctx context.Context, cluster string) ([]Claim,
 // artifact (pull true): change is given the object there (nil if none)
 // and returns the one to publish (nil to remove it), or an error that
 // leaves the artifact as it was.
-func (e *Engine) updateClaimInArtifact(ctx context.Context, en Entry, doing string, change func(live *unstructured.Unstructured) (map[string]any, *Error)) (*Error, bool) {
-	a, pull, err := e.pullOf(en.Cluster)
-	if err != nil {
-		return clusterError(en.Cluster, "Naming the artifact", err), true
-	}
-	if !pull {
-		return nil, false
-	}
-	var refused *Error
-	key := artifactKey(en)
-	got, err := e.pulls.writers.For(a.Target, a.Publisher).Update(ctx, func(objs oci.Objects) error {
+func (e Claims) updateClaimInArtifact(ctx context.Context, en engine.Entry, doing string, change func(live *unstructured.Unstructured) (map[string]any, *engine.Error)) (*engine.Error, bool) {
+	var refused *engine.Error
+	key := engine.ArtifactKey(en)
+	err, pull := e.UpdatePulled(ctx, en.Cluster, doing, func(objs oci.Objects) error {
 		var live *unstructured.Unstructured
 		if m := objs[key]; m != nil {
 			live = &unstructured.Unstructured{Object: m}
@@ -267,14 +260,13 @@ func (e *Engine) updateClaimInArtifact(ctx context.Context, en Entry, doing stri
 		}
 		return nil
 	})
+	if !pull {
+		return nil, false
+	}
 	if refused != nil {
 		return refused, true
 	}
-	if err != nil {
-		return clusterError(en.Cluster, doing+" in the artifact "+a.Target.String(), err), true
-	}
-	e.pulls.remember(a.Target, got)
-	return nil, true
+	return err, true
 }
 
 // claimOf reads live as a claim. Only a claim as the provider writes it
@@ -293,7 +285,7 @@ func (e *Engine) updateClaimInArtifact(ctx context.Context, en Entry, doing stri
 // Identity and Token its name and label give.
 func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
 	labels := live.GetLabels()
-	if labels[LabelManagedBy] != ManagedByValue || labels[LabelOwnerKind] != intentkind.Workspace.Owner {
+	if labels[engine.LabelManagedBy] != engine.ManagedByValue || labels[engine.LabelOwnerKind] != intentkind.Workspace.Owner {
 		return Claim{}, fmt.Errorf("it is not a workspace claim written by terraform-provider-mesh (labels %v)", labels)
 	}
 	data, _, err := unstructured.NestedStringMap(live.Object, "data")
@@ -306,7 +298,7 @@ func claimOf(cluster string, live *unstructured.Unstructured) (Claim, error) {
 		return Claim{}, fmt.Errorf("it has no token")
 	case c.Identity == "" || live.GetName() != ClaimName(c.Identity):
 		return Claim{}, fmt.Errorf("its name is not the claim name of the identity it names (%q)", c.Identity)
-	case labels[LabelOwnerID] != c.Token:
+	case labels[engine.LabelOwnerID] != c.Token:
 		return Claim{}, fmt.Errorf("its owner-id label is not its token")
 	}
 	if ferr := claimFormatOf(data); ferr != nil {
@@ -363,19 +355,19 @@ func claimFormatOf(data map[string]string) error {
 // WriteClaim writes c in its cluster. A claim of the identity with another
 // token is never overwritten: that is another state's, and an error names
 // it. Writes are pinned to the object read (its UID and resourceVersion).
-func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
+func (e Claims) WriteClaim(ctx context.Context, c Claim) *engine.Error {
 	en := e.ClaimEntry(c.Cluster, c.Identity)
 	members, err := json.Marshal(c.Members)
 	if err != nil {
-		return objectError(en, "Writing the workspace claim", err)
+		return engine.ObjectError(en, "Writing the workspace claim", err)
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace, "labels": map[string]any{
-			LabelManagedBy: ManagedByValue, LabelOwnerKind: intentkind.Workspace.Owner, LabelOwnerID: c.Token}},
+			engine.LabelManagedBy: engine.ManagedByValue, engine.LabelOwnerKind: intentkind.Workspace.Owner, engine.LabelOwnerID: c.Token}},
 		"data": map[string]any{claimIdentityKey: c.Identity, claimTokenKey: c.Token, claimMembersKey: string(members)},
 	}}
-	if err, pull := e.updateClaimInArtifact(ctx, en, "Writing the workspace claim", func(live *unstructured.Unstructured) (map[string]any, *Error) {
+	if err, pull := e.updateClaimInArtifact(ctx, en, "Writing the workspace claim", func(live *unstructured.Unstructured) (map[string]any, *engine.Error) {
 		if live != nil {
 			theirs, cerr := claimOf(c.Cluster, live)
 			if cerr != nil || (theirs.Token != c.Token && (c.Replaces == "" || theirs.Token != c.Replaces)) {
@@ -388,21 +380,21 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 	}
 	cl, err := e.Clients.Get(c.Cluster)
 	if err != nil {
-		return clusterError(c.Cluster, "Writing the workspace claim", err)
+		return engine.ClusterError(c.Cluster, "Writing the workspace claim", err)
 	}
 	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
 	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		if _, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: e.managerBase() + "/workspace-claim"}); err != nil {
+		if _, err := ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: e.ManagerBase() + "/workspace-claim"}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return e.claimTakenError(en, c, nil)
 			}
-			return objectError(en, "Writing the workspace claim", err)
+			return engine.ObjectError(en, "Writing the workspace claim", err)
 		}
 		return nil
 	case err != nil:
-		return objectError(en, "Writing the workspace claim", err)
+		return engine.ObjectError(en, "Writing the workspace claim", err)
 	}
 	theirs, cerr := claimOf(c.Cluster, live)
 	if cerr != nil || (theirs.Token != c.Token && (c.Replaces == "" || theirs.Token != c.Replaces)) {
@@ -410,29 +402,29 @@ func (e *Engine) WriteClaim(ctx context.Context, c Claim) *Error {
 	}
 	obj.SetResourceVersion(live.GetResourceVersion())
 	obj.SetUID(live.GetUID())
-	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: e.managerBase() + "/workspace-claim"}); err != nil {
-		return objectError(en, "Writing the workspace claim", err)
+	if _, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: e.ManagerBase() + "/workspace-claim"}); err != nil {
+		return engine.ObjectError(en, "Writing the workspace claim", err)
 	}
 	return nil
 }
 
-func (e *Engine) claimTakenError(en Entry, c Claim, why error) *Error {
+func (e Claims) claimTakenError(en engine.Entry, c Claim, why error) *engine.Error {
 	detail := fmt.Sprintf("%s holds the claim of another Terraform state on workspace identity %q, so this state cannot claim it.", en, c.Identity)
 	if why != nil {
 		detail = fmt.Sprintf("%s exists but cannot be read as a workspace claim (%v), so this state cannot claim identity %q.", en, why, c.Identity)
 	}
-	return &Error{Cluster: en.Cluster, Object: en.String(), Summary: "Workspace identity claimed by another state", Detail: detail}
+	return &engine.Error{Cluster: en.Cluster, Object: en.String(), Summary: "Workspace identity claimed by another state", Detail: detail}
 }
 
 // ReleaseClaim deletes identity's claim in a cluster, in namespace (the
 // records namespace when empty), if it holds token; another state's claim
 // is left alone.
-func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity, token string) *Error {
+func (e Claims) ReleaseClaim(ctx context.Context, cluster, namespace, identity, token string) *engine.Error {
 	if namespace == "" {
-		namespace = e.recordsNamespace()
+		namespace = e.RecordsNamespaceName()
 	}
 	en := claimEntryIn(cluster, namespace, identity)
-	if err, pull := e.updateClaimInArtifact(ctx, en, "Releasing the workspace claim", func(live *unstructured.Unstructured) (map[string]any, *Error) {
+	if err, pull := e.updateClaimInArtifact(ctx, en, "Releasing the workspace claim", func(live *unstructured.Unstructured) (map[string]any, *engine.Error) {
 		if live == nil {
 			return nil, nil
 		}
@@ -445,7 +437,7 @@ func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity,
 	}
 	cl, err := e.Clients.Get(cluster)
 	if err != nil {
-		return clusterError(cluster, "Releasing the workspace claim", err)
+		return engine.ClusterError(cluster, "Releasing the workspace claim", err)
 	}
 	ri := cl.Dynamic.Resource(configMaps).Namespace(en.Namespace)
 	live, err := ri.Get(ctx, en.Name, metav1.GetOptions{})
@@ -453,7 +445,7 @@ func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity,
 	case apierrors.IsNotFound(err):
 		return nil
 	case err != nil:
-		return objectError(en, "Releasing the workspace claim", err)
+		return engine.ObjectError(en, "Releasing the workspace claim", err)
 	}
 	if theirs, cerr := claimOf(cluster, live); cerr != nil || theirs.Token != token {
 		return nil // not ours to delete
@@ -461,7 +453,7 @@ func (e *Engine) ReleaseClaim(ctx context.Context, cluster, namespace, identity,
 	uid, rv := live.GetUID(), live.GetResourceVersion()
 	err = ri.Delete(ctx, en.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return objectError(en, "Releasing the workspace claim", err)
+		return engine.ObjectError(en, "Releasing the workspace claim", err)
 	}
 	return nil
 }
