@@ -166,3 +166,66 @@ func TestDeleteAdoptedDeletesOnlyTheObjectRead(t *testing.T) {
 		t.Fatalf("a conflicting delete: want one error saying the object changed and what to do, got %v", errs)
 	}
 }
+
+// The apply takes over exactly what its plan recorded: an object still as
+// the plan read it is deleted; one edited since (same UID, another
+// resourceVersion) is Changed, not deleted; one written after the plan,
+// or replaced under a recorded name (another UID), has Appeared and is
+// left alone; a recorded object gone since is nothing to do.
+func TestAdoptionAtApplyTakesOverOnlyWhatThePlanRecorded(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	putRoute(t, fc, "east", "VirtualService", "user-routes", map[string]any{"hosts": []any{"user.global"}})
+	putRoute(t, fc, "east", "DestinationRule", "user-dr", map[string]any{"host": "user.global"})
+	planned, _, _ := e.RoutesToAdopt(context.Background(), routeDesired(), false)
+	if len(planned) != 2 {
+		t.Fatalf("the plan found %v, want user-dr and user-routes", planned)
+	}
+	// Recorded and read back as the adopted attribute carries them.
+	var recorded []HandWritten
+	for _, h := range planned {
+		back, err := HandWrittenFromRecord(h.Key(), h.Stamp())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.String() != h.String() || back.UID != h.UID || back.ResourceVersion != h.ResourceVersion {
+			t.Fatalf("the record of %s reads back as %+v", h, back)
+		}
+		recorded = append(recorded, back)
+	}
+	recorded = append(recorded, HandWritten{Cluster: "east", Kind: "VirtualService", Namespace: "users", Name: "gone", Host: "user.global", UID: "u", ResourceVersion: "1"},
+		// late-routes of an earlier object of that name, deleted since
+		HandWritten{Cluster: "east", Kind: "VirtualService", Namespace: "users", Name: "late-routes", Host: "user.global", UID: "uid-earlier", ResourceVersion: "7"})
+
+	// Between plan and apply: user-dr is edited, a second VirtualService
+	// is written, user-routes stays as it was.
+	dr, err := fc["east"].Resource(gvrDestinationRules).Namespace("users").Get(context.Background(), "user-dr", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr.SetResourceVersion("8")
+	if err := fc["east"].Tracker().Update(gvrDestinationRules, dr, "users"); err != nil {
+		t.Fatal(err)
+	}
+	putRoute(t, fc, "east", "VirtualService", "late-routes", map[string]any{"hosts": []any{"user.global"}})
+
+	a := e.AdoptionAtApply(context.Background(), routeDesired(), recorded)
+	names := func(hs []HandWritten) string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.Name+"@"+h.ResourceVersion)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(a.Delete); got != "user-routes@7" {
+		t.Errorf("deletes %q, want user-routes alone, as the plan read it", got)
+	}
+	if got := names(a.Changed); got != "user-dr@8" {
+		t.Errorf("changed since the plan: %q, want user-dr as it is now", got)
+	}
+	if got := names(a.Appeared); got != "late-routes@7" {
+		t.Errorf("not named by the plan: %q, want late-routes", got)
+	}
+	if _, err := HandWrittenFromRecord("east/VirtualService.networking.istio.io/users/x", "host=user.global"); err == nil {
+		t.Error("a record without uid and resourceVersion reads back")
+	}
+}

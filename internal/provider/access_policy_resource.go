@@ -273,3 +273,7 @@ func (m *accessPolicyModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *accessPolicyModel) ownerID() *types.String { return &m.ID }
 func (m *accessPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
+
+// adoptedValue is nil: an access policy writes no VirtualService or
+// DestinationRule, so it takes over none of another name.
+func (m *accessPolicyModel) adoptedValue() *types.Map { return nil }

@@ -235,8 +235,9 @@ func routingDestination(vd *virtualdestination.Intent, dest trafficpolicy.Destin
 func (m *trafficPolicyModel) inventory() types.Map     { return m.Objects }
 func (m *trafficPolicyModel) setInventory(l types.Map) { m.Objects = l }
 
-func (m *trafficPolicyModel) ownerID() *types.String { return &m.ID }
-func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
+func (m *trafficPolicyModel) ownerID() *types.String   { return &m.ID }
+func (m *trafficPolicyModel) adoptExisting() bool      { return m.Adopt.ValueBool() }
+func (m *trafficPolicyModel) adoptedValue() *types.Map { return &m.Adopted }
 
 // trafficPolicyComposition is how a traffic policy takes part in the
 // objects it shares with other policies: its contribution, resolved with
