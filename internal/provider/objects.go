@@ -242,10 +242,19 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 				engine.HandWrittenList(refuse)))
 		return handled, nil, diags
 	}
-	if len(adopt) > 0 {
+	// Named once: another intent planned in this run (a virtual
+	// destination and a traffic policy both take over the DestinationRule
+	// of their host) that named one first leaves it out here.
+	var news []engine.HandWritten
+	for _, h := range adopt {
+		if _, other := data.Planned.FirstAdopter(spec.Owner, h.Key()); !other {
+			news = append(news, h)
+		}
+	}
+	if len(news) > 0 {
 		diags.AddAttributeWarning(path.Root("adopt_existing"), "Hand-written Istio objects adopted by "+resource,
-			fmt.Sprintf("The apply writes this intent's objects, then deletes these hand-written ones (only if unchanged since read), so that one VirtualService and one set of DestinationRules serve each host:\n%s\nRemove adopt_existing to keep them.",
-				engine.HandWrittenList(adopt)))
+			fmt.Sprintf("The apply writes this intent's objects, then deletes these hand-written ones (only if unchanged since the plan: the adopted attribute records each), so that one VirtualService and one set of DestinationRules serve each host:\n%s\nRemove adopt_existing to keep them.",
+				engine.HandWrittenList(news)))
 	}
 	if !importedAdopt || len(adopt) > 0 {
 		return handled, adopt, diags
