@@ -235,6 +235,7 @@ func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, ph pha
 		return a.Statement(), err
 	}
 	spec.Case = func() any { return map[string]any{"policy": in, "destination": dest} }
+	spec.DestinationService = destinationService(m.Destination.Service, m.Destination.Namespace)
 	return spec, diags
 }
 

@@ -291,10 +291,13 @@ func TestAdoptWithNothingToAdoptFailsAtPlan(t *testing.T) {
 
 // The apply takes over what its plan named, and nothing else (issue 38):
 // the plan records the hand-written VirtualService with its UID and
-// resourceVersion (adopted); a second hand-written VirtualService on the
-// host, written between the plan and the apply of the saved plan, survives
-// that apply, which warns naming it; the next plan names it, its apply
-// takes it over, and the plan after that is empty.
+// resourceVersion (adopted). A second hand-written VirtualService on the
+// host, written between the plan and the apply of the saved plan, changes
+// what the policy would adopt, so Terraform refuses the saved plan for
+// that policy (its plan again at apply records another adopted, naming
+// late-routes): nothing is written for it and both hand-written
+// VirtualServices survive. The next plan names both, its apply takes them
+// over, and the plan after that is empty.
 func TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone(t *testing.T) {
 	for _, c := range testClusters {
 		ensureNamespace(t, c, "users")
@@ -324,23 +327,23 @@ func TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone(t *testing.T) {
 		t.Fatalf("the plan does not record %s:\n%s", recorded, out)
 	}
 	handWrite(t, gvrVS, "VirtualService", "late-routes", map[string]any{"hosts": []any{host}, "http": []any{route}})
-	out = w.apply("tfplan")
+	out, code = w.run("apply", "tfplan")
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{
-		`Hand-written Istio objects not adopted by mesh_traffic_policy "` + name + `-timeout"`,
-		"VirtualService users/late-routes in cluster east (host " + host + ")",
-		"Run terraform plan again",
-	} {
+	if code == 0 {
+		t.Fatalf("the saved plan applied although what it adopts changed since:\n%s", out)
+	}
+	for _, want := range []string{"mesh_traffic_policy.user", ".adopted", "east/VirtualService.networking.istio.io/users/late-routes"} {
 		if !strings.Contains(flat, want) {
-			t.Errorf("the apply does not say %q:\n%s", want, out)
+			t.Errorf("the refused apply does not name %q:\n%s", want, out)
 		}
 	}
-	if got := virtualServices(); got != "east/VirtualService/istio-system/tp-"+host+" ours,east/VirtualService/users/late-routes" {
-		t.Fatalf("after the apply of the saved plan: %v, want the provider's VirtualService and late-routes, which the plan did not name", got)
+	if got := virtualServices(); got != "east/VirtualService/users/late-routes,east/VirtualService/users/user-routes" {
+		t.Fatalf("after the refused apply of the saved plan: %v, want both hand-written VirtualServices and none of ours", got)
 	}
 	out, code = w.run("plan", "-detailed-exitcode")
-	if flat := strings.Join(strings.Fields(out), " "); code != 2 || !strings.Contains(flat, "VirtualService users/late-routes in cluster east (host "+host+")") || !strings.Contains(flat, "Hand-written Istio objects adopted by") {
-		t.Fatalf("the plan after: exit %d, want 2 naming late-routes as adopted:\n%s", code, out)
+	if flat := strings.Join(strings.Fields(out), " "); code != 2 || !strings.Contains(flat, "VirtualService users/late-routes in cluster east (host "+host+")") || !strings.Contains(flat, "Hand-written Istio objects adopted by") ||
+		!strings.Contains(flat, "east/VirtualService.networking.istio.io/users/user-routes") {
+		t.Fatalf("the plan after: exit %d, want 2 naming late-routes and user-routes as adopted:\n%s", code, out)
 	}
 	w.apply()
 	if got := virtualServices(); got != "east/VirtualService/istio-system/tp-"+host+" ours" {
@@ -351,9 +354,10 @@ func TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone(t *testing.T) {
 
 // A virtual destination and a traffic policy on one host, both with
 // adopt_existing, both take over its hand-written DestinationRule: the
-// plan's adoption warning names it once, on the first of them, while
-// both record it (each apply deletes it only if unchanged, the second
-// finds it gone). Planning the first again names it again.
+// plan's adoption warning names it once, and the adopted attribute
+// records it once, on the first of them (whose apply deletes it; the
+// second's plan again at apply, after that delete, then records the same
+// as its plan did). Planning the first again names it again.
 func TestAdoptionWarningNamesEachObjectOnce(t *testing.T) {
 	f := newFakeClusterSet(t, "east")
 	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "spec": map[string]any{"host": "user.global"}}}
@@ -378,8 +382,8 @@ func TestAdoptionWarningNamesEachObjectOnce(t *testing.T) {
 	if n, adopted := warnings(vd); n != 1 || adopted != 1 {
 		t.Fatalf("the virtual destination: %d warnings naming user-dr, %d adopted; want 1 and 1", n, adopted)
 	}
-	if n, adopted := warnings(tp); n != 0 || adopted != 1 {
-		t.Fatalf("the traffic policy on the same host: %d warnings naming user-dr, %d adopted; want it named once in the run (0 here) and still recorded (1)", n, adopted)
+	if n, adopted := warnings(tp); n != 0 || adopted != 0 {
+		t.Fatalf("the traffic policy on the same host: %d warnings naming user-dr, %d recorded; want it named and recorded once in the run (0 here)", n, adopted)
 	}
 	if n, _ := warnings(vd); n != 1 {
 		t.Fatalf("the virtual destination planned again: %d warnings naming user-dr, want 1", n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,6 +101,10 @@ type intentSpec struct {
 	// to, each with the attribute that names it, for the plan's warning
 	// when one does not exist (checkServices).
 	Services []serviceCheck
+	// DestinationService, when set, is the Service a policy's
+	// destination names (destination.service): it is checked in every
+	// cluster the intent writes an object to (checkServices).
+	DestinationService *serviceCheck
 	// Adopted are, at apply, the hand-written objects the plan recorded
 	// for adoption (the adopted attribute): the only ones the apply may
 	// delete.
@@ -203,7 +208,7 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 			diags.AddAttributeWarning(path.Root("name"), "Hand-written Istio objects on the host of "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name), engine.ForeignRoutesHint(found))
 		}
 	}
-	diags.Append(checkServices(ctx, data, spec)...)
+	diags.Append(checkServices(ctx, data, spec, desired)...)
 	if len(adopting) > 0 && !prior.IsNull() {
 		// Already applied (an adoption whose delete failed, or an object
 		// written since): the objects may stay as they are, but the apply
@@ -242,9 +247,12 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 				engine.HandWrittenList(refuse)))
 		return handled, nil, diags
 	}
-	// Named once: another intent planned in this run (a virtual
-	// destination and a traffic policy both take over the DestinationRule
-	// of their host) that named one first leaves it out here.
+	// Named and recorded once: one that another intent planned in this
+	// run named first (a virtual destination and a traffic policy both
+	// take over the DestinationRule of their host) is that intent's to
+	// delete. Recording it in both would also break the apply: Terraform
+	// plans each resource again before applying it, and the record must
+	// not change then, while the first one's apply has deleted it.
 	var news []engine.HandWritten
 	for _, h := range adopt {
 		if _, other := data.Planned.FirstAdopter(spec.Owner, h.Key()); !other {
@@ -257,7 +265,7 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 				engine.HandWrittenList(news)))
 	}
 	if !importedAdopt || len(adopt) > 0 {
-		return handled, adopt, diags
+		return handled, news, diags
 	}
 	plain, err := data.Engine.PlainObjects(ctx, desired)
 	if err != nil || len(unreadable) > 0 {
@@ -548,21 +556,27 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 // read Services, about each Service the intent routes to that does not
 // exist (engine.MissingServices), on the attribute that names it: the
 // apply would succeed, and requests routed there fail.
-func checkServices(ctx context.Context, data *providerData, spec intentSpec) diag.Diagnostics {
+func checkServices(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if data == nil || data.Engine == nil || len(spec.Services) == 0 {
+	services := spec.Services
+	if d := spec.DestinationService; d != nil {
+		for _, c := range clustersOf(desired) {
+			services = append(services, serviceCheck{Ref: engine.ServiceRef{Cluster: c, Namespace: d.Ref.Namespace, Name: d.Ref.Name}, At: d.At})
+		}
+	}
+	if data == nil || data.Engine == nil || len(services) == 0 {
 		return diags
 	}
 	at := map[engine.ServiceRef]path.Path{}
 	var refs []engine.ServiceRef
-	for _, s := range spec.Services {
+	for _, s := range services {
 		if _, dup := at[s.Ref]; !dup {
 			at[s.Ref] = s.At
 			refs = append(refs, s.Ref)
 		}
 	}
 	for _, e := range data.Engine.MissingServices(ctx, spec.Owner, refs) {
-		for _, s := range spec.Services {
+		for _, s := range services {
 			if s.Ref.Cluster == e.Cluster && "Service "+s.Ref.String() == e.Object {
 				addAttrWarning(&diags, at[s.Ref], e.Summary, e.Detail)
 				break
@@ -570,6 +584,26 @@ func checkServices(ctx context.Context, data *providerData, spec intentSpec) dia
 		}
 	}
 	return diags
+}
+
+// destinationService is the Service a policy's destination names
+// (destination.service in destination.namespace), for checkServices; nil
+// for a virtual destination or a value not known yet.
+func destinationService(service, namespace *string) *serviceCheck {
+	if service == nil || namespace == nil || *service == "" || *namespace == "" || translate.IsUnknown(*service+*namespace) {
+		return nil
+	}
+	return &serviceCheck{Ref: engine.ServiceRef{Namespace: *namespace, Name: *service}, At: path.Root("destination").AtName("service")}
+}
+
+// clustersOf lists, sorted, the clusters desired objects go to.
+func clustersOf(desired []engine.Desired) []string {
+	var out []string
+	for _, d := range desired {
+		out = append(out, d.Cluster)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // checkNamespaces fails the plan, where the clusters answer, for each

@@ -165,6 +165,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		return tr.Statement(), err
 	}
 	spec.Case = func() any { return map[string]any{"policy": in, "destination": dest} }
+	spec.DestinationService = destinationService(m.Destination.Service, m.Destination.Namespace)
 	if data != nil {
 		// The objects applied are those of every policy on the
 		// destination composed: Istio judges that case too.

@@ -143,6 +143,26 @@ var mutations = []mutation{
 		File: "internal/provider/objects.go", From: "\tif err == nil && len(adopt) > 0 {", To: "\tif false {",
 		Package: "./internal/provider", Run: "TestAccAdoptRoutes_handWrittenVirtualServiceAndDestinationRule", Env: []string{"TF_ACC=1"},
 	},
+	{
+		ID: "engine/adopt-changed-since-plan-deleted", Why: "a hand-written object the plan recorded and someone edited since is deleted as if unchanged: the apply deletes what nobody reviewed",
+		File: "internal/engine/adopt_routes.go", From: "\t\t\tif f.ResourceVersion == p.ResourceVersion {", To: "\t\t\tif true || f.ResourceVersion == p.ResourceVersion {",
+		Package: "./internal/engine", Run: "TestAdoptionAtApplyTakesOverOnlyWhatThePlanRecorded",
+	},
+	{
+		ID: "engine/adopt-appeared-deleted", Why: "a hand-written object written after the plan is deleted by the apply without the plan naming it",
+		File: "internal/engine/adopt_routes.go", From: "\t\tif h.Takes && !recorded[h.Key()] {\n\t\t\ta.Appeared = append(a.Appeared, h)", To: "\t\tif h.Takes && !recorded[h.Key()] {\n\t\t\ta.Delete = append(a.Delete, h)",
+		Package: "./internal/engine", Run: "TestAdoptionAtApplyTakesOverOnlyWhatThePlanRecorded",
+	},
+	{
+		ID: "provider/adopt-relisted-at-apply", Why: "the apply deletes what it finds then, also objects written after the plan, which the plan did not name",
+		File: "internal/provider/objects.go", From: "\t\tadopt = a.Delete\n", To: "\t\tadopt = append(a.Delete, a.Appeared...)\n",
+		Package: "./internal/provider", Run: "TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone", Env: []string{"TF_ACC=1"},
+	},
+	{
+		ID: "provider/adoption-warned-twice", Why: "a virtual destination and a traffic policy adopting one host's DestinationRule both name it in their plan warnings",
+		File: "internal/provider/objects.go", From: "h.Key()); !other {", To: "h.Key()); true || !other {",
+		Package: "./internal/provider", Run: "TestAdoptionWarningNamesEachObjectOnce",
+	},
 	// The per-hostname routing summary (issue 38, item 6).
 	{
 		ID: "routing/summary-clusters-not-grouped", Why: "the summary prints one line per cluster although their lines are equal: 20 services no longer read in one screen",
