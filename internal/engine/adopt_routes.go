@@ -148,10 +148,13 @@ type intentHosts struct {
 	byKind   map[string]map[string]map[string]bool // cluster, kind, host
 	declared map[string]map[string]bool            // cluster, host
 	subsets  map[string]map[string]bool            // cluster, "<host>/<subset>" of its DestinationRules
+	// content are, by "<cluster>/<kind>/<host>", the intent's objects of
+	// that kind naming the host there (its parts of composed ones).
+	content map[string][]map[string]any
 }
 
 func hostsOfDesired(desired []Desired) intentHosts {
-	ih := intentHosts{byKind: map[string]map[string]map[string]bool{}, declared: map[string]map[string]bool{}, subsets: map[string]map[string]bool{}}
+	ih := intentHosts{byKind: map[string]map[string]map[string]bool{}, declared: map[string]map[string]bool{}, subsets: map[string]map[string]bool{}, content: map[string][]map[string]any{}}
 	for _, d := range desired {
 		if d.Manifest == nil {
 			continue
@@ -171,8 +174,16 @@ func hostsOfDesired(desired []Desired) intentHosts {
 		if ih.byKind[d.Cluster][d.Kind] == nil {
 			ih.byKind[d.Cluster][d.Kind] = map[string]bool{}
 		}
+		body := d.Manifest
+		if len(body) == 0 {
+			body = d.Part
+		}
 		for _, h := range hosts {
 			ih.byKind[d.Cluster][d.Kind][h] = true
+			if len(body) > 0 {
+				k := d.Cluster + "/" + d.Kind + "/" + h
+				ih.content[k] = append(ih.content[k], body)
+			}
 		}
 		for _, h := range declares {
 			ih.declared[d.Cluster][h] = true
@@ -266,6 +277,11 @@ func (e *Engine) handWritten(ctx context.Context, desired []Desired, fresh bool)
 				hw.Why = managedElsewhere(&it)
 				if hw.Why == "" {
 					hw.Why = whyNotAdoptable(it.Object, ih.byKind[cluster][it.GetKind()], ih.declared[cluster], ih.subsets[cluster])
+				}
+				if hw.Why == "" && hw.Takes {
+					if lost := lostContent(it.Object, ih.content[cluster+"/"+it.GetKind()+"/"+h]); len(lost) > 0 {
+						hw.Why = "it says what the intent's objects on the host would not, lost when it is deleted: " + strings.Join(lost, "; ")
+					}
 				}
 				mu.Lock()
 				found = append(found, hw)
