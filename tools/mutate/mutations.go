@@ -163,6 +163,21 @@ var mutations = []mutation{
 		File: "internal/provider/objects.go", From: "h.Key()); !other {", To: "h.Key()); true || !other {",
 		Package: "./internal/provider", Run: "TestAdoptionWarningNamesEachObjectOnce",
 	},
+	{
+		ID: "engine/adopt-content-not-compared", Why: "a hand-written route's retries, fault, weights or a DestinationRule's connection pool that the intent would not carry are deleted with it without a word",
+		File: "internal/engine/adopt_routes.go", From: "\t\t\t\tif hw.Why == \"\" && hw.Takes {", To: "\t\t\t\tif false && hw.Why == \"\" && hw.Takes {",
+		Package: "./internal/engine", Run: "TestRoutesToAdoptRefusesWhatTheIntentWouldLose",
+	},
+	{
+		ID: "engine/adopt-content-byte-for-byte", Why: "durations are compared as text: a hand-written 1000ms timeout is refused against the intent's 1s",
+		File: "internal/engine/adopt_content.go", From: "\t\tif d, err := time.ParseDuration(s); err == nil {", To: "\t\tif d, err := time.ParseDuration(s); false && err == nil {",
+		Package: "./internal/engine", Run: "TestRoutesToAdoptRefusesWhatTheIntentWouldLose",
+	},
+	{
+		ID: "provider/policy-service-unchecked", Why: "a traffic or access policy whose destination Service does not exist plans without a warning",
+		File: "internal/provider/objects.go", From: "\tif d := spec.DestinationService; d != nil {", To: "\tif d := spec.DestinationService; false && d != nil {",
+		Package: "./internal/provider", Run: "TestPolicyDestinationServiceChecked",
+	},
 	// The per-hostname routing summary (issue 38, item 6).
 	{
 		ID: "routing/summary-clusters-not-grouped", Why: "the summary prints one line per cluster although their lines are equal: 20 services no longer read in one screen",
