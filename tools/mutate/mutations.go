@@ -178,6 +178,16 @@ var mutations = []mutation{
 		File: "internal/provider/objects.go", From: "\tif d := spec.DestinationService; d != nil {", To: "\tif d := spec.DestinationService; false && d != nil {",
 		Package: "./internal/provider", Run: "TestPolicyDestinationServiceChecked",
 	},
+	{
+		ID: "provider/validate-waits-for-every-value", Why: "terraform validate checks nothing of a traffic policy while any one value is unknown (a timeout from a variable)",
+		File: "internal/provider/validate_config.go", From: "\tif !ok {\n\t\tresp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)", To: "\tif !ok || len(unset) > 0 {\n\t\tresp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)",
+		Package: "./internal/provider", Run: "TestValidateChecksWhatIsKnown",
+	},
+	{
+		ID: "provider/validate-unknown-as-unset", Why: "a value not known at validate is read as unset and its rules' errors kept: an unknown name is \"not a DNS label\"",
+		File: "internal/provider/validate_config.go", From: "\tif len(unset) == 0 {\n\t\treturn errs", To: "\tif true {\n\t\treturn errs",
+		Package: "./internal/provider", Run: "TestValidateChecksWhatIsKnown",
+	},
 	// The per-hostname routing summary (issue 38, item 6).
 	{
 		ID: "routing/summary-clusters-not-grouped", Why: "the summary prints one line per cluster although their lines are equal: 20 services no longer read in one screen",
