@@ -202,8 +202,8 @@ var mutations = []mutation{
 	// Everything checkable without clusters at validate (issue 38, item 5).
 	{
 		ID: "provider/validate-weights-wait-for-plan", Why: "traffic_shift weights that do not sum to 100 pass terraform validate when another attribute of the policy is not known yet",
-		File: "internal/provider/validate_config.go", From: "if weights, ok := knownWeights(ctx, req.Config); ok {", To: "if weights, ok := knownWeights(ctx, req.Config); false && ok {",
-		Package: "./internal/provider", Run: "TestValidateChecksWeightsWhileOtherValuesAreUnknown",
+		File: "internal/provider/validate_config.go", From: "\tif weightsKnown {\n", To: "\tif false && weightsKnown {\n",
+		Package: "./internal/provider", Run: "TestValidatePointsAtTheLineOfTheMistake",
 	},
 	{
 		ID: "provider/nested-error-on-resource-block", Why: "an error of a nested attribute carries its full path, which Terraform cannot locate: it points at the resource block instead of the line of the mistake",
