@@ -36,8 +36,9 @@ func adoptedAttribute() schema.MapAttribute {
 	return schema.MapAttribute{
 		MarkdownDescription: "The hand-written VirtualServices and DestinationRules of other names that the plan found for `adopt_existing` to take over, " +
 			"by key (`<cluster>/<Kind>.networking.istio.io/<namespace>/<name>`), each with the host it serves and the UID and resourceVersion the plan read. " +
-			"The apply deletes exactly these, once this intent's objects are written, and only if each is unchanged since the plan: one edited since is not deleted and fails the apply before anything is written (run `terraform plan` again), " +
-			"and one written after the plan is left alone (the next plan names it). A plan that finds nothing new to adopt keeps the last record, so the plan after an adoption is empty.",
+			"The apply deletes exactly these, once this intent's objects are written, and only if each is unchanged since the plan (UID and resourceVersion preconditions). " +
+			"A hand-written object on the host written or edited after the plan changes what Terraform's plan again at apply finds, so Terraform refuses the saved plan for this resource (\"Provider produced inconsistent final plan\" naming `adopted`): nothing is written or deleted for it, and the next plan names the object. " +
+			"A plan that finds nothing new to adopt keeps the last record, so the plan after an adoption is empty.",
 		Computed:    true,
 		ElementType: types.StringType,
 	}
