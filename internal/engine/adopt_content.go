@@ -247,6 +247,11 @@ func mapsOf(v any) []map[string]any {
 	return out
 }
 
+// policyAfter completes the fix for a traffic policy's field of a virtual
+// destination's DestinationRule: the virtual destination's plan compares
+// its own DestinationRule alone, before any policy on it is planned.
+const policyAfter = " (a virtual destination's DestinationRule: after the adoption, with a policy on it)"
+
 // fixFor says how to keep a field of a hand-written object: the intent's
 // attribute that writes it, or that none does.
 func fixFor(field string) string {
@@ -259,11 +264,11 @@ func fixFor(field string) string {
 		{".corsPolicy", "set mesh_traffic_policy cors"},
 		{"match", "set mesh_traffic_policy match and sources"},
 		{"route", "set mesh_traffic_policy traffic_shift"},
-		{"connectionPool", "set mesh_traffic_policy connection_pool"},
+		{"connectionPool", "set mesh_traffic_policy connection_pool" + policyAfter},
 		{"outlierDetection", "set mesh_virtual_destination failover.outlier_detection (mesh_traffic_policy outlier_detection on a service destination)"},
 		{"localityLbSetting", "set mesh_virtual_destination failover"},
-		{"loadBalancer", "set mesh_traffic_policy load_balancer"},
-		{".tls", "set mesh_traffic_policy tls_mode"},
+		{"loadBalancer", "set mesh_traffic_policy load_balancer" + policyAfter},
+		{".tls", "set mesh_traffic_policy tls_mode" + policyAfter},
 	} {
 		if strings.Contains(field, f.part) {
 			return f.fix + ", or remove it from the hand-written object first"

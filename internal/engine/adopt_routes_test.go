@@ -269,7 +269,7 @@ func TestRoutesToAdoptRefusesWhatTheIntentWouldLose(t *testing.T) {
 		{"DestinationRule", map[string]any{"host": "user.global", "trafficPolicy": map[string]any{"tls": map[string]any{"mode": "ISTIO_MUTUAL"}, "outlierDetection": map[string]any{"interval": "10000ms", "consecutive5xxErrors": int64(5)}}}, nil},
 		{"DestinationRule", map[string]any{"host": "user.global", "trafficPolicy": map[string]any{"connectionPool": map[string]any{"tcp": map[string]any{"maxConnections": int64(100)}}, "outlierDetection": map[string]any{"interval": "30s"}},
 			"subsets": []any{map[string]any{"name": "east", "labels": map[string]any{"version": "v1"}}}},
-			[]string{"trafficPolicy.connectionPool.tcp.maxConnections = 100 (the intent's: not set; set mesh_traffic_policy connection_pool, or remove it from the hand-written object first)",
+			[]string{"trafficPolicy.connectionPool.tcp.maxConnections = 100 (the intent's: not set; set mesh_traffic_policy connection_pool (a virtual destination's DestinationRule: after the adoption, with a policy on it), or remove it from the hand-written object first)",
 				`trafficPolicy.outlierDetection.interval = "30s" (the intent's: "10s"; set mesh_virtual_destination failover.outlier_detection`,
 				`subsets[east].labels.version = "v1" (the intent's: not set; no attribute of the intent writes it: remove it from the hand-written object first`}},
 	} {
