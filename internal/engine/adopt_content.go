@@ -81,10 +81,10 @@ func lostContent(obj map[string]any, ours []map[string]any) []string {
 // lostInRoute compares one hand-written route (at, e.g. "http[0]") with
 // the intent's route of the same match among theirs.
 func lostInRoute(at string, route map[string]any, theirs []map[string]any) []string {
-	key := canonical(route["match"])
+	key := matchKey(route["match"])
 	var pair map[string]any
 	for _, t := range theirs {
-		if canonical(t["match"]) == key {
+		if matchKey(t["match"]) == key {
 			pair = t
 			break
 		}
@@ -110,6 +110,22 @@ func lostInRoute(at string, route map[string]any, theirs []map[string]any) []str
 		lost = append(lost, fmt.Sprintf("%s.route = %s (the intent's: %s; %s)", at, want, got, fixFor("route")))
 	}
 	return lost
+}
+
+// matchKey is a route's match conditions as canonical JSON, without the
+// conditions' names (labels in Istio's metrics, no part of what matches).
+func matchKey(match any) string {
+	var out []any
+	for _, m := range mapsOf(match) {
+		c := map[string]any{}
+		for k, v := range m {
+			if k != "name" {
+				c[k] = v
+			}
+		}
+		out = append(out, c)
+	}
+	return canonical(out)
 }
 
 // destinationsKey is a route's destinations as a sorted list of "host

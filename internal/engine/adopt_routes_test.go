@@ -245,6 +245,8 @@ func TestRoutesToAdoptRefusesWhatTheIntentWouldLose(t *testing.T) {
 	desired[1].Manifest["spec"] = map[string]any{"host": "user.global", "subsets": []any{map[string]any{"name": "east"}},
 		"trafficPolicy": map[string]any{"tls": map[string]any{"mode": "ISTIO_MUTUAL"}, "outlierDetection": map[string]any{"interval": "10s", "consecutive5xxErrors": float64(5)}}}
 	desired[2].Part["spec"].(map[string]any)["http"] = []any{
+		map[string]any{"name": "user-v2", "timeout": "3s", "match": []any{map[string]any{"uri": map[string]any{"prefix": "/v2"}}},
+			"route": []any{map[string]any{"destination": map[string]any{"host": "east.cluster.user.global"}}}},
 		map[string]any{"name": "user-timeout", "timeout": "1s", "retries": map[string]any{"attempts": float64(3), "retryOn": "5xx,connect-failure"},
 			"route": []any{map[string]any{"destination": map[string]any{"host": "east.cluster.user.global"}}}}}
 	to := func(hosts ...string) []any {
@@ -260,12 +262,14 @@ func TestRoutesToAdoptRefusesWhatTheIntentWouldLose(t *testing.T) {
 		lost []string // empty: adopted
 	}{
 		{"VirtualService", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{"timeout": "1000ms", "retries": map[string]any{"attempts": int64(3), "retryOn": "connect-failure,5xx"}, "route": to("east.cluster.user.global")}}}, nil},
+		// the same match, its condition named (a name is no part of it)
+		{"VirtualService", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{"match": []any{map[string]any{"name": "v2", "uri": map[string]any{"prefix": "/v2"}}}, "timeout": "3s", "route": to("east.cluster.user.global")}}}, nil},
 		{"VirtualService", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{"timeout": "1s", "retries": map[string]any{"attempts": int64(5), "retryOn": "5xx,connect-failure"}, "fault": map[string]any{"abort": map[string]any{"httpStatus": int64(503)}}, "route": to("east.cluster.user.global")}}},
 			[]string{"http[0].retries.attempts = 5 (the intent's: 3; set mesh_traffic_policy retries", "http[0].fault.abort.httpStatus = 503 (the intent's: not set; set mesh_traffic_policy fault"}},
 		{"VirtualService", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{"timeout": "1s", "retries": map[string]any{"attempts": int64(3), "retryOn": "5xx,connect-failure"}, "route": to("east.cluster.user.global", "user.users.svc.cluster.local")}}},
 			[]string{"http[0].route = [east.cluster.user.global 50%, user.users.svc.cluster.local 50%] (the intent's: [east.cluster.user.global 100%]; set mesh_traffic_policy traffic_shift"}},
-		{"VirtualService", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{"match": []any{map[string]any{"uri": map[string]any{"prefix": "/v2"}}}, "route": to("east.cluster.user.global")}}},
-			[]string{`http[0], the route of requests matching [{"uri":{"prefix":"/v2"}}] (no route of the intent's matches them alike; set mesh_traffic_policy match and sources`}},
+		{"VirtualService", map[string]any{"hosts": []any{"user.global"}, "http": []any{map[string]any{"match": []any{map[string]any{"uri": map[string]any{"prefix": "/v3"}}}, "route": to("east.cluster.user.global")}}},
+			[]string{`http[0], the route of requests matching [{"uri":{"prefix":"/v3"}}] (no route of the intent's matches them alike; set mesh_traffic_policy match and sources`}},
 		{"DestinationRule", map[string]any{"host": "user.global", "trafficPolicy": map[string]any{"tls": map[string]any{"mode": "ISTIO_MUTUAL"}, "outlierDetection": map[string]any{"interval": "10000ms", "consecutive5xxErrors": int64(5)}}}, nil},
 		{"DestinationRule", map[string]any{"host": "user.global", "trafficPolicy": map[string]any{"connectionPool": map[string]any{"tcp": map[string]any{"maxConnections": int64(100)}}, "outlierDetection": map[string]any{"interval": "30s"}},
 			"subsets": []any{map[string]any{"name": "east", "labels": map[string]any{"version": "v1"}}}},
