@@ -155,7 +155,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/adoption-not-recorded", Why: "the plan does not record what adoption deletes (adopted): the apply cannot be held to what the plan named",
-		File: "internal/provider/objects.go", From: "\t\t*planned = v\n", To: "\t\t*planned = types.MapNull(types.StringType)\n",
+		File: "internal/provider/objects.go", From: "\t\t*planned = v\n", To: "\t\t*planned = map[bool]types.Map{true: types.MapNull(types.StringType), false: v}[true]\n",
 		Package: "./internal/provider", Run: "TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone", Env: []string{"TF_ACC=1"},
 	},
 	{
