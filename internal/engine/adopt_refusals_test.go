@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,6 +63,12 @@ func TestAdoptRefusesObjectsOfControllersAndNamespaceScopedOnes(t *testing.T) {
 	}
 	if len(refuse) != 3 {
 		t.Errorf("refused %v, want the Helm-managed and the owned VirtualServices and the namespace-scoped DestinationRule, each named", refuse)
+	}
+	for _, h := range refuse {
+		want := map[string]string{"flagger-vs": "managed by Helm", "rollout-vs": "owned by Canary user", "team-b-dr": "exportTo"}[h.Name]
+		if !strings.Contains(h.Why, want) {
+			t.Errorf("%s is refused for %q, want the reason %q", h.Name, h.Why, want)
+		}
 	}
 }
 

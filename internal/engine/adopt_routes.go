@@ -47,6 +47,100 @@ func (h HandWritten) String() string {
 	return fmt.Sprintf("%s %s/%s in cluster %s (host %s)", h.Kind, h.Namespace, h.Name, h.Cluster, h.Host)
 }
 
+// Key is the object's key in the objects attribute's form
+// (<cluster>/<Kind>.networking.istio.io/<namespace>/<name>), under which a
+// plan records it (the resources' adopted attribute).
+func (h HandWritten) Key() string {
+	return Entry{Cluster: h.Cluster, APIVersion: "networking.istio.io/v1", Kind: h.Kind, Namespace: h.Namespace, Name: h.Name}.StateKey()
+}
+
+// Stamp is what a plan records of the object besides its key: the host it
+// names and the UID and resourceVersion read, "host=<h> uid=<u>
+// resourceVersion=<rv>" (HandWrittenFromRecord reads it back).
+func (h HandWritten) Stamp() string {
+	return "host=" + h.Host + " uid=" + string(h.UID) + " resourceVersion=" + h.ResourceVersion
+}
+
+// HandWrittenFromRecord reads back a hand-written object a plan recorded
+// under Key with Stamp.
+func HandWrittenFromRecord(key, stamp string) (HandWritten, error) {
+	e, err := EntryFromStateKey(key, "")
+	if err != nil {
+		return HandWritten{}, err
+	}
+	h := HandWritten{Cluster: e.Cluster, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name, Takes: true}
+	for _, f := range strings.Fields(stamp) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "host":
+			h.Host = v
+		case "uid":
+			h.UID = types.UID(v)
+		case "resourceVersion":
+			h.ResourceVersion = v
+		}
+	}
+	if h.UID == "" || h.ResourceVersion == "" {
+		return HandWritten{}, fmt.Errorf("%q does not say the uid and resourceVersion of %s", stamp, key)
+	}
+	return h, nil
+}
+
+// Adoption is what an apply does with the hand-written objects its plan
+// recorded (AdoptionAtApply).
+type Adoption struct {
+	// Delete are the recorded objects still as the plan read them (or
+	// in a cluster that cannot be listed now): deleted once the intent's
+	// own objects are written, with the plan's UID and resourceVersion as
+	// preconditions.
+	Delete []HandWritten
+	// Changed are recorded objects edited since the plan (same UID,
+	// another resourceVersion), as they are now: not deleted.
+	Changed []HandWritten
+	// Appeared are objects the intent would take over that the plan did
+	// not record (written since, or replaced under the same name):
+	// left alone; the next plan names them.
+	Appeared []HandWritten
+	// Unreadable names the clusters that could not be listed.
+	Unreadable []string
+}
+
+// AdoptionAtApply compares the hand-written objects a plan recorded for
+// adoption (planned) with what the clusters hold now: the apply deletes
+// only what the plan named, and only if unchanged since.
+func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned []HandWritten) Adoption {
+	found, unreadable := e.handWritten(ctx, desired, true)
+	var a Adoption
+	a.Unreadable = unreadable
+	now := map[string]HandWritten{}
+	for _, h := range found {
+		now[h.Key()] = h
+	}
+	recorded := map[string]bool{}
+	for _, p := range planned {
+		f, ok := now[p.Key()]
+		switch {
+		case ok && f.UID == p.UID:
+			recorded[p.Key()] = true
+			if f.ResourceVersion == p.ResourceVersion {
+				a.Delete = append(a.Delete, p)
+			} else {
+				a.Changed = append(a.Changed, f)
+			}
+		case !ok && slices.ContainsFunc(unreadable, func(u string) bool { return strings.HasPrefix(u, p.Cluster+": ") }):
+			a.Delete = append(a.Delete, p) // the preconditions decide
+		}
+		// Otherwise gone (nothing to delete), or another object of the
+		// name: Appeared, below.
+	}
+	for _, h := range found {
+		if h.Takes && !recorded[h.Key()] {
+			a.Appeared = append(a.Appeared, h)
+		}
+	}
+	return a
+}
+
 // intentHosts are, per cluster, the hosts desired objects name by kind
 // (spec.hosts, spec.host) and every host they declare (those, and the
 // addresses of ServiceEntry endpoints: the backends' service names).
@@ -54,10 +148,13 @@ type intentHosts struct {
 	byKind   map[string]map[string]map[string]bool // cluster, kind, host
 	declared map[string]map[string]bool            // cluster, host
 	subsets  map[string]map[string]bool            // cluster, "<host>/<subset>" of its DestinationRules
+	// content are, by "<cluster>/<kind>/<host>", the intent's objects of
+	// that kind naming the host there (its parts of composed ones).
+	content map[string][]map[string]any
 }
 
 func hostsOfDesired(desired []Desired) intentHosts {
-	ih := intentHosts{byKind: map[string]map[string]map[string]bool{}, declared: map[string]map[string]bool{}, subsets: map[string]map[string]bool{}}
+	ih := intentHosts{byKind: map[string]map[string]map[string]bool{}, declared: map[string]map[string]bool{}, subsets: map[string]map[string]bool{}, content: map[string][]map[string]any{}}
 	for _, d := range desired {
 		if d.Manifest == nil {
 			continue
@@ -77,8 +174,16 @@ func hostsOfDesired(desired []Desired) intentHosts {
 		if ih.byKind[d.Cluster][d.Kind] == nil {
 			ih.byKind[d.Cluster][d.Kind] = map[string]bool{}
 		}
+		body := d.Manifest
+		if len(body) == 0 {
+			body = d.Part
+		}
 		for _, h := range hosts {
 			ih.byKind[d.Cluster][d.Kind][h] = true
+			if len(body) > 0 {
+				k := d.Cluster + "/" + d.Kind + "/" + h
+				ih.content[k] = append(ih.content[k], body)
+			}
 		}
 		for _, h := range declares {
 			ih.declared[d.Cluster][h] = true
@@ -172,6 +277,11 @@ func (e *Engine) handWritten(ctx context.Context, desired []Desired, fresh bool)
 				hw.Why = managedElsewhere(&it)
 				if hw.Why == "" {
 					hw.Why = whyNotAdoptable(it.Object, ih.byKind[cluster][it.GetKind()], ih.declared[cluster], ih.subsets[cluster])
+				}
+				if hw.Why == "" && hw.Takes {
+					if lost := lostContent(it.Object, ih.content[cluster+"/"+it.GetKind()+"/"+h]); len(lost) > 0 {
+						hw.Why = "it says what the intent's objects on the host would not, lost when it is deleted: " + strings.Join(lost, "; ")
+					}
 				}
 				mu.Lock()
 				found = append(found, hw)

@@ -9,7 +9,9 @@
 // written), foreign_routes.go (hand-written VirtualServices and
 // DestinationRules on an intent's host, for a plan warning),
 // adopt_routes.go (those adopt_existing takes over: which it can carry,
-// and their delete once the intent's own are written), services.go
+// and their delete once the intent's own are written), adopt_content.go
+// (what a hand-written one says that the intent's objects would not),
+// services.go
 // (backend Services that do not exist, for a plan warning), read.go
 // (refresh: list what each intent owns and
 // digest the fields it owns), compose.go (objects several intents share),

@@ -16,6 +16,10 @@ type Desired struct {
 	// empty: its content is known when applying), the hosts this intent's
 	// part of it names and declares (declaresOf); nil otherwise.
 	Hosts, Declares []string
+	// Part is, for a composed object, this intent's part of it (what it
+	// asks for), whose content an adoption compares with a hand-written
+	// object's (lostContent); nil otherwise.
+	Part map[string]any
 }
 
 // Plan renders the translator's objects for owner: ownership labels added,
@@ -47,7 +51,7 @@ func Plan(owner Owner, objs []translate.Object) ([]Desired, error) {
 				if err != nil {
 					return nil, err
 				}
-				d.Hosts, d.Declares = hostsOf(part), declaresOf(part)
+				d.Hosts, d.Declares, d.Part = hostsOf(part), declaresOf(part), part
 			}
 			out = append(out, d)
 			continue

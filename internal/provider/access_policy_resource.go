@@ -235,6 +235,7 @@ func (m *accessPolicyModel) spec(ctx context.Context, data *providerData, ph pha
 		return a.Statement(), err
 	}
 	spec.Case = func() any { return map[string]any{"policy": in, "destination": dest} }
+	spec.DestinationService = m.destinationServiceCheck()
 	return spec, diags
 }
 
@@ -272,4 +273,15 @@ func (m *accessPolicyModel) inventory() types.Map     { return m.Objects }
 func (m *accessPolicyModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *accessPolicyModel) ownerID() *types.String { return &m.ID }
-func (m *accessPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
+
+// destinationServiceCheck is the Service destination.service names, for
+// the plan's warning when it does not exist (checkServices).
+func (m *accessPolicyModel) destinationServiceCheck() *serviceCheck {
+	return destinationService(m.Destination.Service, m.Destination.Namespace)
+}
+
+func (m *accessPolicyModel) adoptExisting() bool { return m.Adopt.ValueBool() }
+
+// adoptedValue is nil: an access policy writes no VirtualService or
+// DestinationRule, so it takes over none of another name.
+func (m *accessPolicyModel) adoptedValue() *types.Map { return nil }

@@ -288,3 +288,104 @@ func TestAdoptWithNothingToAdoptFailsAtPlan(t *testing.T) {
 		t.Fatalf("plan of an adoption of a DestinationRule for some workloads: want an error naming it and why, got %q", msg)
 	}
 }
+
+// The apply takes over what its plan named, and nothing else (issue 38):
+// the plan records the hand-written VirtualService with its UID and
+// resourceVersion (adopted). A second hand-written VirtualService on the
+// host, written between the plan and the apply of the saved plan, changes
+// what the policy would adopt, so Terraform refuses the saved plan for
+// that policy (its plan again at apply records another adopted, naming
+// late-routes): nothing is written for it and both hand-written
+// VirtualServices survive. The next plan names both, its apply takes them
+// over, and the plan after that is empty.
+func TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone(t *testing.T) {
+	for _, c := range testClusters {
+		ensureNamespace(t, c, "users")
+	}
+	const name, host = "rel-adopt-late", "rel-adopt-late.global"
+	route := map[string]any{"timeout": "2s", "route": []any{map[string]any{"destination": map[string]any{"host": host}}}}
+	vs := handWrite(t, gvrVS, "VirtualService", "user-routes", map[string]any{"hosts": []any{host}, "http": []any{route}})
+	handWrite(t, gvrDR, "DestinationRule", "user-dr", map[string]any{"host": host, "trafficPolicy": map[string]any{"tls": map[string]any{"mode": "ISTIO_MUTUAL"}}})
+	virtualServices := func() string {
+		var vss []string
+		for _, k := range routesOnHost(t, host) {
+			if strings.Contains(k, "/VirtualService/") {
+				vss = append(vss, k)
+			}
+		}
+		return strings.Join(vss, ",")
+	}
+	w := newRelTF(t)
+	relCleanup(t, w, nil, engine.Owner{Kind: "virtual-destination", Name: name})
+	w.write(providerConfig(t, "") + adoptRoutesConfig(name))
+	out, code := w.run("plan", "-out=tfplan")
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s", code, out)
+	}
+	recorded := fmt.Sprintf(`"east/VirtualService.networking.istio.io/users/user-routes" = "host=%s uid=%s resourceVersion=%s"`, host, vs.GetUID(), vs.GetResourceVersion())
+	if !strings.Contains(out, recorded) {
+		t.Fatalf("the plan does not record %s:\n%s", recorded, out)
+	}
+	handWrite(t, gvrVS, "VirtualService", "late-routes", map[string]any{"hosts": []any{host}, "http": []any{route}})
+	out, code = w.run("apply", "tfplan")
+	flat := strings.Join(strings.Fields(out), " ")
+	if code == 0 {
+		t.Fatalf("the saved plan applied although what it adopts changed since:\n%s", out)
+	}
+	for _, want := range []string{"mesh_traffic_policy.user", ".adopted", "east/VirtualService.networking.istio.io/users/late-routes"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the refused apply does not name %q:\n%s", want, out)
+		}
+	}
+	if got := virtualServices(); got != "east/VirtualService/users/late-routes,east/VirtualService/users/user-routes" {
+		t.Fatalf("after the refused apply of the saved plan: %v, want both hand-written VirtualServices and none of ours", got)
+	}
+	out, code = w.run("plan", "-detailed-exitcode")
+	if flat := strings.Join(strings.Fields(out), " "); code != 2 || !strings.Contains(flat, "VirtualService users/late-routes in cluster east (host "+host+")") || !strings.Contains(flat, "Hand-written Istio objects adopted by") ||
+		!strings.Contains(flat, "east/VirtualService.networking.istio.io/users/user-routes") {
+		t.Fatalf("the plan after: exit %d, want 2 naming late-routes and user-routes as adopted:\n%s", code, out)
+	}
+	w.apply()
+	if got := virtualServices(); got != "east/VirtualService/istio-system/tp-"+host+" ours" {
+		t.Fatalf("after the second apply: %v, want the provider's VirtualService alone", got)
+	}
+	w.planIsEmpty()
+}
+
+// A virtual destination and a traffic policy on one host, both with
+// adopt_existing, both take over its hand-written DestinationRule: the
+// plan's adoption warning names it once, and the adopted attribute
+// records it once, on the first of them (whose apply deletes it; the
+// second's plan again at apply, after that delete, then records the same
+// as its plan did). Planning the first again names it again.
+func TestAdoptionWarningNamesEachObjectOnce(t *testing.T) {
+	f := newFakeClusterSet(t, "east")
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "spec": map[string]any{"host": "user.global"}}}
+	o.SetNamespace("users")
+	o.SetName("user-dr")
+	f.Put(t, "east", o)
+	data := recordsData(f)
+	desired := []engine.Desired{{Entry: engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "vd-user"},
+		Manifest: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "metadata": map[string]any{"name": "vd-user", "namespace": "istio-system"}, "spec": map[string]any{"host": "user.global"}}}}
+	warnings := func(owner engine.Owner) (int, int) {
+		_, adopt, diags := planAdoption(context.Background(), data, intentSpec{Owner: owner}, desired, false)
+		n := 0
+		for _, d := range diags.Warnings() {
+			if strings.Contains(d.Detail(), "DestinationRule users/user-dr in cluster east") {
+				n++
+			}
+		}
+		return n, len(adopt)
+	}
+	vd := engine.Owner{Kind: "virtual-destination", Name: "user", Adopt: true}
+	tp := engine.Owner{Kind: "traffic-policy", Name: "user-pool", Adopt: true}
+	if n, adopted := warnings(vd); n != 1 || adopted != 1 {
+		t.Fatalf("the virtual destination: %d warnings naming user-dr, %d adopted; want 1 and 1", n, adopted)
+	}
+	if n, adopted := warnings(tp); n != 0 || adopted != 0 {
+		t.Fatalf("the traffic policy on the same host: %d warnings naming user-dr, %d recorded; want it named and recorded once in the run (0 here)", n, adopted)
+	}
+	if n, _ := warnings(vd); n != 1 {
+		t.Fatalf("the virtual destination planned again: %d warnings naming user-dr, want 1", n)
+	}
+}

@@ -184,8 +184,10 @@ func (m *clusterResourceModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *clusterResourceModel) ownerID() *types.String { return &m.ID }
 
-// adoptExisting and routingValue: mesh_cluster has neither attribute.
+// adoptExisting, adoptedValue and routingValue: mesh_cluster has none of
+// these attributes.
 func (m *clusterResourceModel) adoptExisting() bool      { return false }
+func (m *clusterResourceModel) adoptedValue() *types.Map { return nil }
 func (m *clusterResourceModel) routingValue() *types.Map { return nil }
 
 // intent is where mesh_cluster's attributes become translator fields.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
@@ -25,6 +26,21 @@ func adoptAttribute() schema.BoolAttribute {
 			"Default `false`: such objects are an error (same names) or a warning (other names), and are left untouched. Objects another intent owns are never taken. " +
 			"Import with the id `adopt:<name>` sets it.",
 		Optional: true,
+	}
+}
+
+// adoptedAttribute is the record of the hand-written VirtualServices and
+// DestinationRules a plan found for adopt_existing to take over: the apply
+// deletes exactly these (adoptedOf, engine.AdoptionAtApply).
+func adoptedAttribute() schema.MapAttribute {
+	return schema.MapAttribute{
+		MarkdownDescription: "The hand-written VirtualServices and DestinationRules of other names that the plan found for `adopt_existing` to take over, " +
+			"by key (`<cluster>/<Kind>.networking.istio.io/<namespace>/<name>`), each with the host it serves and the UID and resourceVersion the plan read. " +
+			"The apply deletes exactly these, once this intent's objects are written, and only if each is unchanged since the plan (UID and resourceVersion preconditions). " +
+			"A hand-written object on the host written or edited after the plan changes what Terraform's plan again at apply finds, so Terraform refuses the saved plan for this resource (\"Provider produced inconsistent final plan\" naming `adopted`): nothing is written or deleted for it, and the next plan names the object. " +
+			"A plan that finds nothing new to adopt keeps the last record, so the plan after an adoption is empty.",
+		Computed:    true,
+		ElementType: types.StringType,
 	}
 }
 

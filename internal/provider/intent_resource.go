@@ -148,6 +148,10 @@ type intentModel[M any] interface {
 	// adoptExisting is the adopt_existing attribute; false for a kind
 	// without one (mesh_cluster).
 	adoptExisting() bool
+	// adoptedValue is the adopted attribute (adoptedAttribute); nil for
+	// a kind that takes over no VirtualService or DestinationRule of
+	// another name (mesh_cluster, mesh_access_policy).
+	adoptedValue() *types.Map
 	inventory() types.Map
 	setInventory(types.Map)
 	// ownerID is the instance ID (the id attribute), set at create.
@@ -295,8 +299,11 @@ func (l *intentLifecycle[M, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		resp.Diagnostics.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
 		return
 	}
-	objects, diags := planObjects(ctx, l.data, spec, prior, !req.State.Raw.IsNull() && adoptPending(ctx, req.State))
+	objects, adopting, diags := planObjects(ctx, l.data, spec, prior, !req.State.Raw.IsNull() && adoptPending(ctx, req.State))
 	resp.Diagnostics.Append(diags...)
+	if r := P(&m).adoptedValue(); r != nil {
+		resp.Diagnostics.Append(planAdopted(ctx, r, adopting, req.State)...)
+	}
 	objects, diags = recheckUnreadable(spec.Owner, objects, prior, unreadableOf(ctx, req.Private))
 	resp.Diagnostics.Append(diags...)
 	P(&m).setInventory(objects)
@@ -400,6 +407,14 @@ func (l *intentLifecycle[M, P]) sync(ctx context.Context, m *M, config *tfsdk.Co
 	spec, diags := l.specOf(ctx, m, statePhase, config)
 	if diags.HasError() {
 		return diags
+	}
+	if r := P(m).adoptedValue(); r != nil && step == syncApply {
+		// The apply takes over what its plan recorded, and nothing else;
+		// a record unknown at plan takes over nothing.
+		spec.Adopted = adoptedOf(*r)
+		if r.IsUnknown() {
+			*r = types.MapNull(types.StringType)
+		}
 	}
 	objects, failed, d := op(spec)
 	diags.Append(d...)

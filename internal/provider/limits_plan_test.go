@@ -52,7 +52,7 @@ func TestPlanCountsTheKeptConfigurationInTheContributionSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false); diags.HasError() {
+	if _, _, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false); diags.HasError() {
 		t.Fatalf("without a kept configuration the contribution fits (the test needs it to): %v", diags)
 	}
 	spec.KeptConfig = string(cfg)
@@ -65,7 +65,7 @@ func TestPlanCountsTheKeptConfigurationInTheContributionSize(t *testing.T) {
 		t.Fatalf("contribution %d bytes alone, %d with the kept configuration: the test needs the first to fit in %d and the second not", plain, written, trafficpolicy.MaxContributionBytes)
 	}
 	data.Planned = &runstate.PlannedObjects{}
-	_, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false)
+	_, _, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false)
 	got := errorsOf(diags)
 	for _, want := range []string{"Traffic policy contribution too large", fmt.Sprint(written), "configuration it keeps for import"} {
 		if !strings.Contains(got, want) {
@@ -98,7 +98,7 @@ func TestPlanChecksTheAnnotationsOfEveryKind(t *testing.T) {
 		},
 	}
 	ctx := context.Background()
-	if _, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false); diags.HasError() {
+	if _, _, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false); diags.HasError() {
 		t.Fatal(diags)
 	}
 	var backends []map[string]any
@@ -114,7 +114,7 @@ func TestPlanChecksTheAnnotationsOfEveryKind(t *testing.T) {
 	}
 	spec.KeptConfig = string(cfg)
 	data.Planned = &runstate.PlannedObjects{}
-	_, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false)
+	_, _, diags := planObjects(ctx, data, spec, types.MapNull(types.StringType), false)
 	if !diags.HasError() {
 		t.Fatal("a record whose kept configuration exceeds the annotations limit plans clean")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -99,6 +101,14 @@ type intentSpec struct {
 	// to, each with the attribute that names it, for the plan's warning
 	// when one does not exist (checkServices).
 	Services []serviceCheck
+	// DestinationService, when set, is the Service a policy's
+	// destination names (destination.service): it is checked in every
+	// cluster the intent writes an object to (checkServices).
+	DestinationService *serviceCheck
+	// Adopted are, at apply, the hand-written objects the plan recorded
+	// for adoption (the adopted attribute): the only ones the apply may
+	// delete.
+	Adopted []engine.HandWritten
 }
 
 // serviceCheck is a Service an intent routes to and the attribute that
@@ -121,39 +131,41 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 // DestinationRules on the intent's hosts are a warning
 // (engine.ForeignRoutes), unless adopt_existing takes them over
 // (planAdoption). prior is the objects attribute in state; importedAdopt
-// is set for a state imported with adopt: and not applied since.
-func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map, importedAdopt bool) (types.Map, diag.Diagnostics) {
+// is set for a state imported with adopt: and not applied since. It also
+// returns the hand-written objects the apply is to take over, for the
+// adopted attribute.
+func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map, importedAdopt bool) (types.Map, []engine.HandWritten, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
-		return types.MapUnknown(types.StringType), nil
+		return types.MapUnknown(types.StringType), nil, nil
 	}
 	objs, err := spec.Translate(data.Registry)
 	if errors.Is(err, translate.ErrUnknownPlacement) {
-		return types.MapUnknown(types.StringType), nil
+		return types.MapUnknown(types.StringType), nil, nil
 	}
 	if err != nil {
-		return types.MapUnknown(types.StringType), translateDiagnostics(err)
+		return types.MapUnknown(types.StringType), nil, translateDiagnostics(err)
 	}
 	desired, err := engine.Plan(spec.Owner, objs)
 	if err != nil {
 		var d diag.Diagnostics
 		d.AddError("Rendering objects", err.Error())
-		return types.MapUnknown(types.StringType), d
+		return types.MapUnknown(types.StringType), nil, d
 	}
 	entries := engine.Entries(desired)
 	if err := data.Planned.Claim(spec.Owner, entries); err != nil {
 		var d diag.Diagnostics
 		addAttrError(&d, path.Root("name"), "Two intents write the same object", err.Error())
-		return types.MapUnknown(types.StringType), d
+		return types.MapUnknown(types.StringType), nil, d
 	}
 	if err := render.Planned(spec.Owner, desired); err != nil {
 		var d diag.Diagnostics
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", render.DirEnv, spec.Owner, err))
-		return types.MapUnknown(types.StringType), d
+		return types.MapUnknown(types.StringType), nil, d
 	}
 	if err := writeCase(spec, data.Registry); err != nil {
 		var d diag.Diagnostics
 		d.AddError("Writing the translator's input", fmt.Sprintf("%s is set, and the translator's input of %s could not be written there: %v.", CasesDirEnv, spec.Owner, err))
-		return types.MapUnknown(types.StringType), d
+		return types.MapUnknown(types.StringType), nil, d
 	}
 	shared := sharedContributions(ctx, data, spec.Owner, entries)
 	// The limits are those of what the apply writes: with the
@@ -162,29 +174,29 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 	if err != nil {
 		var d diag.Diagnostics
 		d.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
-		return types.MapUnknown(types.StringType), d
+		return types.MapUnknown(types.StringType), nil, d
 	}
 	diags := checkLimits(data, keeping, entries, shared)
 	diags.Append(checkKeptAnnotations(spec, desired)...)
 	if diags.HasError() {
-		return types.MapUnknown(types.StringType), diags
+		return types.MapUnknown(types.StringType), nil, diags
 	}
 	diags.Append(checkComposition(data, spec.Owner, entries, shared)...)
 	diags.Append(checkDelivery(ctx, data, spec.Owner, entries)...)
 	if diags.HasError() {
-		return types.MapUnknown(types.StringType), diags
+		return types.MapUnknown(types.StringType), nil, diags
 	}
 	diags.Append(checkNamespaces(ctx, data, spec, desired, entriesOf(prior))...)
 	if diags.HasError() {
-		return types.MapUnknown(types.StringType), diags
+		return types.MapUnknown(types.StringType), nil, diags
 	}
-	adopting := false
+	var adopting []engine.HandWritten
 	if data.Engine != nil {
 		adopted, a, d := planAdoption(ctx, data, spec, desired, importedAdopt)
 		adopting = a
 		diags.Append(d...)
 		if diags.HasError() {
-			return types.MapUnknown(types.StringType), diags
+			return types.MapUnknown(types.StringType), nil, diags
 		}
 		var found []string
 		for _, f := range data.Engine.ForeignRoutes(ctx, desired) {
@@ -196,15 +208,15 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 			diags.AddAttributeWarning(path.Root("name"), "Hand-written Istio objects on the host of "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name), engine.ForeignRoutesHint(found))
 		}
 	}
-	diags.Append(checkServices(ctx, data, spec)...)
-	if adopting && !prior.IsNull() {
+	diags.Append(checkServices(ctx, data, spec, desired)...)
+	if len(adopting) > 0 && !prior.IsNull() {
 		// Already applied (an adoption whose delete failed, or an object
 		// written since): the objects may stay as they are, but the apply
 		// must run to take the hand-written ones over.
-		return types.MapUnknown(types.StringType), diags
+		return types.MapUnknown(types.StringType), adopting, diags
 	}
 	l, d := entriesValue(entries)
-	return l, append(diags, d...)
+	return l, adopting, append(diags, d...)
 }
 
 // planAdoption checks, for an intent with adopt_existing, the hand-written
@@ -213,14 +225,14 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 // named with the reason, on adopt_existing; those it takes over are a
 // warning saying what the apply does to them. It returns them as the
 // foreign-route warning names them (for that warning to leave them out)
-// and whether any is taken over. A state imported with adopt:
+// and those taken over. A state imported with adopt:
 // (importedAdopt) that finds nothing to adopt at all, neither these nor
 // objects of the intent's own names, fails: an import never reports an
 // adoption that adopts nothing.
-func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, importedAdopt bool) (map[string]bool, bool, diag.Diagnostics) {
+func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, importedAdopt bool) (map[string]bool, []engine.HandWritten, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if !spec.Owner.Adopt {
-		return nil, false, diags
+		return nil, nil, diags
 	}
 	resource := intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name)
 	adopt, refuse, unreadable := data.Engine.RoutesToAdopt(ctx, desired, false)
@@ -233,19 +245,31 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 			fmt.Sprintf("adopt_existing takes over the hand-written VirtualServices and DestinationRules on this intent's hosts, replacing each with the intent's own, and these say what the intent does not:\n%s\n"+
 				"Nothing is written. Make the intent say it (declare those hosts), change or delete the objects, or set adopt_existing = false to leave them beside the intent (a plan warning then names them).",
 				engine.HandWrittenList(refuse)))
-		return handled, false, diags
+		return handled, nil, diags
 	}
-	if len(adopt) > 0 {
+	// Named and recorded once: one that another intent planned in this
+	// run named first (a virtual destination and a traffic policy both
+	// take over the DestinationRule of their host) is that intent's to
+	// delete. Recording it in both would also break the apply: Terraform
+	// plans each resource again before applying it, and the record must
+	// not change then, while the first one's apply has deleted it.
+	var news []engine.HandWritten
+	for _, h := range adopt {
+		if _, other := data.Planned.FirstAdopter(spec.Owner, h.Key()); !other {
+			news = append(news, h)
+		}
+	}
+	if len(news) > 0 {
 		diags.AddAttributeWarning(path.Root("adopt_existing"), "Hand-written Istio objects adopted by "+resource,
-			fmt.Sprintf("The apply writes this intent's objects, then deletes these hand-written ones (only if unchanged since read), so that one VirtualService and one set of DestinationRules serve each host:\n%s\nRemove adopt_existing to keep them.",
-				engine.HandWrittenList(adopt)))
+			fmt.Sprintf("The apply writes this intent's objects, then deletes these hand-written ones (only if unchanged since the plan: the adopted attribute records each), so that one VirtualService and one set of DestinationRules serve each host:\n%s\nRemove adopt_existing to keep them.",
+				engine.HandWrittenList(news)))
 	}
 	if !importedAdopt || len(adopt) > 0 {
-		return handled, len(adopt) > 0, diags
+		return handled, news, diags
 	}
 	plain, err := data.Engine.PlainObjects(ctx, desired)
 	if err != nil || len(unreadable) > 0 {
-		return handled, false, diags // the apply, with the clusters answering, decides
+		return handled, nil, diags // the apply, with the clusters answering, decides
 	}
 	if len(plain) == 0 {
 		addAttrError(&diags, path.Root("adopt_existing"), "Nothing to adopt for "+resource,
@@ -253,7 +277,7 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 				"Nothing is written. If the hand-written objects are elsewhere (another host or cluster), make the configuration name them; if there are none, remove the import and apply to create the intent.",
 				resource, engine.LabelManagedBy))
 	}
-	return handled, false, diags
+	return handled, nil, diags
 }
 
 // applyObjects translates (all values are known at apply), applies and
@@ -287,24 +311,31 @@ func applyObjects(ctx context.Context, data *providerData, spec intentSpec, prio
 		return l, nil, append(diags, d...)
 	}
 	// Hand-written VirtualServices and DestinationRules adopt_existing
-	// takes over, read again: one the intent cannot carry fails before
-	// anything is written; the others are deleted once every write
-	// succeeded (planAdoption).
+	// takes over: exactly those the plan recorded (spec.Adopted), read
+	// again. One edited since the plan fails before anything is written;
+	// one the plan did not name is left alone; the others are deleted
+	// once every write succeeded (planAdoption).
 	var adopt []engine.HandWritten
 	if spec.Owner.Adopt {
-		var refuse []engine.HandWritten
-		var unreadable []string
-		adopt, refuse, unreadable = data.Engine.RoutesToAdopt(ctx, desired, true)
-		if len(refuse) > 0 {
-			addAttrError(&diags, path.Root("adopt_existing"), "Hand-written Istio objects that cannot be adopted by "+intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name),
-				"These changed since the plan and say what the intent does not, so nothing is written:\n"+engine.HandWrittenList(refuse)+"\nRun terraform plan again to see the fix.")
+		resource := intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name)
+		a := data.Engine.AdoptionAtApply(ctx, desired, spec.Adopted)
+		if len(a.Changed) > 0 {
+			addAttrError(&diags, path.Root("adopted"), "Hand-written Istio objects changed since the plan of "+resource,
+				"The plan recorded these for the apply to delete, and each was edited since (another resourceVersion), so nothing is written and none is deleted:\n"+engine.HandWrittenList(a.Changed)+
+					"\nRun terraform plan again: it shows whether they can be adopted as they are now.")
 			l, d := entriesValue(prior)
 			return l, nil, append(diags, d...)
 		}
-		for _, u := range unreadable {
+		if len(a.Appeared) > 0 {
+			diags.AddAttributeWarning(path.Root("adopted"), "Hand-written Istio objects not adopted by "+resource,
+				"The plan did not name these (written, or replaced, after it), so the apply leaves them as they are:\n"+engine.HandWrittenList(a.Appeared)+
+					"\nRun terraform plan again: it names them, and the apply after it takes them over.")
+		}
+		for _, u := range a.Unreadable {
 			diags.AddWarning("Hand-written objects not looked for",
 				fmt.Sprintf("adopt_existing takes over hand-written VirtualServices and DestinationRules on this intent's hosts, and this cluster could not be listed (%s); the next plan with the cluster answering shows any there.", u))
 		}
+		adopt = a.Delete
 	}
 	entries, err := data.Engine.ApplyChecked(ctx, spec.Owner, desired, prior, checked)
 	diags.Append(engineDiagnostics(err, diag.SeverityError)...)
@@ -392,6 +423,45 @@ func entriesValue(es []engine.Entry) (types.Map, diag.Diagnostics) {
 		elems[e.StateKey()] = digest
 	}
 	return types.MapValue(types.StringType, elems)
+}
+
+// planAdopted sets the planned adopted attribute: the objects the apply is
+// to take over, or, when there are none, the record in state (the last
+// adoption), so that the plan after an adoption shows no change.
+func planAdopted(ctx context.Context, planned *types.Map, adopting []engine.HandWritten, state tfsdk.State) diag.Diagnostics {
+	if len(adopting) > 0 {
+		elems := make(map[string]attr.Value, len(adopting))
+		for _, h := range adopting {
+			elems[h.Key()] = types.StringValue(h.Stamp())
+		}
+		v, diags := types.MapValue(types.StringType, elems)
+		*planned = v
+		return diags
+	}
+	*planned = types.MapNull(types.StringType)
+	if state.Raw.IsNull() {
+		return nil
+	}
+	return state.GetAttribute(ctx, path.Root("adopted"), planned)
+}
+
+// adoptedOf reads the adopted attribute back; an entry that does not read
+// is left out (the apply then deletes nothing for it).
+func adoptedOf(m types.Map) []engine.HandWritten {
+	if m.IsNull() || m.IsUnknown() {
+		return nil
+	}
+	var out []engine.HandWritten
+	for k, v := range m.Elements() {
+		s, _ := v.(types.String)
+		h, err := engine.HandWrittenFromRecord(k, s.ValueString())
+		if err != nil {
+			continue
+		}
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
 }
 
 // entriesOf reads the objects attribute back into entries, sorted by
@@ -486,21 +556,27 @@ func engineDiagnostics(err error, severity diag.Severity) diag.Diagnostics {
 // read Services, about each Service the intent routes to that does not
 // exist (engine.MissingServices), on the attribute that names it: the
 // apply would succeed, and requests routed there fail.
-func checkServices(ctx context.Context, data *providerData, spec intentSpec) diag.Diagnostics {
+func checkServices(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if data == nil || data.Engine == nil || len(spec.Services) == 0 {
+	services := spec.Services
+	if d := spec.DestinationService; d != nil {
+		for _, c := range clustersOf(desired) {
+			services = append(services, serviceCheck{Ref: engine.ServiceRef{Cluster: c, Namespace: d.Ref.Namespace, Name: d.Ref.Name}, At: d.At})
+		}
+	}
+	if data == nil || data.Engine == nil || len(services) == 0 {
 		return diags
 	}
 	at := map[engine.ServiceRef]path.Path{}
 	var refs []engine.ServiceRef
-	for _, s := range spec.Services {
+	for _, s := range services {
 		if _, dup := at[s.Ref]; !dup {
 			at[s.Ref] = s.At
 			refs = append(refs, s.Ref)
 		}
 	}
 	for _, e := range data.Engine.MissingServices(ctx, spec.Owner, refs) {
-		for _, s := range spec.Services {
+		for _, s := range services {
 			if s.Ref.Cluster == e.Cluster && "Service "+s.Ref.String() == e.Object {
 				addAttrWarning(&diags, at[s.Ref], e.Summary, e.Detail)
 				break
@@ -508,6 +584,26 @@ func checkServices(ctx context.Context, data *providerData, spec intentSpec) dia
 		}
 	}
 	return diags
+}
+
+// destinationService is the Service a policy's destination names
+// (destination.service in destination.namespace), for checkServices; nil
+// for a virtual destination or a value not known yet.
+func destinationService(service, namespace *string) *serviceCheck {
+	if service == nil || namespace == nil || *service == "" || *namespace == "" || translate.IsUnknown(*service+*namespace) {
+		return nil
+	}
+	return &serviceCheck{Ref: engine.ServiceRef{Namespace: *namespace, Name: *service}, At: path.Root("destination").AtName("service")}
+}
+
+// clustersOf lists, sorted, the clusters desired objects go to.
+func clustersOf(desired []engine.Desired) []string {
+	var out []string
+	for _, d := range desired {
+		out = append(out, d.Cluster)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // checkNamespaces fails the plan, where the clusters answer, for each

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -150,5 +151,44 @@ func TestBackendServicesNameTheirAttribute(t *testing.T) {
 	want := "east users/user at backends[0].service; onprem ledger/ledger at backends[2].service"
 	if strings.Join(got, "; ") != want {
 		t.Fatalf("backendServices = %q, want %q", strings.Join(got, "; "), want)
+	}
+}
+
+// A traffic or access policy whose destination is a Service (not a
+// virtual destination) checks that Service in every cluster it writes an
+// object to, as a virtual destination checks its backends: one missing
+// is a warning on destination.service naming the Service and the cluster,
+// with the kubectl command for that cluster.
+func TestPolicyDestinationServiceChecked(t *testing.T) {
+	ctx := context.Background()
+	service, namespace := "user", "users"
+	tp := trafficPolicyModel{Name: "user-timeout", Destination: tpDestinationModel{Service: &service, Namespace: &namespace}}
+	ap := accessPolicyModel{Name: "to-user", Destination: apDestinationModel{Service: &service, Namespace: &namespace}}
+	for name, check := range map[string]*serviceCheck{"traffic policy": tp.destinationServiceCheck(), "access policy": ap.destinationServiceCheck()} {
+		if check == nil || check.Ref.String() != "users/user" || check.At.String() != "destination.service" {
+			t.Fatalf("the %s's destination Service to check: %+v, want users/user at destination.service", name, check)
+		}
+	}
+	f := newFakeClusterSet(t, "east", "west")
+	svc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service", "spec": map[string]any{}}}
+	svc.SetNamespace("users")
+	svc.SetName("user")
+	if err := f["east"].Tracker().Create(gvrService, svc, "users"); err != nil {
+		t.Fatal(err)
+	}
+	data := recordsData(f)
+	desired := []engine.Desired{
+		{Entry: engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "users", Name: "tp-user"}},
+		{Entry: engine.Entry{Cluster: "west", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "users", Name: "tp-user"}},
+	}
+	diags := checkServices(ctx, data, intentSpec{Owner: engine.Owner{Kind: "traffic-policy", Name: "user-timeout"}, DestinationService: tp.destinationServiceCheck()}, desired)
+	if len(diags) != 1 || diags.HasError() {
+		t.Fatalf("want one warning, for west, got %q", diagText(diags))
+	}
+	d := diags[0]
+	withPath, _ := d.(interface{ Path() path.Path })
+	if d.Summary() != "Backend Service missing in cluster west" || !strings.Contains(d.Detail(), "Attribute destination.service: Service users/user does not exist in cluster west") ||
+		!strings.Contains(d.Detail(), "--context west get services --namespace users") || withPath == nil || withPath.Path().String() != "destination" {
+		t.Fatalf("the warning: %s: %s (on %v)", d.Summary(), d.Detail(), withPath)
 	}
 }

@@ -35,6 +35,7 @@ type trafficPolicyModel struct {
 	Objects             types.Map           `tfsdk:"objects"`
 	Routing             types.Map           `tfsdk:"routing"`
 	Adopt               types.Bool          `tfsdk:"adopt_existing"`
+	Adopted             types.Map           `tfsdk:"adopted"`
 	// vd is the virtual destination the policy targets, when destination
 	// looked it up; the routing statement reads its clients.
 	vd *virtualdestination.Intent `tfsdk:"-"`

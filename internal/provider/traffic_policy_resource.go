@@ -165,6 +165,7 @@ func (m *trafficPolicyModel) spec(ctx context.Context, data *providerData, ph ph
 		return tr.Statement(), err
 	}
 	spec.Case = func() any { return map[string]any{"policy": in, "destination": dest} }
+	spec.DestinationService = m.destinationServiceCheck()
 	if data != nil {
 		// The objects applied are those of every policy on the
 		// destination composed: Istio judges that case too.
@@ -236,7 +237,15 @@ func (m *trafficPolicyModel) inventory() types.Map     { return m.Objects }
 func (m *trafficPolicyModel) setInventory(l types.Map) { m.Objects = l }
 
 func (m *trafficPolicyModel) ownerID() *types.String { return &m.ID }
-func (m *trafficPolicyModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
+
+// destinationServiceCheck is the Service destination.service names, for
+// the plan's warning when it does not exist (checkServices).
+func (m *trafficPolicyModel) destinationServiceCheck() *serviceCheck {
+	return destinationService(m.Destination.Service, m.Destination.Namespace)
+}
+
+func (m *trafficPolicyModel) adoptExisting() bool      { return m.Adopt.ValueBool() }
+func (m *trafficPolicyModel) adoptedValue() *types.Map { return &m.Adopted }
 
 // trafficPolicyComposition is how a traffic policy takes part in the
 // objects it shares with other policies: its contribution, resolved with

@@ -66,6 +66,7 @@ func trafficPolicyAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"id":             idAttribute(),
 		"adopt_existing": adoptAttribute(),
+		"adopted":        adoptedAttribute(),
 		"name": schema.StringAttribute{
 			MarkdownDescription: "Name of the intent; it names the routes it contributes and the errors that involve it. A DNS label.",
 			Required:            true,

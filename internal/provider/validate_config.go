@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -20,8 +22,12 @@ import (
 // terraform validate runs the translator's rules that need no other
 // resource and no cluster registry (ValidateResourceConfig), so that it
 // catches what plan would, short of unknown clusters and the facts of other
-// resources. Values not known yet (references to other resources) become
-// translate.Unknown placeholders, which every rule skips.
+// resources. Values not known yet (references to other resources,
+// variables) are left out one by one, not the whole configuration with
+// them: each is read as unset, and the rules' errors about it (on its
+// path, an attribute holding it, or one inside it) are dropped. A
+// destination's virtual destination hostname becomes a translate.Unknown
+// placeholder instead, which the rules that read it skip.
 
 var (
 	_ resource.ResourceWithValidateConfig = &virtualDestinationResource{}
@@ -29,15 +35,15 @@ var (
 	_ resource.ResourceWithValidateConfig = &accessPolicyResource{}
 )
 
-// knownConfig decodes a configuration into a model when everything the
-// rules read is known: every value, except a destination's virtual
-// destination hostname (usually a reference to a resource not created
-// yet), which becomes a translate.Unknown placeholder that the rules skip.
-// It reports false otherwise; plan checks such a configuration once its
-// values are known.
-func knownConfig(ctx context.Context, config tfsdk.Config, into any) bool {
+// knownConfig decodes a configuration into a model, whatever of it is not
+// known yet: an unknown value becomes null, and its path is returned
+// (unset), for the rules' errors about it to be dropped (withoutUnset);
+// a destination's virtual destination hostname (usually a reference to a
+// resource not created yet) becomes a translate.Unknown placeholder that
+// the rules skip. It reports false when the configuration does not
+// decode; plan checks it then.
+func knownConfig(ctx context.Context, config tfsdk.Config, into any) (unset []path.Path, ok bool) {
 	hostname := tftypes.NewAttributePath().WithAttributeName("destination").WithAttributeName("virtual_destination")
-	partial := false
 	masked, err := tftypes.Transform(config.Raw, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		if v.IsKnown() {
 			return v, nil
@@ -45,14 +51,14 @@ func knownConfig(ctx context.Context, config tfsdk.Config, into any) bool {
 		if p.Equal(hostname) {
 			return tftypes.NewValue(tftypes.String, translate.Unknown(p.String())), nil
 		}
-		partial = true
+		unset = append(unset, frameworkPath(p))
 		return tftypes.NewValue(v.Type(), nil), nil
 	})
-	if err != nil || partial {
-		return false
+	if err != nil {
+		return nil, false
 	}
 	if !(tfsdk.Config{Schema: config.Schema, Raw: masked}).Get(ctx, into).HasError() {
-		return true
+		return unset, true
 	}
 	// A model may hold a string attribute that the framework fills with a
 	// default at plan (a virtual destination's namespace) as a plain
@@ -63,7 +69,55 @@ func knownConfig(ctx context.Context, config tfsdk.Config, into any) bool {
 		}
 		return v, nil
 	})
-	return err == nil && !tfsdk.Config{Schema: config.Schema, Raw: blank}.Get(ctx, into).HasError()
+	return unset, err == nil && !tfsdk.Config{Schema: config.Schema, Raw: blank}.Get(ctx, into).HasError()
+}
+
+// frameworkPath is a tftypes path as the framework's; an element of a set
+// stands for the set.
+func frameworkPath(p *tftypes.AttributePath) path.Path {
+	out := path.Empty()
+	for _, s := range p.Steps() {
+		switch s := s.(type) {
+		case tftypes.AttributeName:
+			out = out.AtName(string(s))
+		case tftypes.ElementKeyInt:
+			out = out.AtListIndex(int(s))
+		case tftypes.ElementKeyString:
+			out = out.AtMapKey(string(s))
+		default:
+			return out
+		}
+	}
+	return out
+}
+
+// withoutUnset drops the errors about values read as unset because they
+// are not known yet (knownConfig): those on such a value, on an attribute
+// that holds it, or inside it, and, when there is any, those on no
+// attribute (a rule across the whole configuration).
+func withoutUnset(errs translate.Errors, unset []path.Path) translate.Errors {
+	if len(unset) == 0 {
+		return errs
+	}
+	var kept translate.Errors
+	for _, e := range errs {
+		if len(e.Path) == 0 {
+			continue
+		}
+		at := attrPath(e.Path).String()
+		related := false
+		for _, u := range unset {
+			us := u.String()
+			if at == us || strings.HasPrefix(at, us+".") || strings.HasPrefix(at, us+"[") || strings.HasPrefix(us, at+".") || strings.HasPrefix(us, at+"[") {
+				related = true
+				break
+			}
+		}
+		if !related {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
 
 // validationDiagnostics are the translator's errors about a configuration,
@@ -133,23 +187,30 @@ func schemaRejects(ctx context.Context, config tfsdk.Config, p path.Path) bool {
 
 func (r *virtualDestinationResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m virtualDestinationModel
-	if !knownConfig(ctx, req.Config, &m) {
+	unset, ok := knownConfig(ctx, req.Config, &m)
+	if !ok {
 		return
 	}
 	in := m.intent()
 	if !m.VIP.IsNull() {
 		in.VIP = m.VIP.ValueString()
 	}
-	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, virtualdestination.Validate(in))...)
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, withoutUnset(virtualdestination.Validate(in), unset))...)
 }
 
 func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m trafficPolicyModel
-	if !knownConfig(ctx, req.Config, &m) {
-		// Some value is not known yet; the weights need none of them.
-		if weights, ok := knownWeights(ctx, req.Config); ok {
-			resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, trafficpolicy.ValidateWeights(weights))...)
-		}
+	unset, ok := knownConfig(ctx, req.Config, &m)
+	// The weights need nothing else: checked whenever they are known, as
+	// withoutUnset drops the errors on traffic_shift when a shift's
+	// cluster is not known yet.
+	weights, weightsKnown := knownWeights(ctx, req.Config)
+	var weightErrs translate.Errors
+	if weightsKnown {
+		weightErrs = trafficpolicy.ValidateWeights(weights)
+	}
+	if !ok {
+		resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)
 		return
 	}
 	dest := m.Destination.plain()
@@ -159,16 +220,23 @@ func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource
 		dest.VirtualDestinationName = translate.Unknown("the virtual destination's name")
 		dest.VirtualDestinationNamespace = translate.Unknown("the virtual destination's namespace")
 	}
-	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, trafficpolicy.Validate(m.intent(), dest))...)
+	errs := withoutUnset(trafficpolicy.Validate(m.intent(), dest), unset)
+	for _, w := range weightErrs {
+		if !slices.ContainsFunc(errs, func(e *translate.Error) bool { return e.Summary == w.Summary && e.Path.String() == w.Path.String() }) {
+			errs = append(errs, w)
+		}
+	}
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, errs)...)
 }
 
 func (r *accessPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m accessPolicyModel
-	if !knownConfig(ctx, req.Config, &m) {
+	unset, ok := knownConfig(ctx, req.Config, &m)
+	if !ok {
 		return
 	}
 	in, dest := m.intent()
-	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, accesspolicy.Validate(in, dest))...)
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, withoutUnset(accesspolicy.Validate(in, dest), unset))...)
 }
 
 // knownWeights reads the weights of traffic_shift when the list and every

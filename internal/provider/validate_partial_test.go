@@ -271,3 +271,97 @@ func TestValidatePointsAtTheLineOfTheMistake(t *testing.T) {
 		})
 	}
 }
+
+// terraform validate checks what is known of a configuration, one value
+// at a time (issue 38: any value not known yet skipped every rule): a
+// traffic policy for some callers only (sources.namespaces) that sets a
+// connection pool, a destination setting, is an error on connection_pool
+// while its timeout, or sources.clusters, is not known yet; the same
+// policy without the connection pool is no error, whatever is unknown; and
+// a valid configuration of each intent with any one of its strings not
+// known yet is no error.
+func TestValidateChecksWhatIsKnown(t *testing.T) {
+	ctx := context.Background()
+	type res struct {
+		name string
+		r    interface {
+			resource.Resource
+			resource.ResourceWithValidateConfig
+		}
+	}
+	config := func(t *testing.T, r res, values map[string]any, unknown string) tfsdk.Config {
+		t.Helper()
+		var sr resource.SchemaResponse
+		r.r.Schema(ctx, resource.SchemaRequest{}, &sr)
+		raw, err := leafValue(sr.Schema.Type().TerraformType(ctx), "", values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unknown != "" {
+			raw, err = tftypes.Transform(raw, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+				if frameworkPath(p).String() == unknown {
+					return tftypes.NewValue(v.Type(), tftypes.UnknownValue), nil
+				}
+				return v, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return tfsdk.Config{Schema: sr.Schema, Raw: raw}
+	}
+	validate := func(t *testing.T, r res, values map[string]any, unknown string) diag.Diagnostics {
+		var resp resource.ValidateConfigResponse
+		r.r.ValidateConfig(ctx, resource.ValidateConfigRequest{Config: config(t, r, values, unknown)}, &resp)
+		return resp.Diagnostics
+	}
+	tp := res{"mesh_traffic_policy", &trafficPolicyResource{}}
+	pool := map[string]any{}
+	for k, v := range leafBase[tp.name] {
+		pool[k] = v
+	}
+	pool["sources.namespaces.0"] = "accounts"
+	pool["sources.clusters.0"] = "east"
+	pool["timeout"] = "2s"
+	pool["connection_pool.tcp.max_connections"] = 100
+	for _, unknown := range []string{"timeout", "sources.clusters"} {
+		diags := validate(t, tp, pool, unknown)
+		if !diags.HasError() || !strings.Contains(diagText(diags), "Destination setting for some callers only") {
+			t.Errorf("with %s unknown: want the connection pool's error, got %q", unknown, diagText(diags))
+		}
+	}
+	delete(pool, "connection_pool.tcp.max_connections")
+	for _, unknown := range []string{"timeout", "sources.clusters", "sources.namespaces", "sources.namespaces[0]"} {
+		if diags := validate(t, tp, pool, unknown); diags.HasError() {
+			t.Errorf("a valid policy with %s unknown: %q", unknown, diagText(diags))
+		}
+	}
+	valid := map[string]map[string]any{"mesh_traffic_policy": {"timeout": "2s"}}
+	for _, r := range []res{{"mesh_virtual_destination", &virtualDestinationResource{}}, tp, {"mesh_access_policy", &accessPolicyResource{}}} {
+		base := map[string]any{}
+		for k, v := range leafBase[r.name] {
+			base[k] = v
+		}
+		for k, v := range valid[r.name] {
+			base[k] = v
+		}
+		if diags := validate(t, r, base, ""); diags.HasError() {
+			t.Fatalf("%s: the base configuration is not valid: %q", r.name, diagText(diags))
+		}
+		var strs []string
+		_ = tftypes.Walk(config(t, r, base, "").Raw, func(p *tftypes.AttributePath, v tftypes.Value) (bool, error) {
+			if v.Type().Is(tftypes.String) && !v.IsNull() {
+				strs = append(strs, frameworkPath(p).String())
+			}
+			return true, nil
+		})
+		if len(strs) < 3 {
+			t.Fatalf("%s: only %v strings to make unknown", r.name, strs)
+		}
+		for _, s := range strs {
+			if diags := validate(t, r, base, s); diags.HasError() {
+				t.Errorf("%s with %s unknown: %q", r.name, s, diagText(diags))
+			}
+		}
+	}
+}

@@ -71,6 +71,7 @@ type virtualDestinationModel struct {
 	Objects   types.Map        `tfsdk:"objects"`
 	Routing   types.Map        `tfsdk:"routing"`
 	Adopt     types.Bool       `tfsdk:"adopt_existing"`
+	Adopted   types.Map        `tfsdk:"adopted"`
 }
 
 type vdPortModel struct {
@@ -134,6 +135,7 @@ func (r *virtualDestinationResource) Schema(_ context.Context, _ resource.Schema
 		Attributes: map[string]schema.Attribute{
 			"id":             idAttribute(),
 			"adopt_existing": adoptAttribute(),
+			"adopted":        adoptedAttribute(),
 			"name": schema.StringAttribute{
 				MarkdownDescription: "Name of the intent; owned objects are named `vd-<name>`. A DNS label.",
 				Required:            true,
@@ -338,8 +340,9 @@ func (m *virtualDestinationModel) backendServices() []serviceCheck {
 func (m *virtualDestinationModel) inventory() types.Map     { return m.Objects }
 func (m *virtualDestinationModel) setInventory(l types.Map) { m.Objects = l }
 
-func (m *virtualDestinationModel) ownerID() *types.String { return &m.ID }
-func (m *virtualDestinationModel) adoptExisting() bool    { return m.Adopt.ValueBool() }
+func (m *virtualDestinationModel) ownerID() *types.String   { return &m.ID }
+func (m *virtualDestinationModel) adoptExisting() bool      { return m.Adopt.ValueBool() }
+func (m *virtualDestinationModel) adoptedValue() *types.Map { return &m.Adopted }
 
 // ModifyPlan plans the objects (intentLifecycle), then checks the
 // hostname against the records other instances left in the clusters

@@ -12,7 +12,9 @@
 //   - WorkspaceRoster: what this run's mesh_workspace lists and the policy
 //     instances the run holds;
 //   - PlannedObjects: which intent planned each object, so that two
-//     intents writing one object fail at plan.
+//     intents writing one object fail at plan, and which intent first
+//     named each hand-written object it adopts, so that the plan's
+//     adoption warning names it once.
 //
 // Every type is safe for concurrent use (Terraform plans resources in
 // parallel) and its zero value is ready to use. They hold translator and

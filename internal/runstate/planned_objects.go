@@ -17,6 +17,30 @@ import (
 type PlannedObjects struct {
 	mu     sync.Mutex
 	owners map[string]engine.Owner
+	// adopters are, by key, the first intent whose plan named a
+	// hand-written object for adoption (FirstAdopter).
+	adopters map[string]engine.Owner
+}
+
+// FirstAdopter records owner as adopting the hand-written object of key,
+// unless another intent named it first in this run, and returns that
+// first intent, with whether it is another: a virtual destination and a
+// traffic policy on one host both take over its hand-written
+// DestinationRule, and the plan's warning names it once.
+func (p *PlannedObjects) FirstAdopter(owner engine.Owner, key string) (engine.Owner, bool) {
+	if p == nil {
+		return owner, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.adopters == nil {
+		p.adopters = map[string]engine.Owner{}
+	}
+	if first, ok := p.adopters[key]; ok && (first.Kind != owner.Kind || first.Name != owner.Name) {
+		return first, true
+	}
+	p.adopters[key] = owner
+	return owner, false
 }
 
 // Claim records owner's objects and returns an error naming the first

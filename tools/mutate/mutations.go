@@ -143,6 +143,51 @@ var mutations = []mutation{
 		File: "internal/provider/objects.go", From: "\tif err == nil && len(adopt) > 0 {", To: "\tif false {",
 		Package: "./internal/provider", Run: "TestAccAdoptRoutes_handWrittenVirtualServiceAndDestinationRule", Env: []string{"TF_ACC=1"},
 	},
+	{
+		ID: "engine/adopt-changed-since-plan-deleted", Why: "a hand-written object the plan recorded and someone edited since is deleted as if unchanged: the apply deletes what nobody reviewed",
+		File: "internal/engine/adopt_routes.go", From: "\t\t\tif f.ResourceVersion == p.ResourceVersion {", To: "\t\t\tif true || f.ResourceVersion == p.ResourceVersion {",
+		Package: "./internal/engine", Run: "TestAdoptionAtApplyTakesOverOnlyWhatThePlanRecorded",
+	},
+	{
+		ID: "engine/adopt-appeared-deleted", Why: "a hand-written object written after the plan is deleted by the apply without the plan naming it",
+		File: "internal/engine/adopt_routes.go", From: "\t\tif h.Takes && !recorded[h.Key()] {\n\t\t\ta.Appeared = append(a.Appeared, h)", To: "\t\tif h.Takes && !recorded[h.Key()] {\n\t\t\ta.Delete = append(a.Delete, h)",
+		Package: "./internal/engine", Run: "TestAdoptionAtApplyTakesOverOnlyWhatThePlanRecorded",
+	},
+	{
+		ID: "provider/adoption-not-recorded", Why: "the plan does not record what adoption deletes (adopted): the apply cannot be held to what the plan named",
+		File: "internal/provider/objects.go", From: "\t\t*planned = v\n", To: "\t\t*planned = map[bool]types.Map{true: types.MapNull(types.StringType), false: v}[true]\n",
+		Package: "./internal/provider", Run: "TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone", Env: []string{"TF_ACC=1"},
+	},
+	{
+		ID: "provider/adoption-warned-twice", Why: "a virtual destination and a traffic policy adopting one host's DestinationRule both name it in their plan warnings",
+		File: "internal/provider/objects.go", From: "h.Key()); !other {", To: "h.Key()); true || !other {",
+		Package: "./internal/provider", Run: "TestAdoptionWarningNamesEachObjectOnce",
+	},
+	{
+		ID: "engine/adopt-content-not-compared", Why: "a hand-written route's retries, fault, weights or a DestinationRule's connection pool that the intent would not carry are deleted with it without a word",
+		File: "internal/engine/adopt_routes.go", From: "\t\t\t\tif hw.Why == \"\" && hw.Takes {", To: "\t\t\t\tif false && hw.Why == \"\" && hw.Takes {",
+		Package: "./internal/engine", Run: "TestRoutesToAdoptRefusesWhatTheIntentWouldLose",
+	},
+	{
+		ID: "engine/adopt-content-byte-for-byte", Why: "durations are compared as text: a hand-written 1000ms timeout is refused against the intent's 1s",
+		File: "internal/engine/adopt_content.go", From: "\t\tif d, err := time.ParseDuration(s); err == nil {", To: "\t\tif d, err := time.ParseDuration(s); false && err == nil {",
+		Package: "./internal/engine", Run: "TestRoutesToAdoptRefusesWhatTheIntentWouldLose",
+	},
+	{
+		ID: "provider/policy-service-unchecked", Why: "a traffic or access policy whose destination Service does not exist plans without a warning",
+		File: "internal/provider/objects.go", From: "\tif d := spec.DestinationService; d != nil {", To: "\tif d := spec.DestinationService; false && d != nil {",
+		Package: "./internal/provider", Run: "TestPolicyDestinationServiceChecked",
+	},
+	{
+		ID: "provider/validate-waits-for-every-value", Why: "terraform validate checks nothing of a traffic policy while any one value is unknown (a timeout from a variable)",
+		File: "internal/provider/validate_config.go", From: "\tif !ok {\n\t\tresp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)", To: "\tif !ok || len(unset) > 0 {\n\t\tresp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)",
+		Package: "./internal/provider", Run: "TestValidateChecksWhatIsKnown",
+	},
+	{
+		ID: "provider/validate-unknown-as-unset", Why: "a value not known at validate is read as unset and its rules' errors kept: an unknown name is \"not a DNS label\"",
+		File: "internal/provider/validate_config.go", From: "\tif len(unset) == 0 {\n\t\treturn errs", To: "\tif true {\n\t\treturn errs",
+		Package: "./internal/provider", Run: "TestValidateChecksWhatIsKnown",
+	},
 	// The per-hostname routing summary (issue 38, item 6).
 	{
 		ID: "routing/summary-clusters-not-grouped", Why: "the summary prints one line per cluster although their lines are equal: 20 services no longer read in one screen",
@@ -157,8 +202,8 @@ var mutations = []mutation{
 	// Everything checkable without clusters at validate (issue 38, item 5).
 	{
 		ID: "provider/validate-weights-wait-for-plan", Why: "traffic_shift weights that do not sum to 100 pass terraform validate when another attribute of the policy is not known yet",
-		File: "internal/provider/validate_config.go", From: "if weights, ok := knownWeights(ctx, req.Config); ok {", To: "if weights, ok := knownWeights(ctx, req.Config); false && ok {",
-		Package: "./internal/provider", Run: "TestValidateChecksWeightsWhileOtherValuesAreUnknown",
+		File: "internal/provider/validate_config.go", From: "\tif weightsKnown {\n", To: "\tif false && weightsKnown {\n",
+		Package: "./internal/provider", Run: "TestValidatePointsAtTheLineOfTheMistake",
 	},
 	{
 		ID: "provider/nested-error-on-resource-block", Why: "an error of a nested attribute carries its full path, which Terraform cannot locate: it points at the resource block instead of the line of the mistake",
