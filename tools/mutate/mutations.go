@@ -492,6 +492,11 @@ var mutations = []mutation{
 		Package: "./internal/translate", Run: "TestContentsNumbersEqualRenderingsAlike",
 	},
 	{
+		ID: "engine/uid-written-into-the-plan", Why: "an update names the object by its UID in the planned manifest itself, which Plan shares between the clusters that get equal objects: one cluster's UID goes into another's write",
+		File: "internal/engine/apply.go", From: "\tmeta[\"uid\"] = string(uid)\n", To: "\tmeta[\"uid\"] = string(uid)\n\tif m, ok := manifest[\"metadata\"].(map[string]any); ok {\n\t\tm[\"uid\"] = string(uid)\n\t}\n",
+		Package: "./internal/engine", Run: "TestApplyLeavesSharedManifestsAlone",
+	},
+	{
 		ID: "oci/yaml-cache-by-key", Why: "a Writer reuses an object's YAML by its key alone, so a changed object is published as it was",
 		File: "internal/delivery/oci/artifact.go", From: "if !ok || r.json != string(j) {", To: "if !ok {",
 		Package: "./internal/delivery/oci", Run: "TestRenderedYAMLIsReusedOnlyForTheSameObject",
