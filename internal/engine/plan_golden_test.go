@@ -40,16 +40,7 @@ func TestPlanIsStable(t *testing.T) {
 		spec := gen.Generate(c.intents, gen.Clusters(c.clusters))
 		reg := spec.Registry()
 		if c.late {
-			var cs []translate.Cluster
-			for _, name := range reg.Names() {
-				cl := *reg.Cluster(name)
-				if name == "onprem" {
-					cl.EastWestGateway = &translate.Gateway{Address: translate.Unknown("onprem.gateway"), Port: 15443}
-					cl.TrustDomain = translate.Unknown("onprem.trust_domain")
-				}
-				cs = append(cs, cl)
-			}
-			reg = translate.NewRegistry(cs...)
+			reg = onpremLate(reg)
 		}
 		translated, err := spec.Translate(reg)
 		if err != nil {
@@ -75,4 +66,19 @@ func TestPlanIsStable(t *testing.T) {
 	if got := hex.EncodeToString(h.Sum(nil)); got != planGolden {
 		t.Fatalf("engine.Plan's output changed over %d objects (%d unknown): digest %s, want %s", n, unknown, got, planGolden)
 	}
+}
+
+// onpremLate is reg with cluster onprem's east-west gateway and trust
+// domain known only after apply.
+func onpremLate(reg *translate.Registry) *translate.Registry {
+	var cs []translate.Cluster
+	for _, name := range reg.Names() {
+		cl := *reg.Cluster(name)
+		if name == "onprem" {
+			cl.EastWestGateway = &translate.Gateway{Address: translate.Unknown("onprem.gateway"), Port: 15443}
+			cl.TrustDomain = translate.Unknown("onprem.trust_domain")
+		}
+		cs = append(cs, cl)
+	}
+	return translate.NewRegistry(cs...)
 }

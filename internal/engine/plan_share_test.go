@@ -86,10 +86,10 @@ func planAlone(t *testing.T, owner engine.Owner, objs []translate.Object, desire
 
 // TestPlanOfTheFleetIsPlanOfEachObject: on bench/gen's configurations
 // (virtual destinations, access policies, traffic policies' composed
-// objects, records; one cluster's gateway known only after apply in the
-// last), Plan of an intent's objects gives, object for object, what Plan
-// of that object alone gives: sharing renderings between clusters changes
-// no digest and no manifest.
+// objects, records; one cluster's gateway and trust domain known only
+// after apply in the last), Plan of an intent's objects gives, object
+// for object, what Plan of that object alone gives: sharing renderings
+// between clusters changes no digest and no manifest.
 func TestPlanOfTheFleetIsPlanOfEachObject(t *testing.T) {
 	unknown := 0
 	for _, c := range []struct {
@@ -103,15 +103,7 @@ func TestPlanOfTheFleetIsPlanOfEachObject(t *testing.T) {
 		spec := gen.Generate(60, gen.Clusters(c.clusters))
 		reg := spec.Registry()
 		if c.late {
-			var cs []translate.Cluster
-			for _, name := range reg.Names() {
-				cl := *reg.Cluster(name)
-				if name == "onprem" {
-					cl.EastWestGateway = &translate.Gateway{Address: translate.Unknown("onprem.gateway"), Port: 15443}
-				}
-				cs = append(cs, cl)
-			}
-			reg = translate.NewRegistry(cs...)
+			reg = onpremLate(reg)
 		}
 		translated, err := spec.Translate(reg)
 		if err != nil {
