@@ -84,7 +84,8 @@ func planAlone(t *testing.T, owner engine.Owner, objs []translate.Object, desire
 	}
 }
 
-// TestPlanOfTheFleetIsPlanOfEachObject: on bench/gen's configurations
+// TestPlanOfTheFleetIsPlanOfEachObject: on TestPlanIsStable's corpus (a
+// quarter of its intents): bench/gen's configurations
 // (virtual destinations, access policies, traffic policies' composed
 // objects, records; one cluster's gateway and trust domain known only
 // after apply in the last), Plan of an intent's objects gives, object
@@ -92,36 +93,14 @@ func planAlone(t *testing.T, owner engine.Owner, objs []translate.Object, desire
 // between clusters changes no digest and no manifest.
 func TestPlanOfTheFleetIsPlanOfEachObject(t *testing.T) {
 	unknown := 0
-	for _, c := range []struct {
-		clusters []string
-		late     bool
-	}{
-		{[]string{"east", "west", "onprem"}, false},
-		{[]string{"a", "b", "c", "d", "e", "f", "g"}, false},
-		{[]string{"east", "west", "onprem"}, true},
-	} {
-		spec := gen.Generate(60, gen.Clusters(c.clusters))
-		reg := spec.Registry()
-		if c.late {
-			reg = onpremLate(reg)
-		}
-		translated, err := spec.Translate(reg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tr := range translated {
-			desired, err := engine.Plan(tr.Owner, tr.Objects)
-			if err != nil {
-				t.Fatal(err)
-			}
-			planAlone(t, tr.Owner, tr.Objects, desired)
-			for _, d := range desired {
-				if d.Manifest == nil {
-					unknown++
-				}
+	planCorpus(t, 4, func(tr gen.Translated, desired []engine.Desired) {
+		planAlone(t, tr.Owner, tr.Objects, desired)
+		for _, d := range desired {
+			if d.Manifest == nil {
+				unknown++
 			}
 		}
-	}
+	})
 	if unknown == 0 {
 		t.Fatal("no object known only after apply in the corpus")
 	}
