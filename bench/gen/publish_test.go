@@ -2,8 +2,8 @@ package gen
 
 import "testing"
 
-// TestMeasurePublish: a small publishing measurement on pull clusters
-// runs to the end (the floor's artifacts have the digests the engine
+// TestMeasurePublish: a small publishing measurement on pull clusters,
+// traffic policies' composed VirtualServices included, runs to the end (the floor's artifacts have the digests the engine
 // published; a refresh finds what apply returned) and counts one manifest
 // read per artifact for a refresh of every intent.
 func TestMeasurePublish(t *testing.T) {
@@ -12,7 +12,7 @@ func TestMeasurePublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", *p)
-	if p.Objects == 0 || p.Bytes == 0 || p.Pushes == 0 || p.FloorRequests == 0 {
+	if p.Objects == 0 || p.Bytes == 0 || p.Pushes == 0 || p.FloorRequests == 0 || p.Traffic == 0 {
 		t.Errorf("nothing measured: %+v", *p)
 	}
 	if p.RefreshManifests != 1 {

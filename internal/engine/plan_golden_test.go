@@ -28,28 +28,43 @@ const planGolden = "1dbc85dce3b3be4bf71458a1bbaf5c58596573a02afef6a121c8e4241650
 func TestPlanIsStable(t *testing.T) {
 	h := sha256.New()
 	n, unknown := 0, 0
+	planCorpus(t, 1, func(_ gen.Translated, desired []engine.Desired) {
+		for _, d := range desired {
+			fmt.Fprintf(h, "%s|%s|%v\n", d.Entry, d.Digest, d.Manifest == nil)
+			n++
+			if d.Manifest == nil {
+				unknown++
+			}
+		}
+	})
+	if unknown == 0 {
+		t.Fatal("the corpus has no object known only after apply")
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != planGolden {
+		t.Fatalf("engine.Plan's output changed over %d objects (%d unknown): digest %s, want %s", n, unknown, got, planGolden)
+	}
+}
+
+// planCorpus plans every intent of the corpus (500 intents over east,
+// west and onprem; 200 over seven clusters; 200 over the three with
+// onprem's gateway and trust domain known only after apply), each number
+// of intents divided by div, and calls fn with each translation and its
+// plan.
+func planCorpus(t *testing.T, div int, fn func(gen.Translated, []engine.Desired)) {
+	t.Helper()
 	for _, c := range []struct {
 		intents  int
 		clusters []string
-		late     bool // one cluster's gateway and trust domain known only after apply
+		late     bool
 	}{
 		{500, []string{"east", "west", "onprem"}, false},
 		{200, []string{"a", "b", "c", "d", "e", "f", "g"}, false},
 		{200, []string{"east", "west", "onprem"}, true},
 	} {
-		spec := gen.Generate(c.intents, gen.Clusters(c.clusters))
+		spec := gen.Generate(c.intents/div, gen.Clusters(c.clusters))
 		reg := spec.Registry()
 		if c.late {
-			var cs []translate.Cluster
-			for _, name := range reg.Names() {
-				cl := *reg.Cluster(name)
-				if name == "onprem" {
-					cl.EastWestGateway = &translate.Gateway{Address: translate.Unknown("onprem.gateway"), Port: 15443}
-					cl.TrustDomain = translate.Unknown("onprem.trust_domain")
-				}
-				cs = append(cs, cl)
-			}
-			reg = translate.NewRegistry(cs...)
+			reg = onpremLate(reg)
 		}
 		translated, err := spec.Translate(reg)
 		if err != nil {
@@ -60,19 +75,22 @@ func TestPlanIsStable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, d := range desired {
-				fmt.Fprintf(h, "%s|%s|%v\n", d.Entry, d.Digest, d.Manifest == nil)
-				n++
-				if d.Manifest == nil {
-					unknown++
-				}
-			}
+			fn(tr, desired)
 		}
 	}
-	if unknown == 0 {
-		t.Fatal("the corpus has no object known only after apply")
+}
+
+// onpremLate is reg with cluster onprem's east-west gateway and trust
+// domain known only after apply.
+func onpremLate(reg *translate.Registry) *translate.Registry {
+	var cs []translate.Cluster
+	for _, name := range reg.Names() {
+		cl := *reg.Cluster(name)
+		if name == "onprem" {
+			cl.EastWestGateway = &translate.Gateway{Address: translate.Unknown("onprem.gateway"), Port: 15443}
+			cl.TrustDomain = translate.Unknown("onprem.trust_domain")
+		}
+		cs = append(cs, cl)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != planGolden {
-		t.Fatalf("engine.Plan's output changed over %d objects (%d unknown): digest %s, want %s", n, unknown, got, planGolden)
-	}
+	return translate.NewRegistry(cs...)
 }

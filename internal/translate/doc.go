@@ -1,6 +1,8 @@
 // Package translate is the shared core of the translation from mesh intent
 // to per-cluster Istio objects: the Object and its Key, the cluster
-// Registry, attribute Paths and Errors, and validators every intent uses.
+// Registry, attribute Paths and Errors, and validators every intent uses;
+// and Contents, which numbers objects by content so that engine.Plan
+// renders what several clusters get alike once.
 //
 // Each intent translates in a package of its own, which depends on this
 // one and never the other way round:

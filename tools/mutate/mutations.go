@@ -528,6 +528,29 @@ var mutations = []mutation{
 		File: "internal/translate/protomap.go", From: "\tx = strings.TrimSuffix(x, \"000\")\n\tx = strings.TrimSuffix(x, \"000\")\n", To: "",
 		Package: "./internal/translate", Run: "TestProtoMapIsProtojson",
 	},
+	// engine.Plan renders each distinct content once (issue 39): the key
+	// that finds equal content must tell apart objects that differ in
+	// what one cluster gets (the local backend's address, a label).
+	{
+		ID: "translate/contents-strings-by-length", Why: "the content key writes a string's length, not the string: a backend cluster's ServiceEntry, whose local endpoint's address differs by a character, gets the other clusters' manifest and digest",
+		File: "internal/translate/contents.go", From: "c.buf = appendStrings(c.buf, v.String())", To: "c.buf = binary.AppendUvarint(c.buf, uint64(len(v.String())))",
+		Package: "./internal/engine", Run: "TestPlanSharesADigestOnlyBetweenEqualObjects",
+	},
+	{
+		ID: "translate/contents-map-values-ignored", Why: "the content key writes a map's keys without their values: clusters whose endpoints differ in a label value share one digest",
+		File: "internal/translate/contents.go", From: "if !c.singular(fd.MapKey(), k.Value()) || !c.singular(fd.MapValue(), mp.Get(k)) {", To: "if !c.singular(fd.MapKey(), k.Value()) {",
+		Package: "./internal/engine", Run: "TestPlanSharesADigestOnlyBetweenEqualObjects",
+	},
+	{
+		ID: "translate/contents-labels-ignored", Why: "the content key leaves out an object's own labels: two objects that differ only there are rendered as one",
+		File: "internal/translate/contents.go", From: "b = appendStringMap(b, o.Resource.GetLabels())", To: "",
+		Package: "./internal/translate", Run: "TestContentsNumbersEqualRenderingsAlike",
+	},
+	{
+		ID: "engine/uid-written-into-the-plan", Why: "an update names the object by its UID in the planned manifest itself, which Plan shares between the clusters that get equal objects: one cluster's UID goes into another's write",
+		File: "internal/engine/apply.go", From: "\tmeta[\"uid\"] = string(uid)\n", To: "\tmeta[\"uid\"] = string(uid)\n\tif m, ok := manifest[\"metadata\"].(map[string]any); ok {\n\t\tm[\"uid\"] = string(uid)\n\t}\n",
+		Package: "./internal/engine", Run: "TestApplyLeavesSharedManifestsAlone",
+	},
 	{
 		ID: "oci/yaml-cache-by-key", Why: "a Writer reuses an object's YAML by its key alone, so a changed object is published as it was",
 		File: "internal/delivery/oci/artifact.go", From: "if !ok || r.json != string(j) {", To: "if !ok {",
