@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
@@ -27,35 +26,6 @@ import (
 // other's contribution. What a contribution holds is the intent kind's
 // composer's to say (package composition); the engine reads and writes
 // the annotations, and keeps those it does not compose byte for byte.
-
-// Composition makes an owner's objects composed.
-type Composition struct {
-	// Composer decodes, composes and digests the contributions of the
-	// owner's kind.
-	Composer composition.Composer
-	// Contribution is what this intent adds to the objects of each
-	// cluster, typed and encoded (the annotation value stored there).
-	Contribution composition.Part
-	// Own says whether an instance ID is one this Terraform state holds:
-	// a contribution of the same name from such an instance (this
-	// resource's previous instance, being replaced) is replaced; from any
-	// other instance it is a conflict, whatever workspace it names, since
-	// two states may carry one workspace name.
-	Own func(id string) bool
-	// Orphan, set by a roster, says whether a contribution is an orphan of
-	// its state (verdict.go): by its instance label, and by what its
-	// content says (its name, the workspace it names), so that a label
-	// changed by hand does not make another state's contribution one.
-	Orphan func(c LiveContribution) bool
-	// Owned says whether an object is another intent's own, which this
-	// contribution only joins (a virtual destination's DestinationRule):
-	// a composer never creates it. Nil: none is.
-	Owned func(key translate.Key) bool
-}
-
-// ContributionKey is the annotation (and label) key of an intent's
-// contribution: <kind>.mesh-intent.io/<name>.
-func (o Owner) ContributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
 
 // compose writes one composed object with this intent's contribution set
 // (remove false) or removed (remove true).
@@ -517,14 +487,6 @@ func mergeMaps(base, over map[string]any) map[string]any {
 	return out
 }
 
-// WorkspaceName shows a workspace identity in messages.
-func WorkspaceName(ws string) string {
-	if ws == "" {
-		return "(none recorded: its provider's workspace was not set, or an earlier build wrote it)"
-	}
-	return fmt.Sprintf("%q", ws)
-}
-
 // oursOrEdits reports whether every manager is one of this provider's
 // (this base's intents, a composer of any base, or the intent that owns
 // the object, whatever its base) or only ever updated the object (kubectl
@@ -547,75 +509,11 @@ func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string)
 	return true
 }
 
-// contributionDigest is the digest of an intent's part in a composed
-// object, in its canonical form (Composer.Canonical): what it asked for,
-// not the composition of everyone's.
-func contributionDigest(canonical string) (string, error) {
-	return digestOf(map[string]any{"contribution": canonical})
-}
-
-// partDigest is the digest of raw, o's contribution as stored on an
-// object, in the canonical form o's composer gives it.
-func (o Owner) partDigest(raw string) (string, error) {
-	if o.Composition != nil && o.Composition.Composer != nil {
-		raw = o.Composition.Composer.Canonical(raw)
-	}
-	return contributionDigest(raw)
-}
-
-// digestDrifted marks a composed object whose composed fields were changed
-// by someone else: no plan produces it, so the plan rewrites the object.
-const digestDrifted = "drifted"
-
-// Refresh reports a composed object whose composition was edited by
-// someone else (a kubectl edit of a route's timeout) as drifted: the
-// fields the composer owns differ from what composing its contributions
-// gives. It reads the object from the listing (listcache.go).
-
-// composedState is what that check needs of a live composed object, for
-// one kind of intent: the contributions and the composer's fields.
-type composedState struct {
-	// contributions are the annotations, ids the instances their labels
-	// record (a label without its annotation included), by name.
-	contributions, ids map[string]string
-	// have is the digest of the composer's spec fields; unreadable is set
-	// when its managed fields cannot be read, unheld when nobody holds
-	// the composition any more.
-	have               string
-	unreadable, unheld bool
-	// foreign are spec fields managers outside the provider set.
-	foreign []foreignField
-	// kept is the size of the object's other annotations (keys and
-	// values), which a composer's write keeps (keptAnnotations).
-	kept int
-}
-
-func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
-	st := composedState{}
-	st.contributions, st.ids = contributionsOf(live, kind)
-	st.kept = keptAnnotations(live, kind)
-	st.foreign, _ = e.foreignComposedFields(live)
-	// The composition is read by content: every field outside metadata
-	// that any manager holds, whatever its name, except what the intent
-	// owning the object alone holds (its own check reads that). Nobody
-	// applying as a composer means nobody holds the composition any more.
-	held := false
-	for _, mf := range live.GetManagedFields() {
-		held = held || (mf.Operation == metav1.ManagedFieldsOperationApply && composerKindOf(mf.Manager) == kind)
-	}
-	content, _, err := contentSet(live, "", func(mf metav1.ManagedFieldsEntry) bool { return ownerEntry(live, mf) })
-	switch {
-	case err != nil:
-		st.unreadable = true
-	case !held:
-		st.unheld = true
-	default:
-		got, _ := extract(live.Object, content).(map[string]any)
-		st.have, _ = digestOf(map[string]any{"spec": got["spec"]})
-	}
-	return st
-}
-
+// composedDriftedFrom reports, for refresh, a composed object whose
+// composition was edited by someone else (a kubectl edit of a route's
+// timeout) as drifted: the fields the composer owns differ from what
+// composing its contributions gives. st is read from the listing
+// (listcache.go).
 func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState) bool {
 	// What the next writer composes: by the verdicts it will reach
 	// (verdict.go), those of any name but this one's, which it writes.

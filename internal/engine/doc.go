@@ -14,8 +14,10 @@
 // (refresh: list what each intent owns and
 // digest the fields it owns), compose.go (objects several intents share),
 // with engine.go (the Engine and its clients), inventory.go (owners,
-// labels, entries, the kinds we write), listcache.go (one LIST per cluster
-// and kind per process), digest.go (digests of the fields a manager owns),
+// labels, entries, the kinds we write, and the composition vocabulary
+// the engine keeps: Composition, LiveContribution, ContributionKey), listcache.go (one LIST per cluster
+// and kind per process), digest.go (digests of the fields a manager owns, a
+// contribution's digest, and the composed state the listing reads),
 // canonical.go (the canonical JSON a digest hashes, written directly),
 // managers.go (field managers: whose fields an apply may take over),
 // drift.go (fields other managers set on our objects), contributions.go
