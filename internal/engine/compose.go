@@ -514,7 +514,7 @@ func (e *Engine) oursOrEdits(live *unstructured.Unstructured, managers []string)
 // timeout) as drifted: the fields the composer owns differ from what
 // composing its contributions gives. st is read from the listing
 // (listcache.go).
-func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState) bool {
+func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st ComposedObject) bool {
 	// What the next writer composes: by the verdicts it will reach
 	// (verdict.go), those of any name but this one's, which it writes.
 	trusted := map[string]composition.Contribution{}
@@ -532,11 +532,11 @@ func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st composedState)
 	if err != nil || manifest == nil {
 		return false // composing fails or yields nothing: the next apply says so
 	}
-	if st.unreadable || st.unheld {
-		return st.unheld // nobody holds the composition any more
+	if st.Unreadable || st.Unheld {
+		return st.Unheld // nobody holds the composition any more
 	}
 	want, _ := digestOf(map[string]any{"spec": manifest["spec"]})
-	return want != st.have
+	return want != st.Have
 }
 
 // weighed is what one write of a composed object makes of the

@@ -83,7 +83,7 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 		}
 		st, ok := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
 		if ok {
-			out = append(out, owner.liveContributions(en, st)...)
+			out = append(out, owner.liveContributions(en, st.Object())...)
 		}
 	}
 	return out, errs
@@ -91,10 +91,10 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 
 // liveContributions lists the contributions of owner's kind in st, the
 // composed state of the object en, by name (readContributions).
-func (o Owner) liveContributions(en Entry, st composedState) []LiveContribution {
-	out := o.readContributions(en, st.contributions, st.ids)
+func (o Owner) liveContributions(en Entry, st ComposedObject) []LiveContribution {
+	out := o.readContributions(en, st.Contributions, st.IDs)
 	for i := range out {
-		out[i].Kept = st.kept
+		out[i].Kept = st.Kept
 	}
 	return out
 }
@@ -129,7 +129,7 @@ func (e *Engine) ContributionsIn(ctx context.Context, owner Owner, clusters []st
 			for _, k := range keys {
 				ns, name, _ := strings.Cut(k, "/")
 				en := Entry{Cluster: cluster, APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: ns, Name: name}
-				out = append(out, owner.liveContributions(en, l.objects[k].composed[owner.Kind])...)
+				out = append(out, owner.liveContributions(en, l.objects[k].composed[owner.Kind].Object())...)
 			}
 		}
 	}

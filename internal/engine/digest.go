@@ -251,3 +251,25 @@ func contributionsOf(live *unstructured.Unstructured, kind string) (raws, ids ma
 	}
 	return raws, ids
 }
+
+// ComposedObject is what a reading of one composed object holds for one
+// intent kind, as the protocols above the engine see it (Shared): the
+// listing's composedState, or an artifact's copy.
+type ComposedObject struct {
+	// Contributions are the annotations, IDs the instances their labels
+	// record (a label without its annotation included), by name.
+	Contributions, IDs map[string]string
+	// Have is the digest of the composition's spec as the object holds
+	// it; Unreadable is set when its managed fields cannot be read,
+	// Unheld when nobody holds the composition any more.
+	Have               string
+	Unreadable, Unheld bool
+	// Kept is the size of the object's other annotations (keys and
+	// values), which a composer's write keeps (keptAnnotations).
+	Kept int
+}
+
+// Object is st as a ComposedObject.
+func (st composedState) Object() ComposedObject {
+	return ComposedObject{Contributions: st.contributions, IDs: st.ids, Have: st.have, Unreadable: st.unreadable, Unheld: st.unheld, Kept: st.kept}
+}

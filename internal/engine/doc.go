@@ -12,12 +12,17 @@
 // and their delete once the intent's own are written), services.go
 // (backend Services that do not exist, for a plan warning), read.go
 // (refresh: list what each intent owns and
-// digest the fields it owns), compose.go (objects several intents share),
+// digest the fields it owns), shared.go (Shared: the composition of
+// objects several intents share, which the engine asks for and the
+// provider registers; nil refuses composed intents), compositions.go
+// (Compositions, the one the provider registers, over compose.go and
+// sink_compose.go), compose.go (objects several intents share),
 // with engine.go (the Engine and its clients), inventory.go (owners,
 // labels, entries, the kinds we write, and the composition vocabulary
-// the engine keeps: Composition, LiveContribution, ContributionKey), listcache.go (one LIST per cluster
-// and kind per process), digest.go (digests of the fields a manager owns, a
-// contribution's digest, and the composed state the listing reads),
+// the engine keeps: Composition, LiveContribution, ContributionKey),
+// listcache.go (one LIST per cluster and kind per process), digest.go
+// (digests of the fields a manager owns, a contribution's digest, and
+// the composed state the listing reads),
 // canonical.go (the canonical JSON a digest hashes, written directly),
 // managers.go (field managers: whose fields an apply may take over),
 // drift.go (fields other managers set on our objects), contributions.go

@@ -197,9 +197,9 @@ func (e *Engine) composeInArtifact(ctx context.Context, objs oci.Objects, owner 
 // as composedDriftedFrom judges a live object.
 func (e *Engine) composedEntry(owner Owner, en Entry, m map[string]any) (Entry, error) {
 	live := &unstructured.Unstructured{Object: m}
-	st := composedState{}
-	st.contributions, st.ids = contributionsOf(live, owner.Kind)
-	digest, err := owner.partDigest(st.contributions[owner.Name])
+	st := ComposedObject{}
+	st.Contributions, st.IDs = contributionsOf(live, owner.Kind)
+	digest, err := owner.partDigest(st.Contributions[owner.Name])
 	if err != nil {
 		return en, err
 	}
@@ -209,7 +209,7 @@ func (e *Engine) composedEntry(owner Owner, en Entry, m map[string]any) (Entry, 
 	}
 	// The artifact's object is all the composer's: its whole spec is
 	// the composition.
-	if st.have, err = digestOf(map[string]any{"spec": m["spec"]}); err != nil {
+	if st.Have, err = digestOf(map[string]any{"spec": m["spec"]}); err != nil {
 		return en, err
 	}
 	if e.composedDriftedFrom(owner, en, st) {
@@ -303,7 +303,7 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 		if !ok {
 			continue
 		}
-		others := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind]))
+		others := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind].Object()))
 		if len(others) == 0 {
 			continue
 		}

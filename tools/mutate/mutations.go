@@ -985,6 +985,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestComposerNeverCreatesAnOwnedObject",
 	},
 	{
+		ID: "engine/no-shared-skips-compose", Why: "an engine without a composition registered (Engine.Shared nil) skips a composed write silently instead of refusing it",
+		File: "internal/engine/apply.go", From: "\t\t\treturn noShared(owner, d.Cluster, d.Entry.String(), \"Applying\")\n", To: "\t\t\treturn nil\n",
+		Package: "./internal/engine", Run: "^TestComposedIntentWithoutSharedRefused$",
+	},
+	{
 		ID: "engine/composer-name-hides-drift", Why: "a server-side apply named like a composer, with a contribution label, hides drift on an intent's own object",
 		File: "internal/engine/managers.go", From: "ik.Composed && slices.Contains(ik.Writes, gvk)", To: "ik.Composed && gvk.Kind != \"\"",
 		Package: "./internal/engine", Run: "TestComposerNameOnAnIntentsOwnObjectIsDrift",
@@ -1411,7 +1416,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-composed-cluster-unchecked", Why: "another workspace's contribution on the pull cluster's object, seen through its read-only connection, is not reported",
-		File: "internal/engine/sink_compose.go", From: "\t\tothers := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind]))\n", To: "\t\tothers := secondStates(owner, a, nil)\n",
+		File: "internal/engine/sink_compose.go", From: "\t\tothers := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind].Object()))\n", To: "\t\tothers := secondStates(owner, a, nil)\n",
 		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
 	},
 	{
