@@ -47,7 +47,7 @@ func workspaceOf(c composition.Contribution) string {
 // Contributions lists the contributions of owner's kind on the live
 // objects of entries, from the process's latest listings, stale or not
 // (listedSnapshot), or, on a pull cluster, on the artifact's copy of
-// them (sink_compose.go): plan uses them to compose with what other states
+// them (pull_compose.go): plan uses them to compose with what other states
 // contributed; the apply composes again with what the object holds then. A cluster that
 // cannot be read is an error of its own; the others are still listed.
 func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry) ([]LiveContribution, []*Error) {

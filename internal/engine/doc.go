@@ -16,7 +16,7 @@
 // objects several intents share, which the engine asks for and the
 // provider registers; nil refuses composed intents), compositions.go
 // (Compositions, the one the provider registers, over compose.go and
-// sink_compose.go), compose.go (objects several intents share),
+// pull_compose.go), compose.go (objects several intents share),
 // with engine.go (the Engine and its clients), inventory.go (owners,
 // labels, entries, the kinds we write, and the composition vocabulary
 // the engine keeps: Composition, LiveContribution, ContributionKey),
@@ -30,8 +30,10 @@
 // on each contribution: plan, apply, refresh and the roster ask it),
 // limits.go (the API server's limits, checked at plan), sink.go (pull
 // clusters: their objects published in an OCI artifact instead of applied,
-// and read back from it), sink_compose.go (composed objects on pull
+// and read back from it), pull_compose.go (composed objects on pull
 // clusters: composed in the artifact, another state's refused),
+// sink_compose.go (what composing there reads: the other tags of the
+// cluster's repository, and the warnings of checks that could not look),
 // sink_flux.go (objects a Flux Kustomization applies, refused on push
 // clusters), search.go (the reads import needs), exports.go (what the
 // shared-data protocols above the engine, internal/shareddata, use of
