@@ -17,6 +17,9 @@
 // provider registers; nil refuses composed intents), compositions.go
 // (Compositions, the one the provider registers, over compose.go and
 // pull_compose.go), compose.go (objects several intents share),
+// composed_write.go (their server-side apply: created, applied pinned,
+// former composers released, contributions forgotten, others' spec
+// fields removed),
 // with engine.go (the Engine and its clients), inventory.go (owners,
 // labels, entries, the kinds we write, and the composition vocabulary
 // the engine keeps: Composition, LiveContribution, ContributionKey),

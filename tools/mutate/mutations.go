@@ -401,7 +401,7 @@ var mutations = []mutation{
 	// Shared objects (issue 25, items 5 and 6).
 	{
 		ID: "engine/unpinned-restore", Why: "the re-apply after removing someone's edit of a composed object is not pinned: a contribution written in between is lost",
-		File: "internal/engine/compose.go", From: "\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\tobj.SetResourceVersion(\"\")\n",
+		File: "internal/engine/composed_write.go", From: "\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\tobj.SetResourceVersion(\"\")\n",
 		Package: "./internal/engine",
 	},
 	{
