@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/client-go/dynamic"
@@ -39,7 +40,7 @@ type Shared interface {
 
 // errNoShared marks the refusal of a composed intent by an engine that
 // has no Shared registered.
-var errNoShared = fmt.Errorf("no composition of shared objects is registered (Engine.Shared is nil)")
+var errNoShared = errors.New("no composition of shared objects is registered (Engine.Shared is nil)")
 
 // noShared is the refusal of owner's composed object (cluster, and
 // object when known) by an engine without Shared, doing what it was
