@@ -45,7 +45,7 @@ func main() {
 	for _, c := range clusters {
 		conns[c] = kubeclient.Connection{ConfigPath: *kubeconfig, ConfigContext: c}
 	}
-	eng := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg)}
+	eng := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: engine.Compositions{}}
 	type intent struct {
 		owner   engine.Owner
 		desired []engine.Desired
@@ -97,7 +97,7 @@ func main() {
 		}
 		return nil
 	}, plain, composed)
-	fresh := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg)} // a new process: no listings yet
+	fresh := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: engine.Compositions{}} // a new process: no listings yet
 	objects := 0
 	var mu sync.Mutex
 	out["read"] = run(func(in *intent) error {
@@ -110,7 +110,7 @@ func main() {
 		}
 		return nil
 	}, all)
-	gone := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg)}
+	gone := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: engine.Compositions{}}
 	out["delete"] = run(func(in *intent) error {
 		if _, err := gone.Delete(ctx, in.owner, in.applied); err != nil {
 			return fmt.Errorf("deleting %s: %w", in.owner, err)

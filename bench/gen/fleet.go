@@ -107,7 +107,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	// the virtual destinations they compose into).
 	clusters := newRecorder(names)
 	clusters.allFields = true
-	eng := &engine.Engine{Clients: clusters, Composers: composers}
+	eng := &engine.Engine{Clients: clusters, Composers: composers, Shared: engine.Compositions{}}
 	start = cpuNow()
 	for wave, intents := range [][]*fleetIntent{plain, composed} {
 		clusters.setWave(wave)
@@ -149,7 +149,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 			composedKeys[w.Key.String()] = true
 		}
 	}
-	fresh := &engine.Engine{Clients: clusters, Composers: composers}
+	fresh := &engine.Engine{Clients: clusters, Composers: composers, Shared: engine.Compositions{}}
 	start = cpuNow()
 	if err := InParallel(all, parallelism, func(in *fleetIntent) error {
 		got, errs := fresh.Read(ctx, in.owner, in.kinds, nil, in.applied)
@@ -167,7 +167,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	f.ReadRequests, _ = clusters.requests()
 
 	// Destroy: traffic policies first, in a new engine.
-	gone := &engine.Engine{Clients: clusters, Composers: composers}
+	gone := &engine.Engine{Clients: clusters, Composers: composers, Shared: engine.Compositions{}}
 	start = cpuNow()
 	for _, intents := range [][]*fleetIntent{composed, plain} {
 		if err := InParallel(intents, parallelism, func(in *fleetIntent) error {

@@ -170,7 +170,7 @@ func MeasurePublish(m int, names []string, parallelism int) (*Publish, error) {
 	p := &Publish{Clusters: len(names), Intents: s.Intents(), Traffic: len(composed)}
 	ctx := context.Background()
 
-	eng := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull}
+	eng := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull, Shared: engine.Compositions{}}
 	start := cpuNow()
 	for _, wave := range [][]*intent{plain, composed} {
 		if err := InParallel(wave, parallelism, func(in *intent) error {
@@ -235,7 +235,7 @@ func MeasurePublish(m int, names []string, parallelism int) (*Publish, error) {
 
 	// A refresh in a new engine (a new provider process): every intent
 	// read, each finding what it published.
-	fresh := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull}
+	fresh := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull, Shared: engine.Compositions{}}
 	if err := InParallel(all, parallelism, func(in *intent) error {
 		var kinds []schema.GroupVersionKind
 		got, errs := fresh.Read(ctx, in.owner, kinds, names, in.applied)

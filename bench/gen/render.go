@@ -197,7 +197,7 @@ func (s *Spec) Render() (*Rendered, error) {
 		names = append(names, c.Name)
 	}
 	rec := newRecorder(names)
-	eng := &engine.Engine{Clients: rec, Composers: Composers(reg)}
+	eng := &engine.Engine{Clients: rec, Composers: Composers(reg), Shared: engine.Compositions{}}
 	r := &Rendered{}
 	ctx := context.Background()
 	for wave, composed := range []bool{false, true} {

@@ -355,8 +355,11 @@ func (e *Engine) upsertOnce(ctx context.Context, dyn dynamic.Interface, owner Ow
 	rec.ResourceInterface = dyn.Resource(gvr).Namespace(d.Namespace)
 	var ri dynamic.ResourceInterface = rec
 	if owner.Composition != nil {
+		if e.Shared == nil {
+			return noShared(owner, d.Cluster, d.Entry.String(), "Applying")
+		}
 		rec.last = nil
-		err := e.compose(ctx, ri, owner, d.Entry, false)
+		err := e.Shared.Compose(ctx, e, ri, owner, d.Entry, false)
 		rec.last = nil // composed objects have one shared manager
 		return err
 	}
@@ -600,7 +603,10 @@ func (e *Engine) prune(ctx context.Context, dyn dynamic.Interface, owner Owner, 
 	}
 	ri := dyn.Resource(gvr).Namespace(entry.Namespace)
 	if owner.Composition != nil {
-		return e.compose(ctx, ri, owner, entry, true)
+		if e.Shared == nil {
+			return noShared(owner, entry.Cluster, entry.String(), "Releasing")
+		}
+		return e.Shared.Compose(ctx, e, ri, owner, entry, true)
 	}
 	// Seen in this process's listing of the kind: delete it as it was
 	// then, without reading it again. If it changed since, the

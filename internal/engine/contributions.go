@@ -17,10 +17,6 @@ import (
 // wrote it; one it refuses is never composed, and the next writer removes
 // it with its label.
 
-// composerSuffix ends the field manager of every composer of kind,
-// whatever the field_manager base of the writer.
-func composerSuffix(kind string) string { return "/" + kind + "-composer" }
-
 // decode reads a contribution found on an object with o's composer
 // (Composer.Decode); without a composer, nothing is read of it.
 func (o Owner) decode(raw string) (composition.Contribution, error) {
@@ -48,36 +44,10 @@ func workspaceOf(c composition.Contribution) string {
 	return c.Workspace()
 }
 
-// LiveContribution is one contribution found on a composed object.
-type LiveContribution struct {
-	Entry Entry
-	// Name is the intent's name, ID its instance ("" when not recorded).
-	Name, ID string
-	// Raw is the contribution as stored; Workspace the workspace it says
-	// it comes from.
-	Raw, Workspace string
-	// Contribution is what the composer decoded of it (nil without a
-	// composer); it may be composed only when Untrusted is empty.
-	Contribution composition.Contribution
-	// Untrusted says why it is not composed (refused by the composer's
-	// Decode, or a label without its annotation); empty when it is.
-	Untrusted string
-	// Unreadable is set when it is in a format this build does not read
-	// (a newer provider's): it is kept, and its object cannot be written.
-	Unreadable bool
-	// Kept is the size of the other annotations on its object (keys and
-	// values: another tool's, a client-side apply's last-applied
-	// configuration), which a write of the object keeps.
-	Kept int
-}
-
-// Annotation is the annotation key that holds it.
-func (c LiveContribution) Annotation(kind string) string { return kind + contributionInfix + c.Name }
-
 // Contributions lists the contributions of owner's kind on the live
 // objects of entries, from the process's latest listings, stale or not
 // (listedSnapshot), or, on a pull cluster, on the artifact's copy of
-// them (sink_compose.go): plan uses them to compose with what other states
+// them (pull_compose.go): plan uses them to compose with what other states
 // contributed; the apply composes again with what the object holds then. A cluster that
 // cannot be read is an error of its own; the others are still listed.
 func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry) ([]LiveContribution, []*Error) {
@@ -113,7 +83,7 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 		}
 		st, ok := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
 		if ok {
-			out = append(out, owner.liveContributions(en, st)...)
+			out = append(out, owner.liveContributions(en, st.Object())...)
 		}
 	}
 	return out, errs
@@ -121,10 +91,10 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 
 // liveContributions lists the contributions of owner's kind in st, the
 // composed state of the object en, by name (readContributions).
-func (o Owner) liveContributions(en Entry, st composedState) []LiveContribution {
-	out := o.readContributions(en, st.contributions, st.ids)
+func (o Owner) liveContributions(en Entry, st ComposedObject) []LiveContribution {
+	out := o.readContributions(en, st.Contributions, st.IDs)
 	for i := range out {
-		out[i].Kept = st.kept
+		out[i].Kept = st.Kept
 	}
 	return out
 }
@@ -159,7 +129,7 @@ func (e *Engine) ContributionsIn(ctx context.Context, owner Owner, clusters []st
 			for _, k := range keys {
 				ns, name, _ := strings.Cut(k, "/")
 				en := Entry{Cluster: cluster, APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: ns, Name: name}
-				out = append(out, owner.liveContributions(en, l.objects[k].composed[owner.Kind])...)
+				out = append(out, owner.liveContributions(en, l.objects[k].composed[owner.Kind].Object())...)
 			}
 		}
 	}

@@ -3,6 +3,10 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -160,4 +164,112 @@ func elementMatches(pe fieldpath.PathElement, i int, elem any) bool {
 		return true
 	}
 	return false
+}
+
+// contributionDigest is the digest of an intent's part in a composed
+// object, in its canonical form (Composer.Canonical): what it asked for,
+// not the composition of everyone's.
+func contributionDigest(canonical string) (string, error) {
+	return digestOf(map[string]any{"contribution": canonical})
+}
+
+// partDigest is the digest of raw, o's contribution as stored on an
+// object, in the canonical form o's composer gives it.
+func (o Owner) partDigest(raw string) (string, error) {
+	if o.Composition != nil && o.Composition.Composer != nil {
+		raw = o.Composition.Composer.Canonical(raw)
+	}
+	return contributionDigest(raw)
+}
+
+// digestDrifted marks a composed object whose composed fields were changed
+// by someone else: no plan produces it, so the plan rewrites the object.
+const digestDrifted = "drifted"
+
+// composedState is what that check needs of a live composed object, for
+// one kind of intent: the contributions and the composer's fields.
+type composedState struct {
+	// contributions are the annotations, ids the instances their labels
+	// record (a label without its annotation included), by name.
+	contributions, ids map[string]string
+	// have is the digest of the composer's spec fields; unreadable is set
+	// when its managed fields cannot be read, unheld when nobody holds
+	// the composition any more.
+	have               string
+	unreadable, unheld bool
+	// foreign are spec fields managers outside the provider set.
+	foreign []foreignField
+	// kept is the size of the object's other annotations (keys and
+	// values), which a composer's write keeps (keptAnnotations).
+	kept int
+}
+
+func (e *Engine) composedStateOf(live *unstructured.Unstructured, kind string) composedState {
+	st := composedState{}
+	st.contributions, st.ids = contributionsOf(live, kind)
+	st.kept = keptAnnotations(live, kind)
+	st.foreign, _ = e.foreignComposedFields(live)
+	// The composition is read by content: every field outside metadata
+	// that any manager holds, whatever its name, except what the intent
+	// owning the object alone holds (its own check reads that). Nobody
+	// applying as a composer means nobody holds the composition any more.
+	held := false
+	for _, mf := range live.GetManagedFields() {
+		held = held || (mf.Operation == metav1.ManagedFieldsOperationApply && composerKindOf(mf.Manager) == kind)
+	}
+	content, _, err := contentSet(live, "", func(mf metav1.ManagedFieldsEntry) bool { return ownerEntry(live, mf) })
+	switch {
+	case err != nil:
+		st.unreadable = true
+	case !held:
+		st.unheld = true
+	default:
+		got, _ := extract(live.Object, content).(map[string]any)
+		st.have, _ = digestOf(map[string]any{"spec": got["spec"]})
+	}
+	return st
+}
+
+// contributionsOf are the contribution annotations of kind on live and
+// the instances their labels record ("" for none, or an earlier build's
+// "true"), by name; a label without an annotation is listed in ids only.
+func contributionsOf(live *unstructured.Unstructured, kind string) (raws, ids map[string]string) {
+	prefix := kind + contributionInfix
+	raws, ids = map[string]string{}, map[string]string{}
+	for k, v := range live.GetAnnotations() {
+		if name, ok := strings.CutPrefix(k, prefix); ok {
+			raws[name] = v
+		}
+	}
+	for k, v := range live.GetLabels() {
+		if name, ok := strings.CutPrefix(k, prefix); ok {
+			if v == "true" {
+				v = ""
+			}
+			ids[name] = v
+		}
+	}
+	return raws, ids
+}
+
+// ComposedObject is what a reading of one composed object holds for one
+// intent kind, as the protocols above the engine see it (Shared): the
+// listing's composedState, or an artifact's copy.
+type ComposedObject struct {
+	// Contributions are the annotations, IDs the instances their labels
+	// record (a label without its annotation included), by name.
+	Contributions, IDs map[string]string
+	// Have is the digest of the composition's spec as the object holds
+	// it; Unreadable is set when its managed fields cannot be read,
+	// Unheld when nobody holds the composition any more.
+	Have               string
+	Unreadable, Unheld bool
+	// Kept is the size of the object's other annotations (keys and
+	// values), which a composer's write keeps (keptAnnotations).
+	Kept int
+}
+
+// Object is st as a ComposedObject.
+func (st composedState) Object() ComposedObject {
+	return ComposedObject{Contributions: st.contributions, IDs: st.ids, Have: st.have, Unreadable: st.unreadable, Unheld: st.unheld, Kept: st.kept}
 }

@@ -14,10 +14,20 @@
 // services.go
 // (backend Services that do not exist, for a plan warning), read.go
 // (refresh: list what each intent owns and
-// digest the fields it owns), compose.go (objects several intents share),
+// digest the fields it owns), shared.go (Shared: the composition of
+// objects several intents share, which the engine asks for and the
+// provider registers; nil refuses composed intents), compositions.go
+// (Compositions, the one the provider registers, over compose.go and
+// pull_compose.go), compose.go (objects several intents share),
+// composed_write.go (their server-side apply: created, applied pinned,
+// former composers released, contributions forgotten, others' spec
+// fields removed),
 // with engine.go (the Engine and its clients), inventory.go (owners,
-// labels, entries, the kinds we write), listcache.go (one LIST per cluster
-// and kind per process), digest.go (digests of the fields a manager owns),
+// labels, entries, the kinds we write, and the composition vocabulary
+// the engine keeps: Composition, LiveContribution, ContributionKey),
+// listcache.go (one LIST per cluster and kind per process), digest.go
+// (digests of the fields a manager owns, a contribution's digest, and
+// the composed state the listing reads),
 // canonical.go (the canonical JSON a digest hashes, written directly),
 // managers.go (field managers: whose fields an apply may take over),
 // drift.go (fields other managers set on our objects), contributions.go
@@ -25,8 +35,10 @@
 // on each contribution: plan, apply, refresh and the roster ask it),
 // limits.go (the API server's limits, checked at plan), sink.go (pull
 // clusters: their objects published in an OCI artifact instead of applied,
-// and read back from it), sink_compose.go (composed objects on pull
+// and read back from it), pull_compose.go (composed objects on pull
 // clusters: composed in the artifact, another state's refused),
+// sink_compose.go (what composing there reads: the other tags of the
+// cluster's repository, and the warnings of checks that could not look),
 // sink_flux.go (objects a Flux Kustomization applies, refused on push
 // clusters), search.go (the reads import needs), exports.go (what the
 // shared-data protocols above the engine, internal/shareddata, use of

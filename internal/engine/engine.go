@@ -37,6 +37,11 @@ type Engine struct {
 	// into that object (contributingKinds); nil: nowhere.
 	Composers map[string]composition.Composer
 
+	// Shared composes the objects several intents share (shared.go); the
+	// provider registers it. Nil: no composition, and a composed intent
+	// is refused (noShared).
+	Shared Shared
+
 	// Delivery says which clusters are delivered by pull (sink.go); nil:
 	// every cluster is written by server-side apply.
 	Delivery Delivery

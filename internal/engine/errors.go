@@ -288,3 +288,11 @@ func recordsHint(e Entry) string {
 	}
 	return ": virtual destination records live there (the provider's records_namespace), and the provider's ConfigMap access is granted there alone (examples/rbac)"
 }
+
+// WorkspaceName shows a workspace identity in messages.
+func WorkspaceName(ws string) string {
+	if ws == "" {
+		return "(none recorded: its provider's workspace was not set, or an earlier build wrote it)"
+	}
+	return fmt.Sprintf("%q", ws)
+}

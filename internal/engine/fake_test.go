@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"sync"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,20 +10,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest/fakeapply"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 )
 
 // Unit tests of the engine run against client-go's fake dynamic client:
 // one per cluster, its object tracker as the cluster's store. The fake
 // has no server-side apply of its own for objects that do not exist yet,
-// so applyReactor stands in for it: create or replace, with a UID and a
-// resourceVersion, and the API server's refusal of an apply that names an
-// object by another UID. Failures (a write refused, a connection cut off)
+// so package fakeapply (shared with the tests above the engine) stands in
+// for it: create or replace, with a UID and a resourceVersion, and the
+// API server's refusal of an apply that names an object by another UID.
+// Failures (a write refused, a connection cut off)
 // are injected with reactors that run before it.
 
 // fakeClusters is a ClientSource of fake clusters; a cluster not in the
@@ -41,17 +39,8 @@ func (f fakeClusters) Get(cluster string) (*kubeclient.Clients, error) {
 	return &kubeclient.Clients{Dynamic: d}, nil
 }
 
-var fakeUIDs struct {
-	sync.Mutex
-	n int
-}
-
-func nextUID() types.UID {
-	fakeUIDs.Lock()
-	defer fakeUIDs.Unlock()
-	fakeUIDs.n++
-	return types.UID(fmt.Sprintf("uid-%d", fakeUIDs.n))
-}
+// nextUID is a UID no other object of the process has.
+func nextUID() types.UID { return fakeapply.NextUID() }
 
 // newFakeEngine returns an engine over one fake cluster per name.
 func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
@@ -63,11 +52,10 @@ func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
 	fc := fakeClusters{}
 	for _, c := range clusters {
 		d := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
-		d.PrependReactor("patch", "*", applyReactor(d))
-		d.PrependReactor("create", "*", createReactor(d))
+		fakeapply.Install(d)
 		fc[c] = d
 	}
-	return &Engine{Clients: fc, FieldManager: "test", retryBackoff: noWait}, fc
+	return &Engine{Clients: fc, FieldManager: "test", Shared: Compositions{}, retryBackoff: noWait}, fc
 }
 
 // noWait stands in for the backoff between retries (retry.go): as many
@@ -75,79 +63,15 @@ func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
 // test.
 var noWait = &wait.Backoff{Steps: conflictBackoff.Steps}
 
-// createReactor gives created objects a UID and a resourceVersion.
-func createReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
-	return func(a k8stesting.Action) (bool, runtime.Object, error) {
-		ca := a.(k8stesting.CreateActionImpl)
-		obj := ca.GetObject().(*unstructured.Unstructured).DeepCopy()
-		obj.SetManagedFields(metadataFields(obj, ca.CreateOptions.FieldManager, metav1.ManagedFieldsOperationUpdate))
-		obj.SetUID(nextUID())
-		obj.SetResourceVersion("1")
-		if err := d.Tracker().Create(ca.GetResource(), obj, ca.GetNamespace()); err != nil {
-			return true, nil, err
-		}
-		return true, obj, nil
-	}
-}
-
-// applyReactor emulates server-side apply on the tracker: the object is
-// created or replaced by the applied configuration.
+// applyReactor emulates server-side apply on the tracker (fakeapply).
 func applyReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
-	return func(a k8stesting.Action) (bool, runtime.Object, error) {
-		pa, ok := a.(k8stesting.PatchActionImpl)
-		if !ok || pa.GetPatchType() != types.ApplyPatchType {
-			return false, nil, nil
-		}
-		obj := &unstructured.Unstructured{}
-		if err := json.Unmarshal(pa.GetPatch(), &obj.Object); err != nil {
-			return true, nil, err
-		}
-		gvr, ns, name := pa.GetResource(), pa.GetNamespace(), pa.GetName()
-		obj.SetManagedFields(metadataFields(obj, pa.PatchOptions.FieldManager, metav1.ManagedFieldsOperationApply))
-		if len(pa.PatchOptions.DryRun) > 0 {
-			return true, obj, nil // dryRun=All: answered, nothing stored
-		}
-		live, err := d.Tracker().Get(gvr, ns, name)
-		switch {
-		case apierrors.IsNotFound(err):
-			if obj.GetUID() != "" {
-				return true, nil, apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("uid precondition: object was deleted"))
-			}
-			obj.SetUID(nextUID())
-			obj.SetResourceVersion("1")
-			return true, obj, d.Tracker().Create(gvr, obj, ns)
-		case err != nil:
-			return true, nil, err
-		}
-		l := live.(*unstructured.Unstructured)
-		if obj.GetUID() != "" && obj.GetUID() != l.GetUID() {
-			return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: gvr.Group, Kind: l.GetKind()}, name,
-				field.ErrorList{field.Invalid(field.NewPath("metadata", "uid"), obj.GetUID(), "field is immutable")})
-		}
-		if rv := obj.GetResourceVersion(); rv != "" && rv != l.GetResourceVersion() {
-			return true, nil, apierrors.NewConflict(gvr.GroupResource(), name, fmt.Errorf("the object has been modified"))
-		}
-		obj.SetUID(l.GetUID())
-		n, _ := strconv.Atoi(l.GetResourceVersion())
-		obj.SetResourceVersion(strconv.Itoa(n + 1))
-		return true, obj, d.Tracker().Update(gvr, obj, ns)
-	}
+	return fakeapply.Apply(d)
 }
 
 // metadataFields is the managed-fields entry of manager for the labels
-// and annotations of obj: the fake does no field management of its own,
-// and contributions are trusted only when a composer holds them.
+// and annotations of obj (fakeapply).
 func metadataFields(obj *unstructured.Unstructured, manager string, op metav1.ManagedFieldsOperationType) []metav1.ManagedFieldsEntry {
-	fields := map[string]any{}
-	for what, keys := range map[string]map[string]string{"f:labels": obj.GetLabels(), "f:annotations": obj.GetAnnotations()} {
-		set := map[string]any{}
-		for k := range keys {
-			set["f:"+k] = map[string]any{}
-		}
-		fields[what] = set
-	}
-	raw, _ := json.Marshal(map[string]any{"f:metadata": fields})
-	return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: op, APIVersion: obj.GetAPIVersion(), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw))}}
+	return fakeapply.MetadataFields(obj, manager, op)
 }
 
 // seed stores an object in a fake cluster as someone (or we) left it.

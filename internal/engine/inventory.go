@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
 // DefaultRecordsNamespace is the namespace of virtual destination records
@@ -220,3 +221,58 @@ func EntryFromStateKey(key, digest string) (Entry, error) {
 	}
 	return Entry{}, fmt.Errorf("%q: kind %s is not one the provider manages", key, parts[1])
 }
+
+// Composition makes an owner's objects composed.
+type Composition struct {
+	// Composer decodes, composes and digests the contributions of the
+	// owner's kind.
+	Composer composition.Composer
+	// Contribution is what this intent adds to the objects of each
+	// cluster, typed and encoded (the annotation value stored there).
+	Contribution composition.Part
+	// Own says whether an instance ID is one this Terraform state holds:
+	// a contribution of the same name from such an instance (this
+	// resource's previous instance, being replaced) is replaced; from any
+	// other instance it is a conflict, whatever workspace it names, since
+	// two states may carry one workspace name.
+	Own func(id string) bool
+	// Orphan, set by a roster, says whether a contribution is an orphan of
+	// its state (verdict.go): by its instance label, and by what its
+	// content says (its name, the workspace it names), so that a label
+	// changed by hand does not make another state's contribution one.
+	Orphan func(c LiveContribution) bool
+	// Owned says whether an object is another intent's own, which this
+	// contribution only joins (a virtual destination's DestinationRule):
+	// a composer never creates it. Nil: none is.
+	Owned func(key translate.Key) bool
+}
+
+// ContributionKey is the annotation (and label) key of an intent's
+// contribution: <kind>.mesh-intent.io/<name>.
+func (o Owner) ContributionKey() string { return o.Kind + ".mesh-intent.io/" + o.Name }
+
+// LiveContribution is one contribution found on a composed object.
+type LiveContribution struct {
+	Entry Entry
+	// Name is the intent's name, ID its instance ("" when not recorded).
+	Name, ID string
+	// Raw is the contribution as stored; Workspace the workspace it says
+	// it comes from.
+	Raw, Workspace string
+	// Contribution is what the composer decoded of it (nil without a
+	// composer); it may be composed only when Untrusted is empty.
+	Contribution composition.Contribution
+	// Untrusted says why it is not composed (refused by the composer's
+	// Decode, or a label without its annotation); empty when it is.
+	Untrusted string
+	// Unreadable is set when it is in a format this build does not read
+	// (a newer provider's): it is kept, and its object cannot be written.
+	Unreadable bool
+	// Kept is the size of the other annotations on its object (keys and
+	// values: another tool's, a client-side apply's last-applied
+	// configuration), which a write of the object keeps.
+	Kept int
+}
+
+// Annotation is the annotation key that holds it.
+func (c LiveContribution) Annotation(kind string) string { return kind + contributionInfix + c.Name }

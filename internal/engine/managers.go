@@ -216,3 +216,7 @@ func contentDigestOf(live *unstructured.Unstructured, manager string, composers 
 	}
 	return digestOf(withoutIdentity(u))
 }
+
+// composerSuffix ends the field manager of every composer of kind,
+// whatever the field_manager base of the writer.
+func composerSuffix(kind string) string { return "/" + kind + "-composer" }

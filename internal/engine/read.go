@@ -80,7 +80,10 @@ func (e *Engine) readCluster(ctx context.Context, owner Owner, kinds []schema.Gr
 				}
 				en.Digest = digest
 				if owner.Composition.Composer != nil {
-					if e.composedDriftedFrom(owner, en, st) {
+					if e.Shared == nil {
+						return nil, nil, noShared(owner, en.Cluster, en.String(), "Reading")
+					}
+					if e.Shared.DriftedFrom(e, owner, en, st.Object()) {
 						en.Digest = digestDrifted
 					}
 					if len(st.foreign) > 0 {

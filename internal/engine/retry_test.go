@@ -234,7 +234,7 @@ func TestBurstOfTwentyWritersOnOneHostname(t *testing.T) {
 	_, fc := newFakeEngine(t, "east")
 	d := composedEntry()
 	// One contribution is there before the burst.
-	first := &Engine{Clients: fc, FieldManager: "test", retryBackoff: noWait}
+	first := &Engine{Clients: fc, FieldManager: "test", Shared: Compositions{}, retryBackoff: noWait}
 	if _, err := first.Apply(context.Background(), composedOwner("first"), []Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestBurstOfTwentyWritersOnOneHostname(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
 	for i := range writers {
-		e := &Engine{Clients: gated{fc, g}, FieldManager: "test"}
+		e := &Engine{Clients: gated{fc, g}, FieldManager: "test", Shared: Compositions{}}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -238,7 +238,7 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 		bumpVersion(t, u)
 		return true, u, fc["east"].Tracker().Update(vsResource, u, d.Namespace)
 	})
-	e2 := &Engine{Clients: e.Clients, FieldManager: "team-b"}
+	e2 := &Engine{Clients: e.Clients, FieldManager: "team-b", Shared: Compositions{}}
 	if _, err := e2.Apply(ctx, composedOwner("b"), []Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 // not foreign to it) and takes back its own fields from them; a composer
 // takes fields over from the owner of another base.
 func TestSharedDestinationRuleAcrossFieldManagerBases(t *testing.T) {
-	e := &Engine{FieldManager: "team-b", Composers: testComposers}
+	e := &Engine{FieldManager: "team-b", Composers: testComposers, Shared: Compositions{}}
 	owner := Owner{Kind: "virtual-destination", Name: "user", ID: "id-user"}
 	mine := owner.FieldManager(e.FieldManager)
 	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",

@@ -260,7 +260,11 @@ func (e *Engine) PlanErrors(ctx context.Context, owner Owner, entries []Entry) (
 	}
 	for _, c := range clustersOf(entries) {
 		if a, pull, err := e.pullOf(c); err == nil && pull {
-			es, ws := e.pullComposedErrors(ctx, owner, c, a, byCluster(entries, c))
+			if e.Shared == nil {
+				errs = append(errs, noShared(owner, c, "", "Checking"))
+				continue
+			}
+			es, ws := e.Shared.PullComposedErrors(ctx, e, owner, c, a, byCluster(entries, c))
 			errs, warnings = append(errs, es...), append(warnings, ws...)
 		}
 	}
@@ -278,7 +282,10 @@ func IsNotChecked(err error) bool { return errors.Is(err, errNotChecked) }
 // artifact did not hold (publishPull).
 func (e *Engine) publishCluster(ctx context.Context, owner Owner, cluster string, a PullArtifact, desired []Desired, prior []Entry, prune bool) (entries, leftovers []Entry, errs []*Error) {
 	if owner.Composition != nil {
-		return e.publishComposed(ctx, owner, cluster, a, desired, prior, prune)
+		if e.Shared == nil {
+			return prior, nil, []*Error{noShared(owner, cluster, "", "Publishing")}
+		}
+		return e.Shared.PublishComposed(ctx, e, owner, cluster, a, desired, prior, prune)
 	}
 	manifests := make([]map[string]any, len(desired))
 	keys := make([]string, len(desired))
@@ -407,7 +414,10 @@ func (e *Engine) readPull(ctx context.Context, owner Owner, cluster string, a Pu
 		if owner.Composition != nil {
 			// A composed object's digest is its contribution's, and its
 			// composition is checked against the artifact's copy.
-			ce, err := e.composedEntry(owner, en, m)
+			if e.Shared == nil {
+				return prior, []*Error{noShared(owner, cluster, en.String(), "Reading")}
+			}
+			ce, err := e.Shared.ComposedEntry(e, owner, en, m)
 			if err != nil {
 				return prior, []*Error{objectError(en, "Reading", err)}
 			}

@@ -17,7 +17,7 @@ import (
 )
 
 // Traffic policies (composed objects) on a pull cluster, on the
-// in-process registry (sink_compose.go).
+// in-process registry (pull_compose.go).
 
 // composedOn is owner's desired composed VirtualService in cluster, with
 // the digest a plan gives it (its contribution's).

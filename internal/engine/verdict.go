@@ -184,28 +184,6 @@ func (o Owner) contributionsOn(en Entry, live *unstructured.Unstructured) []Live
 	return o.readContributions(en, raws, ids)
 }
 
-// contributionsOf are the contribution annotations of kind on live and
-// the instances their labels record ("" for none, or an earlier build's
-// "true"), by name; a label without an annotation is listed in ids only.
-func contributionsOf(live *unstructured.Unstructured, kind string) (raws, ids map[string]string) {
-	prefix := kind + contributionInfix
-	raws, ids = map[string]string{}, map[string]string{}
-	for k, v := range live.GetAnnotations() {
-		if name, ok := strings.CutPrefix(k, prefix); ok {
-			raws[name] = v
-		}
-	}
-	for k, v := range live.GetLabels() {
-		if name, ok := strings.CutPrefix(k, prefix); ok {
-			if v == "true" {
-				v = ""
-			}
-			ids[name] = v
-		}
-	}
-	return raws, ids
-}
-
 // readContributions decodes raws (by name, with their instances ids) as
 // found on en, in name order; a name in ids without a raw value is a
 // label without its annotation.

@@ -34,7 +34,7 @@ func origins(n int) []string {
 func TestPlanCountsTheKeptConfigurationInTheContributionSize(t *testing.T) {
 	clusters := newFakeClusterSet(t, "east")
 	reg := translate.NewRegistry(translate.Cluster{Name: "east"})
-	data := &providerData{Registry: reg, Version: "1.0.0", Engine: &engine.Engine{Clients: clusters}, Planned: &runstate.PlannedObjects{}}
+	data := &providerData{Registry: reg, Version: "1.0.0", Engine: &engine.Engine{Clients: clusters, Shared: engine.Compositions{}}, Planned: &runstate.PlannedObjects{}}
 	dest := trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: []string{"east"}}
 	policy := trafficpolicy.Intent{Name: "mine", Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}},
 		CORS: &trafficpolicy.CORS{AllowOrigins: origins(600)}}

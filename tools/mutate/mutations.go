@@ -446,7 +446,7 @@ var mutations = []mutation{
 	// Shared objects (issue 25, items 5 and 6).
 	{
 		ID: "engine/unpinned-restore", Why: "the re-apply after removing someone's edit of a composed object is not pinned: a contribution written in between is lost",
-		File: "internal/engine/compose.go", From: "\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\tobj.SetResourceVersion(\"\")\n",
+		File: "internal/engine/composed_write.go", From: "\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\tobj.SetResourceVersion(\"\")\n",
 		Package: "./internal/engine",
 	},
 	{
@@ -1053,6 +1053,11 @@ var mutations = []mutation{
 		Package: "./internal/engine", Run: "TestComposerNeverCreatesAnOwnedObject",
 	},
 	{
+		ID: "engine/no-shared-skips-compose", Why: "an engine without a composition registered (Engine.Shared nil) skips a composed write silently instead of refusing it",
+		File: "internal/engine/apply.go", From: "\t\t\treturn noShared(owner, d.Cluster, d.Entry.String(), \"Applying\")\n", To: "\t\t\treturn nil\n",
+		Package: "./internal/engine", Run: "^TestComposedIntentWithoutSharedRefused$",
+	},
+	{
 		ID: "engine/composer-name-hides-drift", Why: "a server-side apply named like a composer, with a contribution label, hides drift on an intent's own object",
 		File: "internal/engine/managers.go", From: "ik.Composed && slices.Contains(ik.Writes, gvk)", To: "ik.Composed && gvk.Kind != \"\"",
 		Package: "./internal/engine", Run: "TestComposerNameOnAnIntentsOwnObjectIsDrift",
@@ -1449,67 +1454,67 @@ var mutations = []mutation{
 	// in the state's artifact, another state's refused.
 	{
 		ID: "engine/pull-composed-replaces-others", Why: "publishing a composed object ignores the contributions the artifact's copy holds: each policy's publish drops the others' routes",
-		File: "internal/engine/sink_compose.go", From: "\t\tfound = owner.contributionsOn(entry, live)\n", To: "\t\tfound = nil\n",
+		File: "internal/engine/pull_compose.go", From: "\t\tfound = owner.contributionsOn(entry, live)\n", To: "\t\tfound = nil\n",
 		Package: "./internal/engine", Run: "^TestPullComposesTwoIntentsOfOneStateIntoOnePublishedObject$",
 	},
 	{
 		ID: "engine/pull-composed-drift-unseen", Why: "a composed object edited in a re-pushed artifact is not drift: the plan says No changes while Flux applies the edit",
-		File: "internal/engine/sink_compose.go", From: "\tif e.composedDriftedFrom(owner, en, st) {\n", To: "\tif false {\n",
+		File: "internal/engine/pull_compose.go", From: "\tif e.composedDriftedFrom(owner, en, st) {\n", To: "\tif false {\n",
 		Package: "./internal/engine", Run: "^TestPullComposedRefreshAndDrift$",
 	},
 	{
 		ID: "engine/pull-composed-release-drops-object", Why: "destroying one policy removes the composed object from the artifact: Flux prunes the other policies' routes",
-		File: "internal/engine/sink_compose.go", From: "\tif m == nil && remove {\n\t\treturn nil\n\t}", To: "\tif remove {\n\t\tdelete(objs, key)\n\t\treturn nil\n\t}",
+		File: "internal/engine/pull_compose.go", From: "\tif m == nil && remove {\n\t\treturn nil\n\t}", To: "\tif remove {\n\t\tdelete(objs, key)\n\t\treturn nil\n\t}",
 		Package: "./internal/engine", Run: "^TestPullComposedPruneOfOneContributionLeavesTheOther$",
 	},
 	{
 		ID: "engine/pull-composed-sibling-unchecked", Why: "another state's artifact for the cluster holding the same composed object is not looked at: two Kustomizations apply it and overwrite each other's routes",
-		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
+		File: "internal/engine/pull_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
 		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
 	},
 	{
 		ID: "provider/pull-composed-sibling-planned", Why: "a traffic policy whose object another state publishes for the pull cluster plans cleanly",
-		File: "internal/engine/sink_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
+		File: "internal/engine/pull_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
 		Package: "./internal/provider", Run: "^TestComposedIntentOfAnotherStateOnPullClusterFailsThePlan$",
 	},
 	{
 		ID: "engine/pull-composed-upload-unchecked", Why: "the apply publishes a composed object another state publishes for the cluster (a plan skipped or stale): the check is the plan's only",
-		File: "internal/engine/sink_compose.go", From: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n", To: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n\terrs = nil\n",
+		File: "internal/engine/pull_compose.go", From: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n", To: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n\terrs = nil\n",
 		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
 	},
 	{
 		ID: "engine/pull-composed-cluster-unchecked", Why: "another workspace's contribution on the pull cluster's object, seen through its read-only connection, is not reported",
-		File: "internal/engine/sink_compose.go", From: "\t\tothers := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind]))\n", To: "\t\tothers := secondStates(owner, a, nil)\n",
+		File: "internal/engine/pull_compose.go", From: "\t\tothers := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind].Object()))\n", To: "\t\tothers := secondStates(owner, a, nil)\n",
 		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
 	},
 	{
 		ID: "engine/pull-composed-own-workspace-refused", Why: "the state's own contributions, applied by Flux from its own artifact, are taken for another state's: every plan after the first fails",
-		File: "internal/engine/sink_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase false:\n",
+		File: "internal/engine/pull_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase false:\n",
 		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
 	},
 	{
 		ID: "engine/pull-composed-no-workspace-skipped", Why: "a contribution that records no workspace (an earlier build's, a push state's without one) on a pull cluster's composed object is skipped: the state's copy leaves it out and Flux's apply drops its routes",
-		File: "internal/engine/sink_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase v.Standing == Theirs && (v.Workspace == \"\" || v.Workspace == a.Publisher):\n",
+		File: "internal/engine/pull_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase v.Standing == Theirs && (v.Workspace == \"\" || v.Workspace == a.Publisher):\n",
 		Package: "./internal/engine", Run: "^TestPullComposedContributionWithoutWorkspaceRefused$",
 	},
 	{
 		ID: "engine/pull-composed-verdict-ignored", Why: "only other states' well-formed contributions count on a pull cluster's object: a same-named one without an instance is taken for this state's",
-		File: "internal/engine/sink_compose.go", From: "\t\tcase v.Standing == Mine || v.Standing == Held || v.Standing == Orphan || v.Standing == Untrusted:\n", To: "\t\tcase v.Standing != Theirs:\n",
+		File: "internal/engine/pull_compose.go", From: "\t\tcase v.Standing == Mine || v.Standing == Held || v.Standing == Orphan || v.Standing == Untrusted:\n", To: "\t\tcase v.Standing != Theirs:\n",
 		Package: "./internal/engine", Run: "^TestPullComposedSameNameWithoutInstanceRefused$",
 	},
 	{
 		ID: "engine/pull-check-unconnected-silent", Why: "a pull cluster without a connection is not checked for other states' objects, and the plan does not say so",
-		File: "internal/engine/sink_compose.go", From: "\t\treturn nil, append(warns, unconnected)\n", To: "\t\t_ = unconnected\n\t\treturn nil, warns\n",
+		File: "internal/engine/pull_compose.go", From: "\t\treturn nil, append(warns, unconnected)\n", To: "\t\t_ = unconnected\n\t\treturn nil, warns\n",
 		Package: "./internal/engine", Run: "^TestPullComposedCheckWithoutConnectionWarns$",
 	},
 	{
 		ID: "engine/pull-check-unlisted-silent", Why: "a pull cluster that cannot be read is not checked for other states' objects, and the plan does not say so",
-		File: "internal/engine/sink_compose.go", From: "\t\t\treturn nil, append(warns, unlisted)\n", To: "\t\t\t_ = unlisted\n\t\t\treturn nil, warns\n",
+		File: "internal/engine/pull_compose.go", From: "\t\t\treturn nil, append(warns, unlisted)\n", To: "\t\t\t_ = unlisted\n\t\t\treturn nil, warns\n",
 		Package: "./internal/engine", Run: "^TestPullComposedCheckOfAnUnreachableClusterWarns$",
 	},
 	{
 		ID: "engine/pull-check-registry-unread-silent", Why: "a repository whose tags cannot be listed, or another tag that cannot be read, leaves other states' artifacts unchecked, and the plan does not say so",
-		File: "internal/engine/sink_compose.go", From: "\tfor _, u := range unread {", To: "\tfor _, u := range unread[:0] {",
+		File: "internal/engine/pull_compose.go", From: "\tfor _, u := range unread {", To: "\tfor _, u := range unread[:0] {",
 		Package: "./internal/engine", Run: "^TestPullComposedCheck(WithoutTagListing|OfAnUnreadableSibling)Warns$",
 	},
 	{
@@ -1549,7 +1554,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-joined-published", Why: "a policy's settings in a virtual destination's DestinationRule are published to a pull cluster, where the destination's own publish would drop them",
-		File: "internal/engine/sink_compose.go", From: "\t\tif owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {", To: "\t\tif false {",
+		File: "internal/engine/pull_compose.go", From: "\t\tif owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {", To: "\t\tif false {",
 		Package: "./internal/engine", Run: "^TestPullJoiningAnotherIntentsObjectRefused$",
 	},
 	{

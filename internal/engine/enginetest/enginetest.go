@@ -1,9 +1,10 @@
 // Package enginetest serves fake clusters to the tests of the engine's
 // users (the provider, discovery): client-go's fake dynamic client, one
 // per cluster, listing every kind the engine writes, as an
-// engine.ClientSource. The engine's own tests have their own, with
-// server-side apply stood in for (internal/engine's fake_test.go); these
-// only read, so objects are put straight into each cluster's store.
+// engine.ClientSource. Objects are put straight into each cluster's
+// store (Put); clusters made by NewWriting also take the engine's writes,
+// server-side apply stood in for by package fakeapply, which the engine's
+// own tests (fake_test.go) use too.
 package enginetest
 
 import (
@@ -16,6 +17,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest/fakeapply"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
 )
 
@@ -25,6 +27,16 @@ type Clusters map[string]*dynamicfake.FakeDynamicClient
 
 // New returns one empty fake cluster per name.
 func New(clusters ...string) Clusters {
+	return newClusters(false, clusters)
+}
+
+// NewWriting returns one empty fake cluster per name that takes
+// server-side applies and creates (fakeapply).
+func NewWriting(clusters ...string) Clusters {
+	return newClusters(true, clusters)
+}
+
+func newClusters(writing bool, clusters []string) Clusters {
 	listKinds := map[schema.GroupVersionResource]string{}
 	for _, k := range engine.Kinds() {
 		gvr, _ := engine.ResourceOf(k)
@@ -32,7 +44,11 @@ func New(clusters ...string) Clusters {
 	}
 	f := Clusters{}
 	for _, c := range clusters {
-		f[c] = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
+		d := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
+		if writing {
+			fakeapply.Install(d)
+		}
+		f[c] = d
 	}
 	return f
 }
