@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux"
+)
+
+// Review 53: false positives of the push-beside-Flux check (sink_flux.go).
+
+// kustomizationWithInventory creates Kustomization flux-system/<name> on
+// cluster whose status.inventory lists ids (kustomize-controller's
+// "<namespace>_<name>_<group>_<kind>") and nothing else.
+func kustomizationWithInventory(t *testing.T, fc fakeClusters, cluster, name string, ids ...string) {
+	t.Helper()
+	var entries []any
+	for _, id := range ids {
+		entries = append(entries, map[string]any{"id": id, "v": "v1"})
+	}
+	k := &unstructured.Unstructured{Object: map[string]any{"apiVersion": flux.KustomizeAPIVersion, "kind": flux.KustomizationKind,
+		"spec":   map[string]any{"prune": true, "sourceRef": map[string]any{"kind": "GitRepository", "name": name}},
+		"status": map[string]any{"inventory": map[string]any{"entries": entries}}}}
+	k.SetNamespace("flux-system")
+	k.SetName(name)
+	if err := fc[cluster].Tracker().Create(flux.Resources[flux.KustomizationKind], k, "flux-system"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The usual way off Flux for one object: the team removes it from the Git
+// source of flux-system/flux-system (which every `flux bootstrap` cluster
+// has, and which keeps applying the rest) with pruning disabled for it,
+// and adopts it with adopt_existing. kustomize-controller's labels stay
+// on the object, and the Kustomization still exists, but its inventory no
+// longer lists the object: nothing of Flux applies it any more. The same
+// holds for labels copied by hand (`kubectl get -o yaml` of an object of
+// another Flux cluster). The adopt is refused all the same, and the
+// message tells the user to move the Kustomization's state to push:
+// the check reads only that the Kustomization exists, never whether it
+// applies this object (its status.inventory).
+func TestReview53AdoptOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	owner := testOwner
+	owner.Adopt = true
+	d := serviceEntry(owner, "east", "a")
+	seed(t, fc["east"], d.Entry, fluxLabels("flux-system"))
+	// It applies other objects, not this one.
+	kustomizationWithInventory(t, fc, "east", "flux-system", "apps_podinfo_apps_Deployment", "apps__Namespace")
+	if errs := e.ForeignObjects(context.Background(), owner, []Desired{d}, nil); len(errs) != 0 {
+		t.Errorf("adopt refused: %v; want none (Kustomization flux-system/flux-system's inventory does not list %s)", errs, d.Entry)
+	}
+}
+
+// The same for a push state's own object and for a composed object: the
+// plan fails on a Kustomization that exists but does not apply them.
+func TestReview53PushWriteOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := serviceEntry(testOwner, "east", "a")
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("flux-system")))
+	kustomizationWithInventory(t, fc, "east", "flux-system", "apps_podinfo_apps_Deployment")
+	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
+		t.Errorf("plan errors: %v; want none (the Kustomization's inventory does not list %s)", errs, d.Entry)
+	}
+}
