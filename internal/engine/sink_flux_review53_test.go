@@ -65,3 +65,28 @@ func TestReview53PushWriteOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *te
 		t.Errorf("plan errors: %v; want none (the Kustomization's inventory does not list %s)", errs, d.Entry)
 	}
 }
+
+// A pull cluster without a kubernetes connection is the documented normal
+// case ("A pull cluster needs no kubernetes connection"), yet the check
+// of its composed objects warns that it could not look at every plan of
+// every traffic policy on it: one state's 2 policies (or 200) on one pull
+// cluster make 2 (or 200) copies of the same warning in one plan, though
+// the reason (no connection) is one per cluster and run. The warning is
+// the cluster's: once per cluster in a run is what the user needs.
+func TestReview53PullClusterNotCheckedWarnsOncePerClusterAndRun(t *testing.T) {
+	pr := newPullRegistry(t)
+	e, _ := newPullEngine(t, pr) // onprem has no connection
+	ctx := context.Background()
+	var warnings []*Error
+	for _, name := range []string{"a", "b"} {
+		o := composedOwner(name)
+		errs, warns := e.PlanErrors(ctx, o, []Entry{composedOn(t, o, "onprem").Entry})
+		if len(errs) != 0 {
+			t.Fatalf("plan errors of %s: %v", name, errs)
+		}
+		warnings = append(warnings, warns...)
+	}
+	if len(warnings) != 1 {
+		t.Errorf("%d warnings that pull cluster onprem was not read in one run of two policies, want 1: %v", len(warnings), warnings)
+	}
+}
