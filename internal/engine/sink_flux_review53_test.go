@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -88,5 +89,22 @@ func TestReview53PullClusterNotCheckedWarnsOncePerClusterAndRun(t *testing.T) {
 	}
 	if len(warnings) != 1 {
 		t.Errorf("%d warnings that pull cluster onprem was not read in one run of two policies, want 1: %v", len(warnings), warnings)
+	}
+}
+
+// The refusal's summary names the cluster twice ("ServiceEntry
+// istio-system/a in cluster east on cluster east is applied by Flux"):
+// Entry's String already says the cluster.
+func TestReview53FluxAppliedSummaryNamesTheClusterOnce(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := serviceEntry(testOwner, "east", "a")
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
+	kustomization(t, fc, "east", "mesh-prod", "oci://registry.example.com/mesh/east", "prod")
+	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
+	if len(errs) != 1 {
+		t.Fatalf("plan errors: %v, want one", errs)
+	}
+	if n := strings.Count(errs[0].Summary, "cluster east"); n != 1 {
+		t.Errorf("summary %q names cluster east %d times, want once", errs[0].Summary, n)
 	}
 }
