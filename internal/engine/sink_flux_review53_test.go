@@ -108,3 +108,30 @@ func TestReview53FluxAppliedSummaryNamesTheClusterOnce(t *testing.T) {
 		t.Errorf("summary %q names cluster east %d times, want once", errs[0].Summary, n)
 	}
 }
+
+// Flux in hub-and-spoke (a management cluster's Kustomization applies to
+// this cluster through spec.kubeConfig, as Flux's own hub-and-spoke
+// example does): kustomize-controller labels what it applies here with
+// that Kustomization's name and namespace, which do not exist on this
+// cluster, whose API server does not even serve Kustomizations. The GET
+// answers 404 and fluxApplied takes it for "labels left over": the push
+// state writes the object silently, and Flux, forcing its copy at every
+// interval, undoes it (and the plan shows drift) forever. The engine's
+// own rule for a 404 (listcache.go's kindAbsent: discovery has the last
+// word) is not applied: a 404 of a kind this cluster does not serve
+// says nothing about whether the Kustomization exists. The plan should
+// at least say so, naming the Kustomization.
+func TestReview53ObjectLabelledByAKustomizationThisClusterDoesNotServeIsNotSilentlyWritten(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	e.Clients = withDiscovery{fakeClusters: fc, served: []string{"serviceentries"}} // no kustomize.toolkit.fluxcd.io
+	d := serviceEntry(testOwner, "east", "a")
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("apps-east")))
+	errs, warns := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
+	var said bool
+	for _, x := range append(errs, warns...) {
+		said = said || strings.Contains(x.Detail, "flux-system/apps-east")
+	}
+	if !said {
+		t.Errorf("plan errors %v, warnings %v: nothing names Kustomization flux-system/apps-east, whose labels the object carries on a cluster that serves no Kustomizations (Flux applies it from elsewhere, or was uninstalled)", errs, warns)
+	}
+}
