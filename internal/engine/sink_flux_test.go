@@ -144,19 +144,29 @@ func TestAdoptOfAnObjectFluxAppliesRefused(t *testing.T) {
 }
 
 // This instance's own object on a cluster leaving pull (retired) is
-// written without reading the Kustomization (the documented roles do not
-// grant it); elsewhere a Kustomization that cannot be read is an error
-// naming it and the fix.
-func TestPushWriteWhereTheKustomizationCannotBeRead(t *testing.T) {
+// written without reading the Kustomization; elsewhere a Kustomization
+// that may not be read (403) is a warning naming it, the cluster and the
+// grant to add (kubectl), and the write proceeds: after "Back to push"
+// every object keeps Flux's labels, and a Role without that grant must
+// not fail every plan.
+func TestPushWriteWhereTheKustomizationIsForbiddenWarnsWithTheGrant(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	fc["east"].PrependReactor("get", "kustomizations", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(flux.Resources[flux.KustomizationKind].GroupResource(), "mesh-prod", errors.New("RBAC"))
 	})
 	d := serviceEntry(testOwner, "east", "a")
 	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
-	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
-	if len(errs) != 1 || !errors.Is(errs[0], errFluxApplied) || !strings.Contains(errs[0].Detail, "could not be read") || !strings.Contains(errs[0].Detail, "kustomizations.kustomize.toolkit.fluxcd.io") {
-		t.Fatalf("plan errors: %v, want one saying the Kustomization could not be read and the fix", errs)
+	errs, warns := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
+	if len(errs) != 0 {
+		t.Fatalf("plan errors: %v, want none (a forbidden read is a warning: the write proceeds)", errs)
+	}
+	if len(warns) != 1 || !errors.Is(warns[0], errFluxApplied) {
+		t.Fatalf("plan warnings: %v, want one", warns)
+	}
+	for _, want := range []string{"flux-system/mesh-prod", "cluster east", "kubectl -n flux-system create role", "--verb=get --resource=kustomizations.kustomize.toolkit.fluxcd.io", "create rolebinding"} {
+		if !strings.Contains(warns[0].Detail, want) {
+			t.Errorf("warning %q does not say %q", warns[0].Detail, want)
+		}
 	}
 	e.Delivery = retiredClusters{"east": oci.Target{Repository: "registry.example.com/mesh/east", Tag: "state-a"}}
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {

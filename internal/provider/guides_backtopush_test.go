@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Review 53: "Back to push" ends with the bootstrap objects deleted, but
+// "Back to push" ends with the bootstrap objects deleted, but
 // kustomize-controller never takes its labels
 // (kustomize.toolkit.fluxcd.io/name and /namespace) off what it applied
 // (with prune false its finalizer deletes nothing and edits nothing), so
@@ -20,7 +20,7 @@ import (
 // plan on that cluster. The guide must say it: either the documented Role
 // grants reading Kustomizations, or "Back to push" says to remove those
 // labels (or the provider removes them while retired is set).
-func TestReview53BackToPushEndsWithPlansThatPassUnderTheDocumentedRole(t *testing.T) {
+func TestBackToPushEndsWithPlansThatPassUnderTheDocumentedRole(t *testing.T) {
 	read := func(g string) string {
 		b, err := os.ReadFile(filepath.Join("..", "..", "docs", "guides", g+".md"))
 		if err != nil {

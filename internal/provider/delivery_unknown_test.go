@@ -14,7 +14,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 )
 
-// Review 53: a pull cluster whose repository is not known at plan (an
+// A pull cluster whose repository is not known at plan (an
 // ECR repository replaced in the same run: `repository =
 // aws_ecr_repository.east.repository_url`) is left out of the engine's
 // pull clusters at plan ("checked at apply", pullClusters), so the engine
@@ -25,7 +25,7 @@ import (
 // on every one of them: a pull cluster's own delivery turned into a plan
 // error, where nothing at apply would be refused (the cluster is pull
 // there).
-func TestReview53PullClusterWithUnknownRepositoryIsNotCheckedAsPush(t *testing.T) {
+func TestPullClusterWithUnknownRepositoryIsNotCheckedAsPush(t *testing.T) {
 	pull := map[string]ociModel{"east": {
 		Repository: types.StringUnknown(), Insecure: types.BoolNull(), Retired: types.BoolNull(),
 		DockerConfigFile: types.StringNull(), Username: types.StringNull(), Password: types.StringNull(), Token: types.StringNull(),

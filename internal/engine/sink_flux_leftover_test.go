@@ -10,7 +10,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux"
 )
 
-// Review 53: false positives of the push-beside-Flux check (sink_flux.go).
+// False positives of the push-beside-Flux check (sink_flux.go).
 
 // kustomizationWithInventory creates Kustomization flux-system/<name> on
 // cluster whose status.inventory lists ids (kustomize-controller's
@@ -42,7 +42,7 @@ func kustomizationWithInventory(t *testing.T, fc fakeClusters, cluster, name str
 // message tells the user to move the Kustomization's state to push:
 // the check reads only that the Kustomization exists, never whether it
 // applies this object (its status.inventory).
-func TestReview53AdoptOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
+func TestAdoptOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	owner := testOwner
 	owner.Adopt = true
@@ -57,7 +57,7 @@ func TestReview53AdoptOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testin
 
 // The same for a push state's own object and for a composed object: the
 // plan fails on a Kustomization that exists but does not apply them.
-func TestReview53PushWriteOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
+func TestPushWriteOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := serviceEntry(testOwner, "east", "a")
 	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("flux-system")))
@@ -74,7 +74,7 @@ func TestReview53PushWriteOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *te
 // cluster make 2 (or 200) copies of the same warning in one plan, though
 // the reason (no connection) is one per cluster and run. The warning is
 // the cluster's: once per cluster in a run is what the user needs.
-func TestReview53PullClusterNotCheckedWarnsOncePerClusterAndRun(t *testing.T) {
+func TestPullClusterNotCheckedWarnsOncePerClusterAndRun(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newPullEngine(t, pr) // onprem has no connection
 	ctx := context.Background()
@@ -95,7 +95,7 @@ func TestReview53PullClusterNotCheckedWarnsOncePerClusterAndRun(t *testing.T) {
 // The refusal's summary names the cluster twice ("ServiceEntry
 // istio-system/a in cluster east on cluster east is applied by Flux"):
 // Entry's String already says the cluster.
-func TestReview53FluxAppliedSummaryNamesTheClusterOnce(t *testing.T) {
+func TestFluxAppliedSummaryNamesTheClusterOnce(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := serviceEntry(testOwner, "east", "a")
 	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
@@ -121,17 +121,33 @@ func TestReview53FluxAppliedSummaryNamesTheClusterOnce(t *testing.T) {
 // word) is not applied: a 404 of a kind this cluster does not serve
 // says nothing about whether the Kustomization exists. The plan should
 // at least say so, naming the Kustomization.
-func TestReview53ObjectLabelledByAKustomizationThisClusterDoesNotServeIsNotSilentlyWritten(t *testing.T) {
+func TestObjectLabelledByAKustomizationThisClusterDoesNotServeIsNotSilentlyWritten(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	e.Clients = withDiscovery{fakeClusters: fc, served: []string{"serviceentries"}} // no kustomize.toolkit.fluxcd.io
 	d := serviceEntry(testOwner, "east", "a")
 	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("apps-east")))
 	errs, warns := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
+	if len(errs) != 0 {
+		t.Errorf("plan errors %v; want none (the write proceeds: whether Flux applies it cannot be read here)", errs)
+	}
 	var said bool
-	for _, x := range append(errs, warns...) {
-		said = said || strings.Contains(x.Detail, "flux-system/apps-east")
+	for _, x := range warns {
+		said = said || strings.Contains(x.Detail, "flux-system/apps-east") && strings.Contains(x.Detail, "cluster east serves no Kustomizations")
 	}
 	if !said {
 		t.Errorf("plan errors %v, warnings %v: nothing names Kustomization flux-system/apps-east, whose labels the object carries on a cluster that serves no Kustomizations (Flux applies it from elsewhere, or was uninstalled)", errs, warns)
+	}
+}
+
+// The Kustomization's inventory lists the object: Flux applies it, and
+// the push write is refused, naming the Kustomization.
+func TestPushWriteOfAnObjectTheKustomizationsInventoryListsRefused(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	d := serviceEntry(testOwner, "east", "a")
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("flux-system")))
+	kustomizationWithInventory(t, fc, "east", "flux-system", "apps_podinfo_apps_Deployment", "istio-system_a_networking.istio.io_ServiceEntry")
+	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
+	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "flux-system/flux-system") {
+		t.Errorf("plan errors: %v; want one naming Kustomization flux-system/flux-system, whose inventory lists %s", errs, d.Entry)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-// Review 53: the other tags of a pull cluster's repository are read as
+// The other tags of a pull cluster's repository are read as
 // other states' artifacts, and one that is not a Flux artifact at all is
 // "could not be read", a plan warning telling to give the credentials the
 // right to pull it. But Flux users sign their artifacts: `cosign sign`
@@ -19,7 +19,7 @@ import (
 // None of them is a state's artifact, nor anything Flux could apply, yet
 // every plan of every traffic policy on the cluster warns about each,
 // with a wrong fix (the credentials can pull it: it is just not Flux's).
-func TestReview53SignatureTagInTheRepositoryIsNoUnreadArtifact(t *testing.T) {
+func TestSignatureTagInTheRepositoryIsNoUnreadArtifact(t *testing.T) {
 	pr := newPullRegistry(t)
 	e, _ := newFakeEngine(t, "onprem") // a connection: the cluster check runs, and finds nothing
 	e.Delivery = pullClusters{"onprem": pr.target("onprem")}
