@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
 // False positives of the push-beside-Flux check (sink_flux.go).
@@ -149,5 +150,21 @@ func TestPushWriteOfAnObjectTheKustomizationsInventoryListsRefused(t *testing.T)
 	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
 	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "flux-system/flux-system") {
 		t.Errorf("plan errors: %v; want one naming Kustomization flux-system/flux-system, whose inventory lists %s", errs, d.Entry)
+	}
+}
+
+// The retired artifact is known by its reference as the registry
+// resolves it: an OCIRepository spelling Docker Hub's repository
+// index.docker.io/... applies the state's retired docker.io/... artifact.
+func TestPushWriteOfTheStatesRetiredArtifactSpelledOtherwiseAllowed(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	e.Delivery = retiredClusters{"east": oci.Target{Repository: "docker.io/mesh/east", Tag: "state-a"}}
+	b := workspaceOwner("b", "id-b", "state-a")
+	d := composedEntry()
+	d.Cluster = "east"
+	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
+	kustomization(t, fc, "east", "mesh-prod", "oci://index.docker.io/mesh/east", "state-a")
+	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
+		t.Errorf("plan errors: %v, want none (the Kustomization applies this state's retired artifact, spelled otherwise)", errs)
 	}
 }
