@@ -1544,7 +1544,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/push-flux-any-tag-retired", Why: "a Kustomization applying another tag of the retired artifact's repository (another state's) is taken for the state's own former one",
-		File: "internal/engine/sink_flux.go", From: "applied.Repository, applied.Tag = strings.TrimPrefix(url, \"oci://\"), tag", To: "applied.Repository = strings.TrimPrefix(url, \"oci://\")",
+		File: "internal/engine/sink_flux.go", From: "applied.Repository, applied.Tag = strings.TrimPrefix(url, \"oci://\"), tag", To: "applied.Repository, applied.Tag = strings.TrimPrefix(url, \"oci://\"), a.Target.Tag+tag[:0]",
 		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
 	},
 	// Review 53 (issue 35): the push-beside-Flux check and the pull
