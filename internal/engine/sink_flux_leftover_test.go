@@ -159,11 +159,7 @@ func TestPushWriteOfAnObjectTheKustomizationsInventoryListsRefused(t *testing.T)
 func TestPushWriteOfTheStatesRetiredArtifactSpelledOtherwiseAllowed(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	e.Delivery = retiredClusters{"east": oci.Target{Repository: "docker.io/mesh/east", Tag: "state-a"}}
-	b := workspaceOwner("b", "id-b", "state-a")
-	d := composedEntry()
-	d.Cluster = "east"
-	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
-	kustomization(t, fc, "east", "mesh-prod", "oci://index.docker.io/mesh/east", "state-a")
+	d := seedRetiredComposed(t, fc, "oci://index.docker.io/mesh/east")
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors: %v, want none (the Kustomization applies this state's retired artifact, spelled otherwise)", errs)
 	}

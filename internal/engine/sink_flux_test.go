@@ -42,6 +42,19 @@ func kustomization(t *testing.T, fc fakeClusters, cluster, name, url, tag string
 	}
 }
 
+// seedRetiredComposed seeds on cluster east a composed object that
+// another of state-a's policies contributes to, applied by Kustomization
+// flux-system/mesh-prod from url, tag state-a.
+func seedRetiredComposed(t *testing.T, fc fakeClusters, url string) Desired {
+	t.Helper()
+	b := workspaceOwner("b", "id-b", "state-a")
+	d := composedEntry()
+	d.Cluster = "east"
+	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
+	kustomization(t, fc, "east", "mesh-prod", url, "state-a")
+	return d
+}
+
 func with(a, b map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range a {
@@ -113,11 +126,7 @@ func TestPushWriteOfTheStatesRetiredArtifactAllowed(t *testing.T) {
 	// A composed object of the former artifact that holds no contribution
 	// of this instance yet (another of the state's policies): known by
 	// the Kustomization's OCIRepository.
-	b := workspaceOwner("b", "id-b", "state-a")
-	d := composedEntry()
-	d.Cluster = "east"
-	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
-	kustomization(t, fc, "east", "mesh-prod", "oci://registry.example.com/mesh/east", "state-a")
+	d := seedRetiredComposed(t, fc, "oci://registry.example.com/mesh/east")
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors: %v, want none (the Kustomization applies this state's retired artifact)", errs)
 	}
