@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -162,5 +163,17 @@ func TestPushWriteOfTheStatesRetiredArtifactSpelledOtherwiseAllowed(t *testing.T
 	d := seedRetiredComposed(t, fc, "oci://index.docker.io/mesh/east")
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors: %v, want none (the Kustomization applies this state's retired artifact, spelled otherwise)", errs)
+	}
+}
+
+// The grant the forbidden warning gives names the user the 403 names.
+func TestKustomizationGrantNamesTheForbiddenUser(t *testing.T) {
+	err := errors.New(`kustomizations.kustomize.toolkit.fluxcd.io "mesh-prod" is forbidden: User "system:serviceaccount:kube-system:terraform-provider-mesh" cannot get resource "kustomizations" in API group "kustomize.toolkit.fluxcd.io" in the namespace "flux-system"`)
+	got := kustomizationGrant("flux-system", err)
+	for _, want := range []string{"kubectl -n flux-system create role terraform-provider-mesh-flux-read --verb=get --resource=kustomizations.kustomize.toolkit.fluxcd.io",
+		"--role=terraform-provider-mesh-flux-read --user=system:serviceaccount:kube-system:terraform-provider-mesh"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("grant %q does not say %q", got, want)
+		}
 	}
 }

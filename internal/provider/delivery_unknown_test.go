@@ -58,3 +58,23 @@ func TestPullClusterWithUnknownRepositoryIsNotCheckedAsPush(t *testing.T) {
 		t.Errorf("plan of pull cluster east (repository known only at apply) fails: %v", got)
 	}
 }
+
+// The state's workspace unknown at plan: every pull cluster's artifact is
+// unknown, and none is checked as push.
+func TestPullClustersOfAnUnknownWorkspaceAreUnknownDelivery(t *testing.T) {
+	pull := map[string]ociModel{"east": {
+		Repository: types.StringValue("registry.example.com/mesh/east"), Insecure: types.BoolNull(), Retired: types.BoolNull(),
+		DockerConfigFile: types.StringNull(), Username: types.StringNull(), Password: types.StringNull(), Token: types.StringNull(),
+	}}
+	var diags diag.Diagnostics
+	d := buildDelivery(pull, "", false, true, &diags)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !d.Unknown("east") || d.Unknown("west") {
+		t.Errorf("Unknown(east) = %v, Unknown(west) = %v; want true, false", d.Unknown("east"), d.Unknown("west"))
+	}
+	if _, pull, _ := d.Pull("east"); pull {
+		t.Error("east is pull with its artifact's tag unknown")
+	}
+}

@@ -1575,6 +1575,11 @@ var mutations = []mutation{
 		Package: "./internal/provider", Run: "^TestPullClusterWithUnknownRepositoryIsNotCheckedAsPush$",
 	},
 	{
+		ID: "provider/pull-unknown-workspace-as-push", Why: "with the state's workspace unknown at plan, pull clusters are checked as push and fail on their own Kustomization's labels",
+		File: "internal/provider/delivery.go", From: "\t\tfor name := range pull {\n\t\t\td.unknown[name] = true", To: "\t\tfor name := range pull {\n\t\t\td.unknown[name] = false",
+		Package: "./internal/provider", Run: "^TestPullClustersOfAnUnknownWorkspaceAreUnknownDelivery$",
+	},
+	{
 		ID: "engine/pull-not-checked-per-policy", Why: "a pull cluster's 'not checked' warning is repeated for every traffic policy on it",
 		File: "internal/engine/sink.go", From: "w.Cluster+\"\\x00\"+w.Summary, true); !dup {", To: "w.Cluster+\"\\x00\"+w.Summary, true); !dup || true {",
 		Package: "./internal/engine", Run: "^TestPullClusterNotCheckedWarnsOncePerClusterAndRun$",
