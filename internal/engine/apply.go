@@ -557,7 +557,9 @@ func (e *Engine) checkUnowned(ctx context.Context, ri dynamic.ResourceInterface,
 	}
 	if owner.Adopt && labels[LabelManagedBy] != ManagedByValue {
 		if c, err := e.Clients.Get(entry.Cluster); err == nil {
-			if ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, "adopt"); ferr != nil {
+			// A warning (the Kustomization could not be read, or is on
+			// another cluster) was the plan's; the adoption proceeds.
+			if ferr, _ := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, "adopt"); ferr != nil {
 				ferr.Err = fmt.Errorf("%w: %w", errNotOurs, errFluxApplied)
 				return "", false, ferr
 			}

@@ -76,7 +76,9 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		// A Kustomization applies it: composing here would fight Flux
 		// (sink_flux.go; the plan refuses it first).
 		if c, cerr := e.Clients.Get(entry.Cluster); cerr == nil {
-			if ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, live.GetLabels(), "compose its contribution into"); ferr != nil {
+			// A warning (the Kustomization could not be read, or is on
+			// another cluster) was the plan's; the write proceeds.
+			if ferr, _ := e.fluxApplied(ctx, c.Dynamic, owner, entry, live.GetLabels(), "compose its contribution into"); ferr != nil {
 				return ferr
 			}
 		}

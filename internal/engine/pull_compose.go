@@ -250,12 +250,15 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 	if len(out) > 0 {
 		return out, nil
 	}
+	// The warnings are the cluster's, said once per run (firstSaid):
+	// they name no one intent.
+	ours := "this state's " + kindWords(owner.Kind) + " resources"
 	sibs, unread := e.pulls.siblings(ctx, a)
 	for _, u := range unread {
 		warns = append(warns, notChecked(cluster, owner, fmt.Sprintf("Other states' artifacts for pull cluster %s not checked", cluster),
 			fmt.Sprintf("%s: %v. Whether another state publishes the objects of %s for cluster %s there (Flux would apply both copies, each overwriting the other's routes) was not checked; the apply checks again. "+
 				"Give the registry credentials of cluster %s the right to list the repository's tags and pull its artifacts, or make sure no other state publishes traffic policies for this cluster.",
-				u.what, u.err, owner, cluster, cluster)))
+				u.what, u.err, ours, cluster, cluster)))
 	}
 	for _, sib := range sibs {
 		for _, en := range entries {
@@ -279,7 +282,7 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 		unconnected := notChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
 			fmt.Sprintf("Cluster %s has no connection this provider can read (%v), so whether another state (pushing, or publishing to another repository) already composes the objects of %s there was not checked: "+
 				"if one does, Flux's apply of this state's copy overwrites its routes. Give cluster %s a read-only kubernetes connection to check it at every plan, or make sure no other state writes traffic policies for this cluster.",
-				cluster, err, owner, cluster))
+				cluster, err, ours, cluster))
 		return nil, append(warns, unconnected)
 	}
 	for _, en := range entries {
@@ -288,7 +291,7 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 			unlisted := notChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
 				fmt.Sprintf("%s: %s. Whether another state already composes the objects of %s on cluster %s was not checked (an unreachable pull cluster is normal: nothing else is held up); "+
 					"if one does, Flux's apply of this state's copy overwrites its routes. Plan again once the cluster answers to check it.",
-					lerr.Summary, lerr.Detail, owner, cluster))
+					lerr.Summary, lerr.Detail, ours, cluster))
 			return nil, append(warns, unlisted)
 		}
 		obj, ok := l.objects[en.Namespace+"/"+en.Name]

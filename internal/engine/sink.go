@@ -254,9 +254,9 @@ func (e *Engine) publishPull(ctx context.Context, owner Owner, sp pullSplit, des
 // connection, its listing; neither is required: warnings say what could
 // not be checked, and why (IsNotChecked).
 func (e *Engine) PlanErrors(ctx context.Context, owner Owner, entries []Entry) (errs, warnings []*Error) {
-	errs = e.fluxAppliedErrors(ctx, owner, entries)
+	errs, warnings = e.fluxAppliedErrors(ctx, owner, entries)
 	if owner.Composition == nil {
-		return errs, nil
+		return errs, warnings
 	}
 	for _, c := range clustersOf(entries) {
 		if a, pull, err := e.pullOf(c); err == nil && pull {
@@ -265,10 +265,27 @@ func (e *Engine) PlanErrors(ctx context.Context, owner Owner, entries []Entry) (
 				continue
 			}
 			es, ws := e.Shared.PullComposedErrors(ctx, e, owner, c, a, byCluster(entries, c))
-			errs, warnings = append(errs, es...), append(warnings, ws...)
+			errs, warnings = append(errs, es...), append(warnings, e.firstSaid(ws)...)
 		}
 	}
 	return errs, warnings
+}
+
+// saidKey is the Memo of the "not checked" warnings said in this run.
+type saidKey struct{}
+
+// firstSaid are the warnings of ws not said before in this process (one
+// run): a cluster's "not checked" warning is the cluster's, said once,
+// not once per intent on it.
+func (e *Engine) firstSaid(ws []*Error) []*Error {
+	said := e.Memo(saidKey{}, func() any { return &sync.Map{} }).(*sync.Map)
+	var out []*Error
+	for _, w := range ws {
+		if _, dup := said.LoadOrStore(w.Cluster+"\x00"+w.Summary, true); !dup {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // IsNotChecked reports whether err is a warning that a check of a pull

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
@@ -84,6 +86,12 @@ func (p *pulls) siblings(ctx context.Context, a PullArtifact) ([]sibling, []unre
 			t := a.Target
 			t.Tag = tag
 			got, found, err := p.fetch(ctx, t)
+			if errors.Is(err, oci.ErrNotFlux) {
+				// A signature (cosign's sha256-<digest>.sig), an
+				// attestation, an SBOM: no state's artifact.
+				tflog.Debug(ctx, "engine: skipping a tag that is no Flux artifact", map[string]any{"artifact": t.String(), "reason": err.Error()})
+				continue
+			}
 			if err != nil {
 				s.unread = append(s.unread, unread{"Artifact " + t.String() + " (another tag of the repository) could not be read", err})
 				continue

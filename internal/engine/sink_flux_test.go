@@ -42,6 +42,19 @@ func kustomization(t *testing.T, fc fakeClusters, cluster, name, url, tag string
 	}
 }
 
+// seedRetiredComposed seeds on cluster east a composed object that
+// another of state-a's policies contributes to, applied by Kustomization
+// flux-system/mesh-prod from url, tag state-a.
+func seedRetiredComposed(t *testing.T, fc fakeClusters, url string) Desired {
+	t.Helper()
+	b := workspaceOwner("b", "id-b", "state-a")
+	d := composedEntry()
+	d.Cluster = "east"
+	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
+	kustomization(t, fc, "east", "mesh-prod", url, "state-a")
+	return d
+}
+
 func with(a, b map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range a {
@@ -113,11 +126,7 @@ func TestPushWriteOfTheStatesRetiredArtifactAllowed(t *testing.T) {
 	// A composed object of the former artifact that holds no contribution
 	// of this instance yet (another of the state's policies): known by
 	// the Kustomization's OCIRepository.
-	b := workspaceOwner("b", "id-b", "state-a")
-	d := composedEntry()
-	d.Cluster = "east"
-	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
-	kustomization(t, fc, "east", "mesh-prod", "oci://registry.example.com/mesh/east", "state-a")
+	d := seedRetiredComposed(t, fc, "oci://registry.example.com/mesh/east")
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors: %v, want none (the Kustomization applies this state's retired artifact)", errs)
 	}
@@ -144,22 +153,32 @@ func TestAdoptOfAnObjectFluxAppliesRefused(t *testing.T) {
 }
 
 // This instance's own object on a cluster leaving pull (retired) is
-// written without reading the Kustomization (the documented roles do not
-// grant it); elsewhere a Kustomization that cannot be read is an error
-// naming it and the fix.
-func TestPushWriteWhereTheKustomizationCannotBeRead(t *testing.T) {
+// written without reading the Kustomization; elsewhere a Kustomization
+// that may not be read (403) is a warning naming it, the cluster and the
+// grant to add (kubectl), and the write proceeds: after "Back to push"
+// every object keeps Flux's labels, and a Role without that grant must
+// not fail every plan.
+func TestPushWriteWhereTheKustomizationIsForbiddenWarnsWithTheGrant(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	fc["east"].PrependReactor("get", "kustomizations", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(flux.Resources[flux.KustomizationKind].GroupResource(), "mesh-prod", errors.New("RBAC"))
 	})
 	d := serviceEntry(testOwner, "east", "a")
 	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
-	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
-	if len(errs) != 1 || !errors.Is(errs[0], errFluxApplied) || !strings.Contains(errs[0].Detail, "could not be read") || !strings.Contains(errs[0].Detail, "kustomizations.kustomize.toolkit.fluxcd.io") {
-		t.Fatalf("plan errors: %v, want one saying the Kustomization could not be read and the fix", errs)
+	errs, warns := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
+	if len(errs) != 0 {
+		t.Fatalf("plan errors: %v, want none (a forbidden read is a warning: the write proceeds)", errs)
+	}
+	if len(warns) != 1 || !errors.Is(warns[0], errFluxApplied) {
+		t.Fatalf("plan warnings: %v, want one", warns)
+	}
+	for _, want := range []string{"flux-system/mesh-prod", "cluster east", "kubectl -n flux-system create role", "--verb=get --resource=kustomizations.kustomize.toolkit.fluxcd.io", "create rolebinding"} {
+		if !strings.Contains(warns[0].Detail, want) {
+			t.Errorf("warning %q does not say %q", warns[0].Detail, want)
+		}
 	}
 	e.Delivery = retiredClusters{"east": oci.Target{Repository: "registry.example.com/mesh/east", Tag: "state-a"}}
-	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
-		t.Errorf("plan errors on the state's own object of a retired cluster: %v", errs)
+	if errs, warns := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 || len(warns) != 0 {
+		t.Errorf("plan errors %v, warnings %v on the state's own object of a retired cluster: want none (the Kustomization is not read)", errs, warns)
 	}
 }

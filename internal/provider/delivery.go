@@ -94,6 +94,15 @@ func deliveryAttribute() schema.SingleNestedAttribute {
 type pullDelivery struct {
 	artifacts map[string]engine.PullArtifact
 	retired   map[string]engine.PullArtifact
+	// unknown are the pull clusters whose repository, retired or the
+	// state's workspace is not known at plan (engine.UnknownDelivery).
+	unknown map[string]bool
+}
+
+// Unknown reports whether cluster's delivery is not known yet: it may be
+// pull, so the plan does not check it as push.
+func (p *pullDelivery) Unknown(cluster string) bool {
+	return p != nil && p.unknown[cluster]
 }
 
 func (p *pullDelivery) Pull(cluster string) (engine.PullArtifact, bool, error) {
@@ -199,7 +208,11 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 		return nil
 	}
 	if workspaceUnknown {
-		return nil
+		d := &pullDelivery{unknown: map[string]bool{}}
+		for name := range pull {
+			d.unknown[name] = true
+		}
+		return d
 	}
 	var names []string
 	for n := range pull {
@@ -217,10 +230,11 @@ func buildDelivery(pull map[string]ociModel, workspace string, explicit, workspa
 			fmt.Sprintf("Workspace %q is the tag of the pull clusters' artifacts: use letters, digits, '_', '.' and '-' (not first), at most 128 characters.", workspace))
 		return nil
 	}
-	d := &pullDelivery{artifacts: map[string]engine.PullArtifact{}, retired: map[string]engine.PullArtifact{}}
+	d := &pullDelivery{artifacts: map[string]engine.PullArtifact{}, retired: map[string]engine.PullArtifact{}, unknown: map[string]bool{}}
 	byTarget := map[string][]string{}
 	for name, o := range pull {
 		if o.Repository.IsUnknown() || o.Retired.IsUnknown() {
+			d.unknown[name] = true
 			continue
 		}
 		a := engine.PullArtifact{

@@ -1519,7 +1519,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/push-flux-applied-unchecked", Why: "a push state's plan writes an object a Flux Kustomization applies: the two writers fight, each undoing the other's writes",
-		File: "internal/engine/sink.go", From: "\terrs = e.fluxAppliedErrors(ctx, owner, entries)\n", To: "\terrs = nil\n",
+		File: "internal/engine/sink.go", From: "\terrs, warnings = e.fluxAppliedErrors(ctx, owner, entries)\n", To: "\t_, warnings = e.fluxAppliedErrors(ctx, owner, entries)\n",
 		Package: "./internal/engine", Run: "^TestPush(Compose|Write)Of?.*Flux",
 	},
 	{
@@ -1529,28 +1529,75 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/push-flux-adopted", Why: "adopt_existing takes over an object a Flux Kustomization applies",
-		File: "internal/engine/apply.go", From: "\t\t\tif ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); ferr != nil {", To: "\t\t\tif ferr := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); false {",
+		File: "internal/engine/apply.go", From: "\t\t\tif ferr, _ := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); ferr != nil {", To: "\t\t\tif ferr, _ := e.fluxApplied(ctx, c.Dynamic, owner, entry, labels, \"adopt\"); false {",
 		Package: "./internal/engine", Run: "^TestAdoptOfAnObjectFluxAppliesRefused$",
 	},
 	{
 		ID: "engine/push-flux-leftover-labels-refused", Why: "Flux's labels left on an object whose Kustomization is gone block the push state for good",
-		File: "internal/engine/sink_flux.go", From: "\tif apierrors.IsNotFound(err) {\n\t\treturn nil // labels left over", To: "\tif apierrors.IsNotFound(err) && false {\n\t\treturn nil // labels left over",
+		File: "internal/engine/sink_flux.go", From: "\tcase apierrors.IsNotFound(err):", To: "\tcase apierrors.IsNotFound(err) && false:",
 		Package: "./internal/engine", Run: "^TestPushWriteOfAnObjectWithLeftoverFluxLabelsAllowed$",
 	},
 	{
 		ID: "engine/push-flux-retired-refused", Why: "a state moving a cluster from pull to push (retired) is refused because its own former Kustomization applies the objects",
-		File: "internal/engine/sink_flux.go", From: "\tif e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) {", To: "\tif e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) && false {",
+		File: "internal/engine/sink_flux.go", From: "|| e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) {", To: "|| e.fluxAppliesRetired(ctx, dyn, entry.Cluster, k) && false {",
 		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
 	},
 	{
 		ID: "engine/push-flux-own-retired-read", Why: "a state moving a cluster from pull to push must read its former Kustomization, which the documented roles do not grant: every plan of the switch fails",
 		File: "internal/engine/sink_flux.go", From: "retired && owner.owns(labels) {", To: "retired && owner.owns(labels) && false {",
-		Package: "./internal/engine", Run: "^TestPushWriteWhereTheKustomizationCannotBeRead$",
+		Package: "./internal/engine", Run: "^TestPushWriteWhereTheKustomizationIsForbiddenWarnsWithTheGrant$",
 	},
 	{
 		ID: "engine/push-flux-any-tag-retired", Why: "a Kustomization applying another tag of the retired artifact's repository (another state's) is taken for the state's own former one",
-		File: "internal/engine/sink_flux.go", From: "== a.Target.Repository && tag == a.Target.Tag", To: "== a.Target.Repository && tag == tag",
+		File: "internal/engine/sink_flux.go", From: "applied.Repository, applied.Tag = strings.TrimPrefix(url, \"oci://\"), tag", To: "applied.Repository, applied.Tag = strings.TrimPrefix(url, \"oci://\"), a.Target.Tag+tag[:0]",
 		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactAllowed$",
+	},
+	// Review 53 (issue 35): the push-beside-Flux check and the pull
+	// composition checks.
+	{
+		ID: "engine/push-flux-inventory-unread", Why: "an object whose Kustomization exists but no longer applies it (not in its inventory) is refused: leftover labels block the push state",
+		File: "internal/engine/sink_flux.go", From: "if !inventoryLists(k, entry) || e.fluxAppliesRetired", To: "if e.fluxAppliesRetired",
+		Package: "./internal/engine", Run: "^TestPushWriteOfAnObjectTheKustomizationNoLongerAppliesAllowed$",
+	},
+	{
+		ID: "engine/push-flux-inventory-any", Why: "an object the Kustomization's inventory lists is taken for a leftover: the push state fights Flux",
+		File: "internal/engine/sink_flux.go", From: "ok && m[\"id\"] == id {", To: "ok && m[\"id\"] == id+\"x\" {",
+		Package: "./internal/engine", Run: "^TestPushWriteOfAnObjectTheKustomizationsInventoryListsRefused$",
+	},
+	{
+		ID: "engine/push-flux-forbidden-refused", Why: "a Kustomization the connection may not read fails every plan (after Back to push, every object keeps Flux's labels)",
+		File: "internal/engine/sink_flux.go", From: "\tcase apierrors.IsForbidden(err):", To: "\tcase apierrors.IsForbidden(err) && false:",
+		Package: "./internal/engine", Run: "^TestPushWriteWhereTheKustomizationIsForbiddenWarnsWithTheGrant$",
+	},
+	{
+		ID: "engine/push-flux-absent-kind-silent", Why: "an object labelled by a Kustomization of a cluster that serves none (Flux from a management cluster) is written silently",
+		File: "internal/engine/sink_flux.go", From: "if absent, _ := e.kindAbsent(entry.Cluster, gvr); absent {", To: "if absent := false; absent {",
+		Package: "./internal/engine", Run: "^TestObjectLabelledByAKustomizationThisClusterDoesNotServeIsNotSilentlyWritten$",
+	},
+	{
+		ID: "engine/push-flux-unknown-delivery-checked", Why: "a pull cluster whose repository is unknown at plan is checked as push and fails on its own Kustomization's labels",
+		File: "internal/engine/sink_flux.go", From: "|| err != nil || e.deliveryUnknown(cluster) {", To: "|| err != nil {",
+		Package: "./internal/provider", Run: "^TestPullClusterWithUnknownRepositoryIsNotCheckedAsPush$",
+	},
+	{
+		ID: "provider/pull-unknown-workspace-as-push", Why: "with the state's workspace unknown at plan, pull clusters are checked as push and fail on their own Kustomization's labels",
+		File: "internal/provider/delivery.go", From: "\t\tfor name := range pull {\n\t\t\td.unknown[name] = true", To: "\t\tfor name := range pull {\n\t\t\td.unknown[name] = false",
+		Package: "./internal/provider", Run: "^TestPullClustersOfAnUnknownWorkspaceAreUnknownDelivery$",
+	},
+	{
+		ID: "engine/pull-not-checked-per-policy", Why: "a pull cluster's 'not checked' warning is repeated for every traffic policy on it",
+		File: "internal/engine/sink.go", From: "w.Cluster+\"\\x00\"+w.Summary, true); !dup {", To: "w.Cluster+\"\\x00\"+w.Summary, true); !dup || true {",
+		Package: "./internal/engine", Run: "^TestPullClusterNotCheckedWarnsOncePerClusterAndRun$",
+	},
+	{
+		ID: "engine/pull-signature-tag-warned", Why: "a cosign signature tag in the pull repository is warned about as an unreadable state artifact at every plan",
+		File: "internal/engine/sink_compose.go", From: "if errors.Is(err, oci.ErrNotFlux) {", To: "if false {",
+		Package: "./internal/engine", Run: "^TestSignatureTagInTheRepositoryIsNoUnreadArtifact$",
+	},
+	{
+		ID: "engine/push-flux-retired-url-as-text", Why: "the retired artifact is compared by the URL's text: another spelling of the same repository is refused",
+		File: "internal/engine/sink_flux.go", From: "return applied.Normalized() == a.Target.Normalized()", To: "return applied.String() == a.Target.String()",
+		Package: "./internal/engine", Run: "^TestPushWriteOfTheStatesRetiredArtifactSpelledOtherwiseAllowed$",
 	},
 	{
 		ID: "engine/pull-joined-published", Why: "a policy's settings in a virtual destination's DestinationRule are published to a pull cluster, where the destination's own publish would drop them",

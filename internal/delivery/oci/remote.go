@@ -318,7 +318,7 @@ func read(img v1.Image) (Artifact, error) {
 		return Artifact{}, err
 	}
 	if m.Config.MediaType != ConfigMediaType {
-		return Artifact{}, fmt.Errorf("config media type %q, not Flux's %s", m.Config.MediaType, ConfigMediaType)
+		return Artifact{}, fmt.Errorf("config media type %q, not Flux's %s: %w", m.Config.MediaType, ConfigMediaType, ErrNotFlux)
 	}
 	if f := m.Annotations[AnnotationFormat]; f != "" && f != FormatVersion {
 		return Artifact{}, fmt.Errorf("written in format %s, which this build does not read (it reads %s): upgrade the provider", f, FormatVersion)
@@ -345,6 +345,12 @@ func read(img v1.Image) (Artifact, error) {
 	}
 	return Artifact{Digest: digest.String(), Publisher: m.Annotations[AnnotationPublisher], Objects: objs, Extra: extra}, nil
 }
+
+// ErrNotFlux is an artifact that is not in Flux's format at all (its
+// config's media type is not Flux's): a cosign signature, attestation or
+// SBOM stored beside the artifacts, an image. One in Flux's format that
+// this build cannot read is another error.
+var ErrNotFlux = errors.New("not a Flux artifact")
 
 // notFound reports whether err says the tag (or its repository) does not
 // exist: a 404 to a request for the manifest. A 404 to anything else (the
