@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
 // vdCreatePlanAdopted plans the creation of the virtual destination
@@ -85,5 +86,45 @@ func TestReview54_AdoptedIsNotKnownWhileTheObjectsAreUnknown(t *testing.T) {
 	}
 	if !atPlan.IsUnknown() && !atPlan.Equal(atApply) {
 		t.Fatalf("adopted planned %v while the clusters are unknown, and %v by the apply's plan: Terraform refuses the apply (inconsistent final plan)", atPlan, atApply)
+	}
+}
+
+// Review of issue 38 (finding 2): which of a virtual destination and a
+// traffic policy on one host records their shared hand-written
+// DestinationRule depends on which one this provider process planned
+// first (runstate.PlannedObjects.FirstAdopter). Terraform plans resources
+// without a reference between them in parallel, in any order, and plans
+// each again at apply in a new process: a policy whose destination names
+// the hostname as a literal (no reference to the virtual destination),
+// planned first at plan and second at apply, leaves the virtual
+// destination's adopted null at plan and a map at apply, which Terraform
+// refuses (inconsistent final plan). The record must not depend on the
+// order resources are planned in.
+func TestReview54_AdoptedDoesNotDependOnPlanOrder(t *testing.T) {
+	f := newFakeClusterSet(t, "east")
+	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "spec": map[string]any{"host": "user.global"}}}
+	o.SetNamespace("users")
+	o.SetName("user-dr")
+	f.Put(t, "east", o)
+	desired := []engine.Desired{{Entry: engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "vd-user"},
+		Manifest: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "metadata": map[string]any{"name": "vd-user", "namespace": "istio-system"}, "spec": map[string]any{"host": "user.global"}}}}
+	vd := engine.Owner{Kind: "virtual-destination", Name: "user", Adopt: true}
+	tp := engine.Owner{Kind: "traffic-policy", Name: "user-pool", Adopt: true}
+	recorded := func(data *providerData, owner engine.Owner) int {
+		_, adopt, diags := planAdoption(context.Background(), data, intentSpec{Owner: owner}, desired, false)
+		if diags.HasError() {
+			t.Fatal(diagText(diags))
+		}
+		return len(adopt)
+	}
+	// The plan: the policy first.
+	atPlan := recordsData(f)
+	recorded(atPlan, tp)
+	vdAtPlan := recorded(atPlan, vd)
+	// The apply, a new process: the virtual destination first.
+	atApply := recordsData(f)
+	vdAtApply := recorded(atApply, vd)
+	if vdAtPlan != vdAtApply {
+		t.Fatalf("the virtual destination records %d hand-written objects at plan (planned after the policy) and %d at apply (planned first): Terraform refuses the apply", vdAtPlan, vdAtApply)
 	}
 }
