@@ -52,3 +52,38 @@ func TestReview54_AdoptionRefusesWhatItWouldLose(t *testing.T) {
 		}
 	}
 }
+
+// Review of issue 38 (finding 6): the adopted attribute keeps the last
+// record when a plan finds nothing new (planAdopted), and the apply
+// deletes what that record names if it is unchanged since, without asking
+// whether the intent still takes it over. An adoption whose delete did
+// not happen (the apply failed in another cluster: ApplyChecked's error
+// skips DeleteAdopted) leaves the hand-written DestinationRule recorded;
+// when the intent then stops writing a DestinationRule on that host in
+// that cluster, the next plan does not adopt it (it is not the intent's
+// to take over any more, RoutesToAdopt neither adopts nor refuses it),
+// yet the next apply deletes it, and the host loses its DestinationRule.
+func TestReview54_ApplyDeletesOnlyWhatTheIntentStillTakesOver(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	putRoute(t, fc, "east", "DestinationRule", "user-dr", map[string]any{"host": "user.global"})
+	earlier, _, _ := e.RoutesToAdopt(context.Background(), routeDesired(), false)
+	if len(earlier) != 1 {
+		t.Fatalf("the earlier plan adopts %v, want user-dr", earlier)
+	}
+	// Now the intent writes no DestinationRule on user.global in east
+	// (its ServiceEntry and VirtualService stay).
+	var now []Desired
+	for _, d := range routeDesired() {
+		if d.Kind != "DestinationRule" {
+			now = append(now, d)
+		}
+	}
+	adopt, refuse, _ := e.RoutesToAdopt(context.Background(), now, true)
+	if len(adopt)+len(refuse) != 0 {
+		t.Fatalf("the plan now adopts %v, refuses %v; want neither", adopt, refuse)
+	}
+	a := e.AdoptionAtApply(context.Background(), now, earlier)
+	if len(a.Delete) > 0 {
+		t.Fatalf("the apply deletes %v, which the intent no longer takes over (no DestinationRule of its own on the host): the host is left without one", a.Delete)
+	}
+}
