@@ -87,3 +87,31 @@ func TestReview54_ApplyDeletesOnlyWhatTheIntentStillTakesOver(t *testing.T) {
 		t.Fatalf("the apply deletes %v, which the intent no longer takes over (no DestinationRule of its own on the host): the host is left without one", a.Delete)
 	}
 }
+
+// Review of issue 38 (finding 7): the subsets an intent defines are read
+// from its rendered manifests only (hostsOfDesired: subsetsOf(d.Manifest)),
+// and a traffic policy's objects are composed: their Manifest is empty,
+// what the policy writes is in Part. A traffic policy that shifts
+// between subsets v1 and v2 of a Service (labels version=v1, v2) cannot
+// adopt the classic hand-written DestinationRule defining exactly those
+// subsets with exactly those labels: it is refused as defining "the
+// subsets v1, v2, which the intent's DestinationRule does not".
+func TestReview54_PolicySubsetsAdoptTheirHandWrittenDestinationRule(t *testing.T) {
+	const host = "user.users.svc.cluster.local"
+	subsets := []any{
+		map[string]any{"name": "v1", "labels": map[string]any{"version": "v1"}},
+		map[string]any{"name": "v2", "labels": map[string]any{"version": "v2"}},
+	}
+	dr := serviceEntry(Owner{Kind: "traffic-policy", Name: "user-canary"}, "east", "tp-user")
+	dr.Kind = "DestinationRule"
+	dr.Manifest = map[string]any{} // composed: the part says what the policy writes
+	dr.Hosts, dr.Declares = []string{host}, []string{host}
+	dr.Part = map[string]any{"kind": "DestinationRule", "spec": map[string]any{"host": host, "subsets": subsets}}
+
+	e, fc := newFakeEngine(t, "east")
+	putRoute(t, fc, "east", "DestinationRule", "user-versions", map[string]any{"host": host, "subsets": subsets})
+	adopt, refuse, _ := e.RoutesToAdopt(context.Background(), []Desired{dr}, false)
+	if len(adopt) != 1 || len(refuse) > 0 {
+		t.Fatalf("adopted %v, refused:\n%s\nwant the hand-written DestinationRule adopted: the policy defines the same subsets with the same labels", adopt, HandWrittenList(refuse))
+	}
+}
