@@ -35,14 +35,14 @@ func tpConfigWith(t *testing.T, values map[string]any, change func(*tftypes.Attr
 	return tfsdk.Config{Schema: sr.Schema, Raw: raw}
 }
 
-// Review of issue 38 (finding 4): terraform validate reads a value not
+// terraform validate reads a value not
 // known yet as unset and drops only the errors on its own path, on an
 // attribute holding it, or inside it. A rule that reads it to judge a
 // sibling then reports an error the configuration does not have: a
 // mirror to subset = var.subset with its labels set is "Labels without
 // subset" at mirror.labels, and terraform validate fails on a valid
 // configuration (the plan, with the value known, passes).
-func TestReview54_ValidateReportsNoErrorOfAnUnknownSibling(t *testing.T) {
+func TestValidateReportsNoErrorOfAnUnknownSibling(t *testing.T) {
 	subset := tftypes.NewAttributePath().WithAttributeName("mirror").WithAttributeName("subset")
 	labels := tftypes.NewAttributePath().WithAttributeName("mirror").WithAttributeName("labels")
 	cfg := tpConfigWith(t, map[string]any{"mirror.subset": "v2"}, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
@@ -59,11 +59,11 @@ func TestReview54_ValidateReportsNoErrorOfAnUnknownSibling(t *testing.T) {
 	}
 }
 
-// Review of issue 38 (finding 5): an error on no attribute (a rule across
+// An error on no attribute (a rule across
 // the configuration: "Traffic policy does nothing") is dropped whenever
 // any value is not known, also one it does not read: a policy that sets
 // nothing, named by a variable, passes terraform validate.
-func TestReview54_ValidateKeepsConfigurationErrorsWhileTheNameIsUnknown(t *testing.T) {
+func TestValidateKeepsConfigurationErrorsWhileTheNameIsUnknown(t *testing.T) {
 	name := tftypes.NewAttributePath().WithAttributeName("name")
 	cfg := tpConfigWith(t, nil, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		if p.Equal(name) {

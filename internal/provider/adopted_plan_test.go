@@ -56,7 +56,7 @@ func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) types.
 	return adopted
 }
 
-// Review of issue 38 (finding 1): a plan that cannot translate yet (the
+// A plan that cannot translate yet (the
 // provider's clusters not known until apply: RegistryUnknown, or
 // ErrUnknownPlacement) plans the objects unknown, but plans adopted as a
 // KNOWN null. At apply, Terraform plans the resource again with the
@@ -67,7 +67,7 @@ func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) types.
 // settings and an adopting intent in one apply (a first migration) fails.
 // adopted must stay unknown while the plan cannot look, or equal what
 // the apply's plan records.
-func TestReview54_AdoptedIsNotKnownWhileTheObjectsAreUnknown(t *testing.T) {
+func TestAdoptedIsNotKnownWhileTheObjectsAreUnknown(t *testing.T) {
 	f := newFakeClusterSet(t, "east", "west")
 	dr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "spec": map[string]any{"host": "user.global"}}}
 	dr.SetNamespace("users")
@@ -89,7 +89,7 @@ func TestReview54_AdoptedIsNotKnownWhileTheObjectsAreUnknown(t *testing.T) {
 	}
 }
 
-// Review of issue 38 (finding 2): which of a virtual destination and a
+// Which of a virtual destination and a
 // traffic policy on one host records their shared hand-written
 // DestinationRule depends on which one this provider process planned
 // first (runstate.PlannedObjects.FirstAdopter). Terraform plans resources
@@ -100,7 +100,7 @@ func TestReview54_AdoptedIsNotKnownWhileTheObjectsAreUnknown(t *testing.T) {
 // destination's adopted null at plan and a map at apply, which Terraform
 // refuses (inconsistent final plan). The record must not depend on the
 // order resources are planned in.
-func TestReview54_AdoptedDoesNotDependOnPlanOrder(t *testing.T) {
+func TestAdoptedDoesNotDependOnPlanOrder(t *testing.T) {
 	f := newFakeClusterSet(t, "east")
 	o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "spec": map[string]any{"host": "user.global"}}}
 	o.SetNamespace("users")

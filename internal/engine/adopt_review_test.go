@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Review of issue 38 (finding 3): lostContent compares a hand-written
+// lostContent compares a hand-written
 // route's destinations by host, subset and weight only. What a
 // destination of the route says besides (its own headers: request and
 // response headers set per destination) is read nowhere, so a
@@ -15,7 +15,7 @@ import (
 // localityLbSetting.failoverPriority ranks its labels in order, and a
 // hand-written DestinationRule ranking them the other way round is taken
 // as saying what the intent says. Each must be refused, naming the field.
-func TestReview54_AdoptionRefusesWhatItWouldLose(t *testing.T) {
+func TestAdoptionRefusesWhatItWouldLose(t *testing.T) {
 	for _, c := range []struct {
 		name, kind string
 		spec       map[string]any
@@ -53,7 +53,7 @@ func TestReview54_AdoptionRefusesWhatItWouldLose(t *testing.T) {
 	}
 }
 
-// Review of issue 38 (finding 6): the adopted attribute keeps the last
+// The adopted attribute keeps the last
 // record when a plan finds nothing new (planAdopted), and the apply
 // deletes what that record names if it is unchanged since, without asking
 // whether the intent still takes it over. An adoption whose delete did
@@ -63,7 +63,7 @@ func TestReview54_AdoptionRefusesWhatItWouldLose(t *testing.T) {
 // that cluster, the next plan does not adopt it (it is not the intent's
 // to take over any more, RoutesToAdopt neither adopts nor refuses it),
 // yet the next apply deletes it, and the host loses its DestinationRule.
-func TestReview54_ApplyDeletesOnlyWhatTheIntentStillTakesOver(t *testing.T) {
+func TestApplyDeletesOnlyWhatTheIntentStillTakesOver(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	putRoute(t, fc, "east", "DestinationRule", "user-dr", map[string]any{"host": "user.global"})
 	earlier, _, _ := e.RoutesToAdopt(context.Background(), routeDesired(), false)
@@ -88,7 +88,7 @@ func TestReview54_ApplyDeletesOnlyWhatTheIntentStillTakesOver(t *testing.T) {
 	}
 }
 
-// Review of issue 38 (finding 7): the subsets an intent defines are read
+// The subsets an intent defines are read
 // from its rendered manifests only (hostsOfDesired: subsetsOf(d.Manifest)),
 // and a traffic policy's objects are composed: their Manifest is empty,
 // what the policy writes is in Part. A traffic policy that shifts
@@ -96,7 +96,7 @@ func TestReview54_ApplyDeletesOnlyWhatTheIntentStillTakesOver(t *testing.T) {
 // adopt the classic hand-written DestinationRule defining exactly those
 // subsets with exactly those labels: it is refused as defining "the
 // subsets v1, v2, which the intent's DestinationRule does not".
-func TestReview54_PolicySubsetsAdoptTheirHandWrittenDestinationRule(t *testing.T) {
+func TestPolicySubsetsAdoptTheirHandWrittenDestinationRule(t *testing.T) {
 	const host = "user.users.svc.cluster.local"
 	subsets := []any{
 		map[string]any{"name": "v1", "labels": map[string]any{"version": "v1"}},
