@@ -107,9 +107,14 @@ type Adoption struct {
 
 // AdoptionAtApply compares the hand-written objects a plan recorded for
 // adoption (planned) with what the clusters hold now: the apply deletes
-// only what the plan named, and only if unchanged since.
+// only what the plan named, only if unchanged since, and only while
+// desired still takes it over (an object of its kind on its host in its
+// cluster, with nothing the intent would lose): a record carried from an
+// earlier plan whose intent no longer writes such an object deletes
+// nothing.
 func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned []HandWritten) Adoption {
 	found, unreadable := e.handWritten(ctx, desired, true)
+	ih := hostsOfDesired(desired)
 	var a Adoption
 	a.Unreadable = unreadable
 	now := map[string]HandWritten{}
@@ -120,6 +125,10 @@ func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned
 	for _, p := range planned {
 		f, ok := now[p.Key()]
 		switch {
+		case ok && (!f.Takes || f.Why != ""):
+			recorded[p.Key()] = true // not the intent's to take over (any more): left alone
+		case !ok && !ih.byKind[p.Cluster][p.Kind][p.Host]:
+			// Not found, and not covered either: nothing to delete.
 		case ok && f.UID == p.UID:
 			recorded[p.Key()] = true
 			if f.ResourceVersion == p.ResourceVersion {
@@ -168,15 +177,16 @@ func hostsOfDesired(desired []Desired) intentHosts {
 			ih.declared[d.Cluster] = map[string]bool{}
 			ih.subsets[d.Cluster] = map[string]bool{}
 		}
-		for _, sub := range subsetsOf(d.Manifest) {
-			ih.subsets[d.Cluster][sub] = true
-		}
 		if ih.byKind[d.Cluster][d.Kind] == nil {
 			ih.byKind[d.Cluster][d.Kind] = map[string]bool{}
 		}
+		// A composed object's content is this intent's part of it.
 		body := d.Manifest
 		if len(body) == 0 {
 			body = d.Part
+		}
+		for _, sub := range subsetsOf(body) {
+			ih.subsets[d.Cluster][sub] = true
 		}
 		for _, h := range hosts {
 			ih.byKind[d.Cluster][d.Kind][h] = true
