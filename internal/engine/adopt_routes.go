@@ -114,7 +114,7 @@ type Adoption struct {
 // nothing.
 func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned []HandWritten) Adoption {
 	found, unreadable := e.handWritten(ctx, desired, true)
-	ih := hostsOfDesired(desired)
+	takes := TakesOver(desired)
 	var a Adoption
 	a.Unreadable = unreadable
 	now := map[string]HandWritten{}
@@ -127,7 +127,7 @@ func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned
 		switch {
 		case ok && (!f.Takes || f.Why != ""):
 			recorded[p.Key()] = true // not the intent's to take over (any more): left alone
-		case !ok && !ih.byKind[p.Cluster][p.Kind][p.Host]:
+		case !ok && !takes(p):
 			// Not found, and not covered either: nothing to delete.
 		case ok && f.UID == p.UID:
 			recorded[p.Key()] = true
@@ -148,6 +148,14 @@ func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned
 		}
 	}
 	return a
+}
+
+// TakesOver returns whether desired writes an object of a hand-written
+// object's kind on its host in its cluster: only then may a record of it
+// be carried forward or the object deleted.
+func TakesOver(desired []Desired) func(HandWritten) bool {
+	ih := hostsOfDesired(desired)
+	return func(h HandWritten) bool { return ih.byKind[h.Cluster][h.Kind][h.Host] }
 }
 
 // intentHosts are, per cluster, the hosts desired objects name by kind
@@ -200,6 +208,15 @@ func hostsOfDesired(desired []Desired) intentHosts {
 		}
 	}
 	return ih
+}
+
+// NamedHosts are the hosts d names (spec.hosts, spec.host): its
+// manifest's, or for a composed object its part's (Hosts).
+func (d Desired) NamedHosts() []string {
+	if len(d.Manifest) > 0 {
+		return hostsOf(d.Manifest)
+	}
+	return d.Hosts
 }
 
 // declaresOf lists the hosts an Istio object declares: those it names

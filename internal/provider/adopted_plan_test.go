@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -13,13 +14,14 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
 // vdCreatePlanAdopted plans the creation of the virtual destination
 // config (JSON) on data, as Terraform's framework hands a create to
 // ModifyPlan (computed attributes unknown), and returns the planned
-// adopted attribute.
-func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) types.Map {
+// adopted attribute and the plan's warnings.
+func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) (types.Map, string) {
 	t.Helper()
 	ctx := context.Background()
 	r := NewVirtualDestinationResource().(*virtualDestinationResource)
@@ -53,7 +55,7 @@ func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) types.
 	if d := resp.Plan.GetAttribute(ctx, path.Root("adopted"), &adopted); d.HasError() {
 		t.Fatal(diagText(d))
 	}
-	return adopted
+	return adopted, diagText(resp.Diagnostics.Warnings())
 }
 
 // A plan that cannot translate yet (the
@@ -77,10 +79,13 @@ func TestAdoptedIsNotKnownWhileTheObjectsAreUnknown(t *testing.T) {
 	// The plan: the clusters are not known yet.
 	blind := recordsData(f)
 	blind.RegistryUnknown = true
-	atPlan := vdCreatePlanAdopted(t, blind, vdAdoptConfig)
+	atPlan, warned := vdCreatePlanAdopted(t, blind, vdAdoptConfig)
+	if !atPlan.IsUnknown() || !strings.Contains(warned, "Adoption decided at apply") {
+		t.Fatalf("adopted planned %v while the clusters are unknown, warnings %q: want it unknown, with the warning that the apply decides", atPlan, warned)
+	}
 
 	// The apply's plan again, in a new provider process, clusters known.
-	atApply := vdCreatePlanAdopted(t, recordsData(f), vdAdoptConfig)
+	atApply, _ := vdCreatePlanAdopted(t, recordsData(f), vdAdoptConfig)
 	if atApply.IsNull() || atApply.IsUnknown() || len(atApply.Elements()) != 1 {
 		t.Fatalf("the plan with the clusters known: adopted %v, want the hand-written DestinationRule recorded", atApply)
 	}
@@ -109,9 +114,12 @@ func TestAdoptedDoesNotDependOnPlanOrder(t *testing.T) {
 	desired := []engine.Desired{{Entry: engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "vd-user"},
 		Manifest: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "metadata": map[string]any{"name": "vd-user", "namespace": "istio-system"}, "spec": map[string]any{"host": "user.global"}}}}
 	vd := engine.Owner{Kind: "virtual-destination", Name: "user", Adopt: true}
-	tp := engine.Owner{Kind: "traffic-policy", Name: "user-pool", Adopt: true}
+	// A policy on the virtual destination joins its DestinationRule
+	// (ownedByDestination), as every such policy's composition says.
+	tp := engine.Owner{Kind: "traffic-policy", Name: "user-pool", Adopt: true, Composition: &engine.Composition{
+		Owned: func(k translate.Key) bool { return k.Kind == "DestinationRule" && k.Name == "vd-user" }}}
 	recorded := func(data *providerData, owner engine.Owner) int {
-		_, adopt, diags := planAdoption(context.Background(), data, intentSpec{Owner: owner}, desired, false)
+		_, adopt, _, diags := planAdoption(context.Background(), data, intentSpec{Owner: owner}, desired, false)
 		if diags.HasError() {
 			t.Fatal(diagText(diags))
 		}
@@ -119,12 +127,48 @@ func TestAdoptedDoesNotDependOnPlanOrder(t *testing.T) {
 	}
 	// The plan: the policy first.
 	atPlan := recordsData(f)
-	recorded(atPlan, tp)
+	tpAtPlan := recorded(atPlan, tp)
 	vdAtPlan := recorded(atPlan, vd)
 	// The apply, a new process: the virtual destination first.
 	atApply := recordsData(f)
 	vdAtApply := recorded(atApply, vd)
-	if vdAtPlan != vdAtApply {
-		t.Fatalf("the virtual destination records %d hand-written objects at plan (planned after the policy) and %d at apply (planned first): Terraform refuses the apply", vdAtPlan, vdAtApply)
+	tpAtApply := recorded(atApply, tp)
+	if vdAtPlan != vdAtApply || vdAtPlan != 1 {
+		t.Fatalf("the virtual destination records %d hand-written objects at plan (planned after the policy) and %d at apply (planned first), want 1 both times: Terraform refuses the apply", vdAtPlan, vdAtApply)
+	}
+	if tpAtPlan != 0 || tpAtApply != 0 {
+		t.Fatalf("the policy records %d at plan (planned first) and %d at apply (planned second), want 0: the DestinationRule of its virtual destination is the destination's to adopt", tpAtPlan, tpAtApply)
+	}
+}
+
+// A record in state is carried forward only while the plan's objects
+// still take that object over: an old record (an adoption whose delete
+// did not happen) of a DestinationRule on a host the intent no longer
+// writes one for is dropped, and one it still covers is kept.
+func TestAdoptedCarriesForwardOnlyWhatThePlanTakesOver(t *testing.T) {
+	ctx := context.Background()
+	var sr resource.SchemaResponse
+	NewVirtualDestinationResource().Schema(ctx, resource.SchemaRequest{}, &sr)
+	typ := sr.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	const key = "east/DestinationRule.networking.istio.io/users/user-dr"
+	vals := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		vals[name] = tftypes.NewValue(at, nil)
+	}
+	vals["adopted"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{
+		key: tftypes.NewValue(tftypes.String, "host=user.global uid=u1 resourceVersion=7")})
+	state := tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(typ, vals)}
+	for _, c := range []struct {
+		takes bool
+		want  int
+	}{{false, 0}, {true, 1}} {
+		var planned types.Map
+		takes := func(h engine.HandWritten) bool { return c.takes && h.Kind == "DestinationRule" && h.Host == "user.global" }
+		if d := planAdopted(ctx, &planned, adoption{Takes: takes}, state); d.HasError() {
+			t.Fatal(diagText(d))
+		}
+		if len(planned.Elements()) != c.want {
+			t.Errorf("the plan's objects take it over: %v; planned adopted %v, want %d records", c.takes, planned, c.want)
+		}
 	}
 }
