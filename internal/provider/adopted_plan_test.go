@@ -163,7 +163,9 @@ func TestAdoptedCarriesForwardOnlyWhatThePlanTakesOver(t *testing.T) {
 		want  int
 	}{{false, 0}, {true, 1}} {
 		var planned types.Map
-		takes := func(h engine.HandWritten) bool { return c.takes && h.Kind == "DestinationRule" && h.Host == "user.global" }
+		takes := func(h engine.HandWritten) bool {
+			return c.takes && h.Kind == "DestinationRule" && h.Host == "user.global"
+		}
 		if d := planAdopted(ctx, &planned, adoption{Takes: takes}, state); d.HasError() {
 			t.Fatal(diagText(d))
 		}
