@@ -286,15 +286,16 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 	// process, and the record must not change then): a hand-written object
 	// on a virtual destination's host is the virtual destination's to take
 	// over, so a policy that only joins the destination's object
-	// (Composition.Owned) records nothing there; between intents that
-	// share no owner, the first planned records it (FirstAdopter).
+	// (Composition.Owned) records nothing there, and the destination is
+	// the only one left to record it; between intents that own no object
+	// of the other (policies sharing a composed DestinationRule on a
+	// service), the first planned records it (FirstAdopter).
 	var news []engine.HandWritten
 	for _, h := range adopt {
 		if joinsOwned(spec.Owner, desired, h) {
 			continue
 		}
-		_, other := data.Planned.FirstAdopter(spec.Owner, h.Key())
-		if !other || spec.Owner.Kind == intentkind.VirtualDestination.Owner {
+		if _, other := data.Planned.FirstAdopter(spec.Owner, h.Key()); !other {
 			news = append(news, h)
 		}
 	}

@@ -25,8 +25,7 @@ import (
 // resources. Values not known yet (references to other resources,
 // variables) are left out one by one, not the whole configuration with
 // them: each is read as unset, and the rules' errors about it (on its
-// path, an attribute holding it, one inside it, or a sibling within the
-// same object) are dropped. A destination's virtual destination hostname
+// path, an attribute holding it, or one inside it) are dropped. A destination's virtual destination hostname
 // becomes a translate.Unknown placeholder instead, which the rules that
 // read it skip. The rules run a second time with every unknown string a
 // placeholder (checkKnown): an error that is not reported again came from
@@ -138,8 +137,8 @@ func frameworkPath(p *tftypes.AttributePath) path.Path {
 
 // withoutUnset drops the errors about values read as unset because they
 // are not known yet (knownConfig): those on such a value, on an attribute
-// that holds it, inside it, or on a sibling within the same nested object
-// (a rule that reads the value to judge its neighbour), and, unless held
+// that holds it, or inside it (checkKnown drops those a rule reporting on
+// a sibling owes to an unknown string), and, unless held
 // (every unknown value was a placeholder in checkKnown's second run, which
 // reported them too), those on no attribute (a rule across the whole
 // configuration).
@@ -159,9 +158,7 @@ func withoutUnset(errs translate.Errors, unset []path.Path, held bool) translate
 		related := false
 		for _, u := range unset {
 			us := u.String()
-			parent := u.ParentPath()
-			sibling := len(parent.Steps()) > 0 && strings.HasPrefix(at, parent.String()+".")
-			if sibling || at == us || strings.HasPrefix(at, us+".") || strings.HasPrefix(at, us+"[") || strings.HasPrefix(us, at+".") || strings.HasPrefix(us, at+"[") {
+			if at == us || strings.HasPrefix(at, us+".") || strings.HasPrefix(at, us+"[") || strings.HasPrefix(us, at+".") || strings.HasPrefix(us, at+"[") {
 				related = true
 				break
 			}

@@ -75,3 +75,29 @@ func TestValidateKeepsConfigurationErrorsWhileTheNameIsUnknown(t *testing.T) {
 		t.Fatalf("validate of a policy that sets nothing, its name not known yet: %q, want \"Traffic policy does nothing\"", diagText(d))
 	}
 }
+
+// A configuration-wide error whose rule reads a value not known yet is
+// not reported: a policy whose only setting is a timeout or retries from
+// a variable does something once the value is known, so validate must
+// not call it "Traffic policy does nothing". The timeout (a string) is
+// seen as a placeholder by validate's second run, the retries (an object)
+// are not, and neither may report the error.
+func TestValidateDropsConfigurationErrorsOfUnknownValues(t *testing.T) {
+	for _, c := range []struct {
+		values map[string]any
+		at     *tftypes.AttributePath
+	}{
+		{map[string]any{"timeout": "1s"}, tftypes.NewAttributePath().WithAttributeName("timeout")},
+		{map[string]any{"retries.attempts": 3}, tftypes.NewAttributePath().WithAttributeName("retries")},
+	} {
+		cfg := tpConfigWith(t, c.values, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+			if p.Equal(c.at) {
+				return tftypes.NewValue(v.Type(), tftypes.UnknownValue), nil
+			}
+			return v, nil
+		})
+		if d := validateTrafficPolicy(cfg); strings.Contains(diagText(d), "Traffic policy does nothing") {
+			t.Errorf("validate of a policy whose %s is not known yet: %q, want no \"Traffic policy does nothing\"", c.at, diagText(d))
+		}
+	}
+}
