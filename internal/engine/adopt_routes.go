@@ -125,17 +125,16 @@ func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned
 	for _, p := range planned {
 		f, ok := now[p.Key()]
 		switch {
+		case ok && f.UID == p.UID && f.ResourceVersion != p.ResourceVersion:
+			recorded[p.Key()] = true
+			a.Changed = append(a.Changed, f)
 		case ok && (!f.Takes || f.Why != ""):
 			recorded[p.Key()] = true // not the intent's to take over (any more): left alone
 		case !ok && !takes(p):
 			// Not found, and not covered either: nothing to delete.
 		case ok && f.UID == p.UID:
 			recorded[p.Key()] = true
-			if f.ResourceVersion == p.ResourceVersion {
-				a.Delete = append(a.Delete, p)
-			} else {
-				a.Changed = append(a.Changed, f)
-			}
+			a.Delete = append(a.Delete, p)
 		case !ok && slices.ContainsFunc(unreadable, func(u string) bool { return strings.HasPrefix(u, p.Cluster+": ") }):
 			a.Delete = append(a.Delete, p) // the preconditions decide
 		}

@@ -145,7 +145,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/adopt-changed-since-plan-deleted", Why: "a hand-written object the plan recorded and someone edited since is deleted as if unchanged: the apply deletes what nobody reviewed",
-		File: "internal/engine/adopt_routes.go", From: "\t\t\tif f.ResourceVersion == p.ResourceVersion {", To: "\t\t\tif true || f.ResourceVersion == p.ResourceVersion {",
+		File: "internal/engine/adopt_routes.go", From: "\t\tcase ok && f.UID == p.UID && f.ResourceVersion != p.ResourceVersion:", To: "\t\tcase false:",
 		Package: "./internal/engine", Run: "TestAdoptionAtApplyTakesOverOnlyWhatThePlanRecorded",
 	},
 	{
