@@ -17,11 +17,11 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
-// vdCreatePlanAdopted plans the creation of the virtual destination
-// config (JSON) on data, as Terraform's framework hands a create to
-// ModifyPlan (computed attributes unknown), and returns the planned
-// adopted attribute and the plan's warnings.
-func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) (types.Map, string) {
+// vdModifyPlan runs a virtual destination's ModifyPlan on a
+// configuration (JSON) with no state, the attributes named in unknown
+// planned unknown (as Terraform's framework hands a create's computed
+// attributes), and returns its response; an error fails the test.
+func vdModifyPlan(t *testing.T, data *providerData, config string, unknown ...string) resource.ModifyPlanResponse {
 	t.Helper()
 	ctx := context.Background()
 	r := NewVirtualDestinationResource().(*virtualDestinationResource)
@@ -33,11 +33,11 @@ func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) (types
 	if err != nil {
 		t.Fatal(err)
 	}
-	adoptedPath := tftypes.NewAttributePath().WithAttributeName("adopted")
-	objectsPath := tftypes.NewAttributePath().WithAttributeName("objects")
 	plan, err := tftypes.Transform(v, func(p *tftypes.AttributePath, x tftypes.Value) (tftypes.Value, error) {
-		if p.Equal(adoptedPath) || p.Equal(objectsPath) {
-			return tftypes.NewValue(x.Type(), tftypes.UnknownValue), nil
+		for _, name := range unknown {
+			if p.Equal(tftypes.NewAttributePath().WithAttributeName(name)) {
+				return tftypes.NewValue(x.Type(), tftypes.UnknownValue), nil
+			}
 		}
 		return x, nil
 	})
@@ -49,10 +49,19 @@ func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) (types
 	resp := resource.ModifyPlanResponse{Plan: req.Plan}
 	r.ModifyPlan(ctx, req, &resp)
 	if resp.Diagnostics.HasError() {
-		t.Fatalf("plan: %s", diagText(resp.Diagnostics))
+		t.Fatalf("plan failed: %s", diagText(resp.Diagnostics))
 	}
+	return resp
+}
+
+// vdCreatePlanAdopted plans the creation of the virtual destination
+// config (JSON) on data (vdModifyPlan, objects and adopted unknown), and
+// returns the planned adopted attribute and the plan's warnings.
+func vdCreatePlanAdopted(t *testing.T, data *providerData, config string) (types.Map, string) {
+	t.Helper()
+	resp := vdModifyPlan(t, data, config, "adopted", "objects")
 	var adopted types.Map
-	if d := resp.Plan.GetAttribute(ctx, path.Root("adopted"), &adopted); d.HasError() {
+	if d := resp.Plan.GetAttribute(context.Background(), path.Root("adopted"), &adopted); d.HasError() {
 		t.Fatal(diagText(d))
 	}
 	return adopted, diagText(resp.Diagnostics.Warnings())
