@@ -19,7 +19,9 @@ import (
 // trafficPolicy fields and its subsets' labels and policies must be those
 // of the intent's DestinationRule on the host. Durations compare as
 // durations ("0.5s" is "500ms"), numbers as numbers, retryOn and lists of
-// values as sets. A destination's port is not compared.
+// values as sets, except the lists whose order is their meaning in Istio's
+// networking v1 API (orderedLists), compared in order. A destination's
+// port is not compared; its headers are.
 
 // lostContent lists, as "<field> = <value> (<what the intent says>; <the
 // fix>)", what the hand-written object obj says that ours (the intent's
@@ -129,7 +131,9 @@ func matchKey(match any) string {
 }
 
 // destinationsKey is a route's destinations as a sorted list of "host
-// [subset] weight": one destination without a weight takes every request.
+// [subset] weight [headers]": one destination without a weight takes
+// every request; headers are those a destination sets or removes on the
+// requests and responses it carries.
 func destinationsKey(route map[string]any) string {
 	ds := mapsOf(route["route"])
 	var out []string
@@ -143,7 +147,11 @@ func destinationsKey(route map[string]any) string {
 		if len(ds) == 1 && w == 0 {
 			w = 100
 		}
-		out = append(out, fmt.Sprintf("%s %g%%", s, w))
+		s = fmt.Sprintf("%s %g%%", s, w)
+		if h, ok := d["headers"].(map[string]any); ok && len(h) > 0 {
+			s += " headers " + canonical(h)
+		}
+		out = append(out, s)
 	}
 	sort.Strings(out)
 	return "[" + strings.Join(out, ", ") + "]"
@@ -204,6 +212,9 @@ func sameValue(at string, a, b any) bool {
 	}
 	la, aok := a.([]any)
 	lb, bok := b.([]any)
+	if aok && bok && orderedList(at) {
+		return canonical(la) == canonical(lb)
+	}
 	if aok && bok {
 		var sa, sb []string
 		for _, x := range la {
@@ -215,6 +226,22 @@ func sameValue(at string, a, b any) bool {
 		return setOf(sa) == setOf(sb)
 	}
 	return canonical(a) == canonical(b)
+}
+
+// orderedLists are the fields whose list is ordered in Istio's networking
+// v1 API: localityLbSetting.failoverPriority ranks labels (the first
+// matters most), and failover is read in order. Every other list an
+// adoption compares (match conditions, retryOn, CORS origins, headers'
+// remove) is a set.
+var orderedLists = []string{".failoverPriority", ".failover"}
+
+func orderedList(at string) bool {
+	for _, f := range orderedLists {
+		if strings.HasSuffix(at, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func setOf(xs []string) string {

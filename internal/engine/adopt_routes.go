@@ -107,9 +107,14 @@ type Adoption struct {
 
 // AdoptionAtApply compares the hand-written objects a plan recorded for
 // adoption (planned) with what the clusters hold now: the apply deletes
-// only what the plan named, and only if unchanged since.
+// only what the plan named, only if unchanged since, and only while
+// desired still takes it over (an object of its kind on its host in its
+// cluster, with nothing the intent would lose): a record carried from an
+// earlier plan whose intent no longer writes such an object deletes
+// nothing.
 func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned []HandWritten) Adoption {
 	found, unreadable := e.handWritten(ctx, desired, true)
+	takes := TakesOver(desired)
 	var a Adoption
 	a.Unreadable = unreadable
 	now := map[string]HandWritten{}
@@ -120,13 +125,16 @@ func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned
 	for _, p := range planned {
 		f, ok := now[p.Key()]
 		switch {
+		case ok && f.UID == p.UID && f.ResourceVersion != p.ResourceVersion:
+			recorded[p.Key()] = true
+			a.Changed = append(a.Changed, f)
+		case ok && (!f.Takes || f.Why != ""):
+			recorded[p.Key()] = true // not the intent's to take over (any more): left alone
+		case !ok && !takes(p):
+			// Not found, and not covered either: nothing to delete.
 		case ok && f.UID == p.UID:
 			recorded[p.Key()] = true
-			if f.ResourceVersion == p.ResourceVersion {
-				a.Delete = append(a.Delete, p)
-			} else {
-				a.Changed = append(a.Changed, f)
-			}
+			a.Delete = append(a.Delete, p)
 		case !ok && slices.ContainsFunc(unreadable, func(u string) bool { return strings.HasPrefix(u, p.Cluster+": ") }):
 			a.Delete = append(a.Delete, p) // the preconditions decide
 		}
@@ -139,6 +147,14 @@ func (e *Engine) AdoptionAtApply(ctx context.Context, desired []Desired, planned
 		}
 	}
 	return a
+}
+
+// TakesOver returns whether desired writes an object of a hand-written
+// object's kind on its host in its cluster: only then may a record of it
+// be carried forward or the object deleted.
+func TakesOver(desired []Desired) func(HandWritten) bool {
+	ih := hostsOfDesired(desired)
+	return func(h HandWritten) bool { return ih.byKind[h.Cluster][h.Kind][h.Host] }
 }
 
 // intentHosts are, per cluster, the hosts desired objects name by kind
@@ -168,15 +184,16 @@ func hostsOfDesired(desired []Desired) intentHosts {
 			ih.declared[d.Cluster] = map[string]bool{}
 			ih.subsets[d.Cluster] = map[string]bool{}
 		}
-		for _, sub := range subsetsOf(d.Manifest) {
-			ih.subsets[d.Cluster][sub] = true
-		}
 		if ih.byKind[d.Cluster][d.Kind] == nil {
 			ih.byKind[d.Cluster][d.Kind] = map[string]bool{}
 		}
+		// A composed object's content is this intent's part of it.
 		body := d.Manifest
 		if len(body) == 0 {
 			body = d.Part
+		}
+		for _, sub := range subsetsOf(body) {
+			ih.subsets[d.Cluster][sub] = true
 		}
 		for _, h := range hosts {
 			ih.byKind[d.Cluster][d.Kind][h] = true
@@ -190,6 +207,15 @@ func hostsOfDesired(desired []Desired) intentHosts {
 		}
 	}
 	return ih
+}
+
+// NamedHosts are the hosts d names (spec.hosts, spec.host): its
+// manifest's, or for a composed object its part's (Hosts).
+func (d Desired) NamedHosts() []string {
+	if len(d.Manifest) > 0 {
+		return hostsOf(d.Manifest)
+	}
+	return d.Hosts
 }
 
 // declaresOf lists the hosts an Istio object declares: those it names

@@ -368,7 +368,7 @@ func TestAdoptionWarningNamesEachObjectOnce(t *testing.T) {
 	desired := []engine.Desired{{Entry: engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "vd-user"},
 		Manifest: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule", "metadata": map[string]any{"name": "vd-user", "namespace": "istio-system"}, "spec": map[string]any{"host": "user.global"}}}}
 	warnings := func(owner engine.Owner) (int, int) {
-		_, adopt, diags := planAdoption(context.Background(), data, intentSpec{Owner: owner}, desired, false)
+		_, adopt, _, diags := planAdoption(context.Background(), data, intentSpec{Owner: owner}, desired, false)
 		n := 0
 		for _, d := range diags.Warnings() {
 			if strings.Contains(d.Detail(), "DestinationRule users/user-dr in cluster east") {

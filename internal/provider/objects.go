@@ -132,40 +132,39 @@ func gvk(apiVersion, kind string) k8sschema.GroupVersionKind {
 // (engine.ForeignRoutes), unless adopt_existing takes them over
 // (planAdoption). prior is the objects attribute in state; importedAdopt
 // is set for a state imported with adopt: and not applied since. It also
-// returns the hand-written objects the apply is to take over, for the
-// adopted attribute.
-func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map, importedAdopt bool) (types.Map, []engine.HandWritten, diag.Diagnostics) {
+// returns what the apply is to take over, for the adopted attribute.
+func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior types.Map, importedAdopt bool) (types.Map, adoption, diag.Diagnostics) {
 	if data == nil || data.RegistryUnknown {
-		return types.MapUnknown(types.StringType), nil, nil
+		return types.MapUnknown(types.StringType), undecidedAdoption(spec.Owner), adoptionUndecided(spec.Owner, "the provider's clusters")
 	}
 	objs, err := spec.Translate(data.Registry)
 	if errors.Is(err, translate.ErrUnknownPlacement) {
-		return types.MapUnknown(types.StringType), nil, nil
+		return types.MapUnknown(types.StringType), undecidedAdoption(spec.Owner), adoptionUndecided(spec.Owner, "the clusters this intent's objects go to")
 	}
 	if err != nil {
-		return types.MapUnknown(types.StringType), nil, translateDiagnostics(err)
+		return types.MapUnknown(types.StringType), adoption{}, translateDiagnostics(err)
 	}
 	desired, err := engine.Plan(spec.Owner, objs)
 	if err != nil {
 		var d diag.Diagnostics
 		d.AddError("Rendering objects", err.Error())
-		return types.MapUnknown(types.StringType), nil, d
+		return types.MapUnknown(types.StringType), adoption{}, d
 	}
 	entries := engine.Entries(desired)
 	if err := data.Planned.Claim(spec.Owner, entries); err != nil {
 		var d diag.Diagnostics
 		addAttrError(&d, path.Root("name"), "Two intents write the same object", err.Error())
-		return types.MapUnknown(types.StringType), nil, d
+		return types.MapUnknown(types.StringType), adoption{}, d
 	}
 	if err := render.Planned(spec.Owner, desired); err != nil {
 		var d diag.Diagnostics
 		d.AddError("Writing the rendered objects", fmt.Sprintf("%s is set, and the objects of %s could not be written there: %v.", render.DirEnv, spec.Owner, err))
-		return types.MapUnknown(types.StringType), nil, d
+		return types.MapUnknown(types.StringType), adoption{}, d
 	}
 	if err := writeCase(spec, data.Registry); err != nil {
 		var d diag.Diagnostics
 		d.AddError("Writing the translator's input", fmt.Sprintf("%s is set, and the translator's input of %s could not be written there: %v.", CasesDirEnv, spec.Owner, err))
-		return types.MapUnknown(types.StringType), nil, d
+		return types.MapUnknown(types.StringType), adoption{}, d
 	}
 	shared := sharedContributions(ctx, data, spec.Owner, entries)
 	// The limits are those of what the apply writes: with the
@@ -174,29 +173,29 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 	if err != nil {
 		var d diag.Diagnostics
 		d.AddError("Recording the configuration", fmt.Sprintf("The configuration of %s cannot be kept for import: %v.", spec.Owner, err))
-		return types.MapUnknown(types.StringType), nil, d
+		return types.MapUnknown(types.StringType), adoption{}, d
 	}
 	diags := checkLimits(data, keeping, entries, shared)
 	diags.Append(checkKeptAnnotations(spec, desired)...)
 	if diags.HasError() {
-		return types.MapUnknown(types.StringType), nil, diags
+		return types.MapUnknown(types.StringType), adoption{}, diags
 	}
 	diags.Append(checkComposition(data, spec.Owner, entries, shared)...)
 	diags.Append(checkDelivery(ctx, data, spec.Owner, entries)...)
 	if diags.HasError() {
-		return types.MapUnknown(types.StringType), nil, diags
+		return types.MapUnknown(types.StringType), adoption{}, diags
 	}
 	diags.Append(checkNamespaces(ctx, data, spec, desired, entriesOf(prior))...)
 	if diags.HasError() {
-		return types.MapUnknown(types.StringType), nil, diags
+		return types.MapUnknown(types.StringType), adoption{}, diags
 	}
-	var adopting []engine.HandWritten
+	var adopting adoption
 	if data.Engine != nil {
-		adopted, a, d := planAdoption(ctx, data, spec, desired, importedAdopt)
-		adopting = a
+		adopted, a, undecided, d := planAdoption(ctx, data, spec, desired, importedAdopt)
+		adopting = adoption{Objects: a, Undecided: undecided, Takes: engine.TakesOver(desired)}
 		diags.Append(d...)
 		if diags.HasError() {
-			return types.MapUnknown(types.StringType), nil, diags
+			return types.MapUnknown(types.StringType), adoption{}, diags
 		}
 		var found []string
 		for _, f := range data.Engine.ForeignRoutes(ctx, desired) {
@@ -209,7 +208,7 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 		}
 	}
 	diags.Append(checkServices(ctx, data, spec, desired)...)
-	if len(adopting) > 0 && !prior.IsNull() {
+	if len(adopting.Objects) > 0 && !prior.IsNull() {
 		// Already applied (an adoption whose delete failed, or an object
 		// written since): the objects may stay as they are, but the apply
 		// must run to take the hand-written ones over.
@@ -219,20 +218,54 @@ func planObjects(ctx context.Context, data *providerData, spec intentSpec, prior
 	return l, adopting, append(diags, d...)
 }
 
+// adoption is what a plan records for the apply to take over (the
+// adopted attribute): Objects, or, when the plan cannot look (Undecided:
+// the clusters not known yet, or one that cannot be listed), nothing
+// known: the apply's plan, with the clusters known, records them.
+type adoption struct {
+	Objects   []engine.HandWritten
+	Undecided bool
+	// Takes, when set, says whether the plan's objects still take over a
+	// hand-written object: a record in state is carried forward only
+	// while they do (planAdopted).
+	Takes func(engine.HandWritten) bool
+}
+
+// undecidedAdoption is the adoption of a plan that cannot look at the
+// clusters: undecided for an intent with adopt_existing.
+func undecidedAdoption(owner engine.Owner) adoption {
+	return adoption{Undecided: owner.Adopt}
+}
+
+// adoptionUndecided is the plan's warning on adopt_existing while what
+// (the clusters) is not known: adoption is decided by the apply.
+func adoptionUndecided(owner engine.Owner, what string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !owner.Adopt {
+		return diags
+	}
+	diags.AddAttributeWarning(path.Root("adopt_existing"), "Adoption decided at apply for "+intentkind.ResourceOf(owner.Kind, owner.Name),
+		"adopt_existing takes over the hand-written VirtualServices and DestinationRules on this intent's hosts, and "+what+" are not known until apply, so this plan cannot name them: adopted is known after apply, "+
+			"and the apply deletes each hand-written object it takes over only if unchanged since the apply read it (UID and resourceVersion preconditions). "+
+			"To review them first, apply what the clusters depend on (terraform apply -target=<the mesh_cluster resources or the provider's inputs>), then run terraform plan: it names each object adopted.")
+	return diags
+}
+
 // planAdoption checks, for an intent with adopt_existing, the hand-written
 // VirtualServices and DestinationRules on its hosts of a kind it writes
 // there (engine.RoutesToAdopt): those it cannot carry fail the plan, each
 // named with the reason, on adopt_existing; those it takes over are a
 // warning saying what the apply does to them. It returns them as the
-// foreign-route warning names them (for that warning to leave them out)
-// and those taken over. A state imported with adopt:
+// foreign-route warning names them (for that warning to leave them out),
+// those taken over, and whether a cluster could not be listed (undecided:
+// the apply's plan may find more there). A state imported with adopt:
 // (importedAdopt) that finds nothing to adopt at all, neither these nor
 // objects of the intent's own names, fails: an import never reports an
 // adoption that adopts nothing.
-func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, importedAdopt bool) (map[string]bool, []engine.HandWritten, diag.Diagnostics) {
+func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desired []engine.Desired, importedAdopt bool) (map[string]bool, []engine.HandWritten, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if !spec.Owner.Adopt {
-		return nil, nil, diags
+		return nil, nil, false, diags
 	}
 	resource := intentkind.ResourceOf(spec.Owner.Kind, spec.Owner.Name)
 	adopt, refuse, unreadable := data.Engine.RoutesToAdopt(ctx, desired, false)
@@ -245,16 +278,23 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 			fmt.Sprintf("adopt_existing takes over the hand-written VirtualServices and DestinationRules on this intent's hosts, replacing each with the intent's own, and these say what the intent does not:\n%s\n"+
 				"Nothing is written. Make the intent say it (declare those hosts), change or delete the objects, or set adopt_existing = false to leave them beside the intent (a plan warning then names them).",
 				engine.HandWrittenList(refuse)))
-		return handled, nil, diags
+		return handled, nil, false, diags
 	}
-	// Named and recorded once: one that another intent planned in this
-	// run named first (a virtual destination and a traffic policy both
-	// take over the DestinationRule of their host) is that intent's to
-	// delete. Recording it in both would also break the apply: Terraform
-	// plans each resource again before applying it, and the record must
-	// not change then, while the first one's apply has deleted it.
+	undecided := len(unreadable) > 0
+	// Named and recorded once, by the same intent whatever order
+	// Terraform plans in (it plans each resource again at apply, in a new
+	// process, and the record must not change then): a hand-written object
+	// on a virtual destination's host is the virtual destination's to take
+	// over, so a policy that only joins the destination's object
+	// (Composition.Owned) records nothing there, and the destination is
+	// the only one left to record it; between intents that own no object
+	// of the other (policies sharing a composed DestinationRule on a
+	// service), the first planned records it (FirstAdopter).
 	var news []engine.HandWritten
 	for _, h := range adopt {
+		if joinsOwned(spec.Owner, desired, h) {
+			continue
+		}
 		if _, other := data.Planned.FirstAdopter(spec.Owner, h.Key()); !other {
 			news = append(news, h)
 		}
@@ -265,11 +305,11 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 				engine.HandWrittenList(news)))
 	}
 	if !importedAdopt || len(adopt) > 0 {
-		return handled, news, diags
+		return handled, news, undecided, diags
 	}
 	plain, err := data.Engine.PlainObjects(ctx, desired)
 	if err != nil || len(unreadable) > 0 {
-		return handled, nil, diags // the apply, with the clusters answering, decides
+		return handled, nil, true, diags // the apply, with the clusters answering, decides
 	}
 	if len(plain) == 0 {
 		addAttrError(&diags, path.Root("adopt_existing"), "Nothing to adopt for "+resource,
@@ -277,7 +317,26 @@ func planAdoption(ctx context.Context, data *providerData, spec intentSpec, desi
 				"Nothing is written. If the hand-written objects are elsewhere (another host or cluster), make the configuration name them; if there are none, remove the import and apply to create the intent.",
 				resource, engine.LabelManagedBy))
 	}
-	return handled, nil, diags
+	return handled, nil, false, diags
+}
+
+// joinsOwned reports whether owner's object of h's kind on h's host in
+// h's cluster is one another intent owns and owner only joins (a
+// policy's part of its virtual destination's DestinationRule): that
+// intent adopts h, owner does not.
+func joinsOwned(owner engine.Owner, desired []engine.Desired, h engine.HandWritten) bool {
+	if owner.Composition == nil || owner.Composition.Owned == nil {
+		return false
+	}
+	for _, d := range desired {
+		if d.Cluster != h.Cluster || d.Kind != h.Kind || !owner.Composition.Owned(d.Key()) {
+			continue
+		}
+		if slices.Contains(d.NamedHosts(), h.Host) {
+			return true
+		}
+	}
+	return false
 }
 
 // applyObjects translates (all values are known at apply), applies and
@@ -425,13 +484,19 @@ func entriesValue(es []engine.Entry) (types.Map, diag.Diagnostics) {
 	return types.MapValue(types.StringType, elems)
 }
 
-// planAdopted sets the planned adopted attribute: the objects the apply is
-// to take over, or, when there are none, the record in state (the last
-// adoption), so that the plan after an adoption shows no change.
-func planAdopted(ctx context.Context, planned *types.Map, adopting []engine.HandWritten, state tfsdk.State) diag.Diagnostics {
-	if len(adopting) > 0 {
-		elems := make(map[string]attr.Value, len(adopting))
-		for _, h := range adopting {
+// planAdopted sets the planned adopted attribute: unknown while the plan
+// cannot look (the apply's plan decides), the objects the apply is to
+// take over, or, when there are none, the record in state (the last
+// adoption, so that the plan after an adoption shows no change), of which
+// only what the plan's objects still take over is carried forward.
+func planAdopted(ctx context.Context, planned *types.Map, adopting adoption, state tfsdk.State) diag.Diagnostics {
+	if adopting.Undecided {
+		*planned = types.MapUnknown(types.StringType)
+		return nil
+	}
+	if len(adopting.Objects) > 0 {
+		elems := make(map[string]attr.Value, len(adopting.Objects))
+		for _, h := range adopting.Objects {
 			elems[h.Key()] = types.StringValue(h.Stamp())
 		}
 		v, diags := types.MapValue(types.StringType, elems)
@@ -442,7 +507,27 @@ func planAdopted(ctx context.Context, planned *types.Map, adopting []engine.Hand
 	if state.Raw.IsNull() {
 		return nil
 	}
-	return state.GetAttribute(ctx, path.Root("adopted"), planned)
+	var recorded types.Map
+	if diags := state.GetAttribute(ctx, path.Root("adopted"), &recorded); diags.HasError() {
+		return diags
+	}
+	if adopting.Takes == nil || recorded.IsNull() || recorded.IsUnknown() {
+		*planned = recorded
+		return nil
+	}
+	kept := map[string]attr.Value{}
+	for k, v := range recorded.Elements() {
+		s, _ := v.(types.String)
+		if h, err := engine.HandWrittenFromRecord(k, s.ValueString()); err == nil && adopting.Takes(h) {
+			kept[k] = v
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	v, diags := types.MapValue(types.StringType, kept)
+	*planned = v
+	return diags
 }
 
 // adoptedOf reads the adopted attribute back; an entry that does not read

@@ -6,37 +6,16 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
-
-	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 )
 
 // planRoutingOf runs a virtual destination's ModifyPlan on a configuration
 // (JSON) and returns the planned routing attribute.
 func planRoutingOf(t *testing.T, data *providerData, config string) types.Map {
 	t.Helper()
-	ctx := context.Background()
-	r := NewVirtualDestinationResource().(*virtualDestinationResource)
-	r.data = data
-	var sr resource.SchemaResponse
-	r.Schema(ctx, resource.SchemaRequest{}, &sr)
-	typ := sr.Schema.Type().TerraformType(ctx)
-	v, err := discovery.ConfigValue(typ, config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := resource.ModifyPlanRequest{Config: tfsdk.Config{Schema: sr.Schema, Raw: v}, Plan: tfsdk.Plan{Schema: sr.Schema, Raw: v},
-		State: tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(typ, nil)}}
-	resp := resource.ModifyPlanResponse{Plan: req.Plan}
-	r.ModifyPlan(ctx, req, &resp)
-	if resp.Diagnostics.HasError() {
-		t.Fatalf("plan failed: %s", diagText(resp.Diagnostics))
-	}
+	resp := vdModifyPlan(t, data, config)
 	var got types.Map
-	if d := resp.Plan.GetAttribute(ctx, path.Root("routing"), &got); d.HasError() {
+	if d := resp.Plan.GetAttribute(context.Background(), path.Root("routing"), &got); d.HasError() {
 		t.Fatal(d)
 	}
 	return got

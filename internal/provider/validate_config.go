@@ -25,9 +25,13 @@ import (
 // resources. Values not known yet (references to other resources,
 // variables) are left out one by one, not the whole configuration with
 // them: each is read as unset, and the rules' errors about it (on its
-// path, an attribute holding it, or one inside it) are dropped. A
-// destination's virtual destination hostname becomes a translate.Unknown
-// placeholder instead, which the rules that read it skip.
+// path, an attribute holding it, or one inside it) are dropped. A destination's virtual destination hostname
+// becomes a translate.Unknown placeholder instead, which the rules that
+// read it skip. The rules run a second time with every unknown string a
+// placeholder (checkKnown): an error that is not reported again came from
+// a rule that read an unknown value as unset, and is dropped; one on no
+// attribute is kept only when that second run saw every unknown value as
+// a placeholder and reported it too.
 
 var (
 	_ resource.ResourceWithValidateConfig = &virtualDestinationResource{}
@@ -42,8 +46,13 @@ var (
 // resource not created yet) becomes a translate.Unknown placeholder that
 // the rules skip. It reports false when the configuration does not
 // decode; plan checks it then.
-func knownConfig(ctx context.Context, config tfsdk.Config, into any) (unset []path.Path, ok bool) {
+//
+// placeholders reads every unknown string as a translate.Unknown
+// placeholder instead of unset (the second run of checkKnown); held then
+// reports whether every unknown value was a string, held as one.
+func knownConfig(ctx context.Context, config tfsdk.Config, into any, placeholders bool) (unset []path.Path, held, ok bool) {
 	hostname := tftypes.NewAttributePath().WithAttributeName("destination").WithAttributeName("virtual_destination")
+	held = true
 	masked, err := tftypes.Transform(config.Raw, func(p *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
 		if v.IsKnown() {
 			return v, nil
@@ -52,13 +61,17 @@ func knownConfig(ctx context.Context, config tfsdk.Config, into any) (unset []pa
 			return tftypes.NewValue(tftypes.String, translate.Unknown(p.String())), nil
 		}
 		unset = append(unset, frameworkPath(p))
+		if placeholders && v.Type().Is(tftypes.String) {
+			return tftypes.NewValue(tftypes.String, translate.Unknown(p.String())), nil
+		}
+		held = false
 		return tftypes.NewValue(v.Type(), nil), nil
 	})
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	if !(tfsdk.Config{Schema: config.Schema, Raw: masked}).Get(ctx, into).HasError() {
-		return unset, true
+		return unset, held, true
 	}
 	// A model may hold a string attribute that the framework fills with a
 	// default at plan (a virtual destination's namespace) as a plain
@@ -69,7 +82,38 @@ func knownConfig(ctx context.Context, config tfsdk.Config, into any) (unset []pa
 		}
 		return v, nil
 	})
-	return unset, err == nil && !tfsdk.Config{Schema: config.Schema, Raw: blank}.Get(ctx, into).HasError()
+	return unset, held, err == nil && !tfsdk.Config{Schema: config.Schema, Raw: blank}.Get(ctx, into).HasError()
+}
+
+// checkKnown runs rules on the configuration with what is not known yet
+// read as unset (knownConfig), and keeps only the errors owed to no
+// unknown value (withoutUnset): when a value is unknown, the rules run
+// again with each unknown string a placeholder, and an error that run
+// does not report again was about a value read as unset. It reports false
+// when the configuration does not decode.
+func checkKnown[M any](ctx context.Context, config tfsdk.Config, rules func(*M) translate.Errors) (translate.Errors, bool) {
+	var m M
+	unset, _, ok := knownConfig(ctx, config, &m, false)
+	if !ok {
+		return nil, false
+	}
+	errs := rules(&m)
+	if len(unset) == 0 {
+		return errs, true
+	}
+	var again M
+	var twice translate.Errors
+	_, held, ok := knownConfig(ctx, config, &again, true)
+	if ok {
+		twice = rules(&again)
+	}
+	var kept translate.Errors
+	for _, e := range errs {
+		if slices.ContainsFunc(twice, func(t *translate.Error) bool { return t.Summary == e.Summary && t.Path.String() == e.Path.String() }) {
+			kept = append(kept, e)
+		}
+	}
+	return withoutUnset(kept, unset, held), true
 }
 
 // frameworkPath is a tftypes path as the framework's; an element of a set
@@ -93,15 +137,21 @@ func frameworkPath(p *tftypes.AttributePath) path.Path {
 
 // withoutUnset drops the errors about values read as unset because they
 // are not known yet (knownConfig): those on such a value, on an attribute
-// that holds it, or inside it, and, when there is any, those on no
-// attribute (a rule across the whole configuration).
-func withoutUnset(errs translate.Errors, unset []path.Path) translate.Errors {
+// that holds it, or inside it (checkKnown drops those a rule reporting on
+// a sibling owes to an unknown string), and, unless held
+// (every unknown value was a placeholder in checkKnown's second run, which
+// reported them too), those on no attribute (a rule across the whole
+// configuration).
+func withoutUnset(errs translate.Errors, unset []path.Path, held bool) translate.Errors {
 	if len(unset) == 0 {
 		return errs
 	}
 	var kept translate.Errors
 	for _, e := range errs {
 		if len(e.Path) == 0 {
+			if held {
+				kept = append(kept, e)
+			}
 			continue
 		}
 		at := attrPath(e.Path).String()
@@ -186,21 +236,30 @@ func schemaRejects(ctx context.Context, config tfsdk.Config, p path.Path) bool {
 }
 
 func (r *virtualDestinationResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m virtualDestinationModel
-	unset, ok := knownConfig(ctx, req.Config, &m)
+	errs, ok := checkKnown(ctx, req.Config, func(m *virtualDestinationModel) translate.Errors {
+		in := m.intent()
+		if !m.VIP.IsNull() {
+			in.VIP = m.VIP.ValueString()
+		}
+		return virtualdestination.Validate(in)
+	})
 	if !ok {
 		return
 	}
-	in := m.intent()
-	if !m.VIP.IsNull() {
-		in.VIP = m.VIP.ValueString()
-	}
-	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, withoutUnset(virtualdestination.Validate(in), unset))...)
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, errs)...)
 }
 
 func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m trafficPolicyModel
-	unset, ok := knownConfig(ctx, req.Config, &m)
+	errs, ok := checkKnown(ctx, req.Config, func(m *trafficPolicyModel) translate.Errors {
+		dest := m.Destination.plain()
+		if dest.VirtualDestination != "" {
+			// What plan resolves from the virtual destination is not known
+			// here: rules that need it are left to plan.
+			dest.VirtualDestinationName = translate.Unknown("the virtual destination's name")
+			dest.VirtualDestinationNamespace = translate.Unknown("the virtual destination's namespace")
+		}
+		return trafficpolicy.Validate(m.intent(), dest)
+	})
 	// The weights need nothing else: checked whenever they are known, as
 	// withoutUnset drops the errors on traffic_shift when a shift's
 	// cluster is not known yet.
@@ -213,14 +272,6 @@ func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource
 		resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)
 		return
 	}
-	dest := m.Destination.plain()
-	if dest.VirtualDestination != "" {
-		// What plan resolves from the virtual destination is not known
-		// here: rules that need it are left to plan.
-		dest.VirtualDestinationName = translate.Unknown("the virtual destination's name")
-		dest.VirtualDestinationNamespace = translate.Unknown("the virtual destination's namespace")
-	}
-	errs := withoutUnset(trafficpolicy.Validate(m.intent(), dest), unset)
 	for _, w := range weightErrs {
 		if !slices.ContainsFunc(errs, func(e *translate.Error) bool { return e.Summary == w.Summary && e.Path.String() == w.Path.String() }) {
 			errs = append(errs, w)
@@ -230,13 +281,14 @@ func (r *trafficPolicyResource) ValidateConfig(ctx context.Context, req resource
 }
 
 func (r *accessPolicyResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m accessPolicyModel
-	unset, ok := knownConfig(ctx, req.Config, &m)
+	errs, ok := checkKnown(ctx, req.Config, func(m *accessPolicyModel) translate.Errors {
+		in, dest := m.intent()
+		return accesspolicy.Validate(in, dest)
+	})
 	if !ok {
 		return
 	}
-	in, dest := m.intent()
-	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, withoutUnset(accesspolicy.Validate(in, dest), unset))...)
+	resp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, errs)...)
 }
 
 // knownWeights reads the weights of traffic_shift when the list and every

@@ -145,7 +145,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/adopt-changed-since-plan-deleted", Why: "a hand-written object the plan recorded and someone edited since is deleted as if unchanged: the apply deletes what nobody reviewed",
-		File: "internal/engine/adopt_routes.go", From: "\t\t\tif f.ResourceVersion == p.ResourceVersion {", To: "\t\t\tif true || f.ResourceVersion == p.ResourceVersion {",
+		File: "internal/engine/adopt_routes.go", From: "\t\tcase ok && f.UID == p.UID && f.ResourceVersion != p.ResourceVersion:", To: "\t\tcase false:",
 		Package: "./internal/engine", Run: "TestAdoptionAtApplyTakesOverOnlyWhatThePlanRecorded",
 	},
 	{
@@ -157,6 +157,57 @@ var mutations = []mutation{
 		ID: "provider/adoption-not-recorded", Why: "the plan does not record what adoption deletes (adopted): the apply cannot be held to what the plan named",
 		File: "internal/provider/objects.go", From: "\t\t*planned = v\n", To: "\t\t*planned = map[bool]types.Map{true: types.MapNull(types.StringType), false: v}[true]\n",
 		Package: "./internal/provider", Run: "TestAccAdoptRoutes_writtenAfterThePlanIsLeftAlone", Env: []string{"TF_ACC=1"},
+	},
+	// Review 54 of adoption and validate (issue 38).
+	{
+		ID: "provider/adopted-known-while-blind", Why: "adopted is planned known (null) while the clusters are unknown, and the apply's plan, which finds the hand-written object, is refused as inconsistent",
+		File: "internal/provider/objects.go", From: "\tif adopting.Undecided {", To: "\tif false && adopting.Undecided {",
+		Package: "./internal/provider", Run: "TestAdoptedIsNotKnownWhileTheObjectsAreUnknown",
+	},
+	{
+		ID: "provider/adoption-policy-takes-destination-rule", Why: "a policy on a virtual destination records the destination's hand-written DestinationRule when planned first: the record depends on plan order",
+		File: "internal/provider/objects.go", From: "\t\tif joinsOwned(spec.Owner, desired, h) {", To: "\t\tif false && joinsOwned(spec.Owner, desired, h) {",
+		Package: "./internal/provider", Run: "TestAdoptedDoesNotDependOnPlanOrder",
+	},
+	{
+		ID: "provider/adopted-stale-record-carried", Why: "a record in state is carried forward although the intent no longer takes that object over",
+		File: "internal/provider/objects.go", From: "err == nil && adopting.Takes(h) {", To: "err == nil && (adopting.Takes(h) || true) {",
+		Package: "./internal/provider", Run: "TestAdoptedCarriesForwardOnlyWhatThePlanTakesOver",
+	},
+	{
+		ID: "engine/adopt-stale-record-deleted", Why: "the apply deletes a recorded hand-written object that the intent no longer takes over",
+		File: "internal/engine/adopt_routes.go", From: "\t\tcase ok && (!f.Takes || f.Why != \"\"):", To: "\t\tcase false:",
+		Package: "./internal/engine", Run: "TestApplyDeletesOnlyWhatTheIntentStillTakesOver",
+	},
+	{
+		ID: "engine/adopt-destination-headers-ignored", Why: "a hand-written route destination's headers are not compared: adopted and lost without a word",
+		File: "internal/engine/adopt_content.go", From: "ok && len(h) > 0 {", To: "ok && false && len(h) > 0 {",
+		Package: "./internal/engine", Run: "TestAdoptionRefusesWhatItWouldLose",
+	},
+	{
+		ID: "engine/adopt-ordered-list-as-set", Why: "failoverPriority ranked the other way round is taken as the intent's",
+		File: "internal/engine/adopt_content.go", From: "if aok && bok && orderedList(at) {", To: "if aok && bok && false && orderedList(at) {",
+		Package: "./internal/engine", Run: "TestAdoptionRefusesWhatItWouldLose",
+	},
+	{
+		ID: "engine/adopt-part-subsets-ignored", Why: "a traffic policy's subsets (its composed part) are not read: the hand-written DestinationRule of the same subsets is refused",
+		File: "internal/engine/adopt_routes.go", From: "\t\tfor _, sub := range subsetsOf(body) {", To: "\t\tfor _, sub := range subsetsOf(d.Manifest) {",
+		Package: "./internal/engine", Run: "TestPolicySubsetsAdoptTheirHandWrittenDestinationRule",
+	},
+	{
+		ID: "provider/validate-unknown-sibling", Why: "validate reports an error of a rule that read a sibling's unknown value as unset (mirror labels with subset = var.s)",
+		File: "internal/provider/validate_config.go", From: "\t\tif slices.ContainsFunc(twice,", To: "\t\tif true || slices.ContainsFunc(twice,",
+		Package: "./internal/provider", Run: "TestValidateDropsConfigurationErrorsOfUnknownValues",
+	},
+	{
+		ID: "provider/validate-config-errors-dropped", Why: "validate drops every error on no attribute whenever any value is unknown (\"Traffic policy does nothing\" with name = var.n)",
+		File: "internal/provider/validate_config.go", From: "\t\t\tif held {", To: "\t\t\tif false && held {",
+		Package: "./internal/provider", Run: "TestValidateKeepsConfigurationErrorsWhileTheNameIsUnknown",
+	},
+	{
+		ID: "provider/validate-config-errors-of-unknown-kept", Why: "validate keeps an error on no attribute whose rule read an unknown value that is no string (retries = var.r: \"does nothing\")",
+		File: "internal/provider/validate_config.go", From: "\t\t\tif held {", To: "\t\t\tif true || held {",
+		Package: "./internal/provider", Run: "TestValidateDropsConfigurationErrorsOfUnknownValues",
 	},
 	{
 		ID: "provider/adoption-warned-twice", Why: "a virtual destination and a traffic policy adopting one host's DestinationRule both name it in their plan warnings",
@@ -185,7 +236,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/validate-unknown-as-unset", Why: "a value not known at validate is read as unset and its rules' errors kept: an unknown name is \"not a DNS label\"",
-		File: "internal/provider/validate_config.go", From: "\tif len(unset) == 0 {\n\t\treturn errs", To: "\tif true {\n\t\treturn errs",
+		File: "internal/provider/validate_config.go", From: "\tif len(unset) == 0 {\n\t\treturn errs\n", To: "\tif true {\n\t\treturn errs\n",
 		Package: "./internal/provider", Run: "TestValidateChecksWhatIsKnown",
 	},
 	// The per-hostname routing summary (issue 38, item 6).
