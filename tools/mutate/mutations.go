@@ -231,7 +231,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/validate-waits-for-every-value", Why: "terraform validate checks nothing of a traffic policy while any one value is unknown (a timeout from a variable)",
-		File: "internal/provider/validate_config.go", From: "\tif !ok {\n\t\tresp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)", To: "\tif !ok || len(unset) > 0 {\n\t\tresp.Diagnostics.Append(validationDiagnostics(ctx, req.Config, weightErrs)...)",
+		File: "internal/provider/validate_config.go", From: "\tunset, _, ok := knownConfig(ctx, config, &m, false)\n\tif !ok {", To: "\tunset, _, ok := knownConfig(ctx, config, &m, false)\n\tif !ok || len(unset) > 0 {",
 		Package: "./internal/provider", Run: "TestValidateChecksWhatIsKnown",
 	},
 	{
