@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
@@ -24,15 +23,7 @@ import (
 func vdModifyPlan(t *testing.T, data *providerData, config string, unknown ...string) resource.ModifyPlanResponse {
 	t.Helper()
 	ctx := context.Background()
-	r := NewVirtualDestinationResource().(*virtualDestinationResource)
-	r.data = data
-	var sr resource.SchemaResponse
-	r.Schema(ctx, resource.SchemaRequest{}, &sr)
-	typ := sr.Schema.Type().TerraformType(ctx)
-	v, err := discovery.ConfigValue(typ, config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, sr, typ, v := vdDecoded(t, data, config)
 	plan, err := tftypes.Transform(v, func(p *tftypes.AttributePath, x tftypes.Value) (tftypes.Value, error) {
 		for _, name := range unknown {
 			if p.Equal(tftypes.NewAttributePath().WithAttributeName(name)) {

@@ -203,21 +203,30 @@ func TestLookupReadsRecordsByFormatStrictly(t *testing.T) {
 	}
 }
 
+// vdDecoded is a virtual destination resource on data, its schema, its
+// Terraform type and config (JSON) decoded as a value of it; an error
+// fails the test.
+func vdDecoded(t *testing.T, data *providerData, config string) (*virtualDestinationResource, resource.SchemaResponse, tftypes.Type, tftypes.Value) {
+	t.Helper()
+	r := NewVirtualDestinationResource().(*virtualDestinationResource)
+	r.data = data
+	var sr resource.SchemaResponse
+	r.Schema(context.Background(), resource.SchemaRequest{}, &sr)
+	typ := sr.Schema.Type().TerraformType(context.Background())
+	v, err := discovery.ConfigValue(typ, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, sr, typ, v
+}
+
 // vdPlan runs mesh_virtual_destination's ModifyPlan for a configuration
 // (JSON), with priorID as the instance in state (none if empty), and
 // returns its diagnostics.
 func vdPlan(t *testing.T, data *providerData, config, priorID string, priorObjects map[string]string) diag.Diagnostics {
 	t.Helper()
 	ctx := context.Background()
-	r := NewVirtualDestinationResource().(*virtualDestinationResource)
-	r.data = data
-	var sr resource.SchemaResponse
-	r.Schema(ctx, resource.SchemaRequest{}, &sr)
-	typ := sr.Schema.Type().TerraformType(ctx)
-	v, err := discovery.ConfigValue(typ, config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, sr, typ, v := vdDecoded(t, data, config)
 	state := tfsdk.State{Schema: sr.Schema, Raw: tftypes.NewValue(typ, nil)}
 	if priorID != "" {
 		state.Raw = v
