@@ -84,7 +84,7 @@ echo "$istio_version" > "$dir/istio-webhook.version"
 # (internal/localmesh StartFlux), from the versions tools/flux pins, with
 # their own stamp so a new Flux pin rebuilds them alone. Cold, both take
 # about 11 CPU-minutes (measured: 15 + 11 min wall on two cores shared with
-# five other builds, after an aborted first try; see docs/design.md); with
+# five other builds, after an aborted first try; see docs/decisions.md); with
 # Go's build cache warm, a rebuild after a new stamp only links them.
 flux_version="$(cat "$root/tools/flux/go.mod" "$root/tools/flux/go.sum" | sha256sum | cut -c1-16)"
 if [[ "$(cat "$dir/flux.version" 2>/dev/null)" != "$flux_version" ]]; then
