@@ -55,7 +55,7 @@ func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
 		fakeapply.Install(d)
 		fc[c] = d
 	}
-	return &Engine{Clients: fc, FieldManager: "test", Shared: Compositions{}, retryBackoff: noWait}, fc
+	return &Engine{Clients: fc, FieldManager: "test", retryBackoff: noWait}, fc
 }
 
 // noWait stands in for the backoff between retries (retry.go): as many

@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -6,60 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-// Review of issue 36, item 3 ("Composer entries are honoured only on
-// objects a contribution really targets"): the check is only that a
-// composed kind writes the object's Kubernetes kind and that a label and
-// annotation of that kind are present, not that a contribution decodes
-// and composes to this object. A virtual destination's own
-// DestinationRule is of a kind traffic policies write, so a server-side
-// apply named like a composer, with a made-up traffic-policy label and
-// annotation (no policy targets this rule), that turns off TLS to the
-// backends is hidden from the destination's refresh.
-func TestComposerNameOnADestinationsOwnRuleIsDrift(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	e.FieldManager = ""
-	owner := Owner{Kind: "virtual-destination", Name: "vd-a", ID: "id-vd-a"}
-	manager := owner.FieldManager(e.FieldManager)
-	gvk := schema.GroupVersionKind{Group: "networking.istio.io", Version: "v1", Kind: "DestinationRule"}
-	en := Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: gvk.Kind, Namespace: "istio-system", Name: "vd-a"}
-	desired := map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
-		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace}, "spec": map[string]any{"host": "a.global"}}
-	addLabels(desired, owner.Labels())
-	want := mustDigest(t, desired)
-	gvr, err := resourceFor(en.APIVersion, en.Kind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
-	labels := obj.GetLabels()
-	labels["traffic-policy.mesh-intent.io/x"] = "id-x"
-	obj.SetLabels(labels)
-	obj.SetAnnotations(map[string]string{"traffic-policy.mesh-intent.io/x": "not a contribution of any policy"})
-	obj.SetUID(nextUID())
-	obj.SetResourceVersion("1")
-	if err := unstructured.SetNestedField(obj.Object, "DISABLE", "spec", "trafficPolicy", "tls", "mode"); err != nil {
-		t.Fatal(err)
-	}
-	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
-		managed(manager, metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/managed-by":{},"f:mesh-intent.io/owner-kind":{},"f:mesh-intent.io/owner-name":{},"f:mesh-intent.io/owner-id":{}}},"f:spec":{"f:host":{}}}`),
-		managed("x/traffic-policy-composer", metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:traffic-policy.mesh-intent.io/x":{}},"f:annotations":{"f:traffic-policy.mesh-intent.io/x":{}}},"f:spec":{"f:trafficPolicy":{"f:tls":{"f:mode":{}}}}}`),
-	})
-	if err := fc["east"].Tracker().Create(gvr, obj, en.Namespace); err != nil {
-		t.Fatal(err)
-	}
-	got, errs := e.Read(context.Background(), owner, []schema.GroupVersionKind{gvk}, []string{"east"}, nil)
-	if len(got) != 1 {
-		t.Fatalf("read %v (%v)", got, errs)
-	}
-	if got[0].Digest == want {
-		t.Fatal("tls.mode DISABLE added under a composer's name onto the destination's own DestinationRule, with a traffic-policy annotation no policy wrote, is not drift")
-	}
-}
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition/compositiontest"
+)
 
 // Review of issue 36, item 2 ("the plan checks what the apply will
 // write: ... every object's annotation total"): Limits counts only the
@@ -72,11 +24,11 @@ func TestComposerNameOnADestinationsOwnRuleIsDrift(t *testing.T) {
 func TestLimitsCountTheObjectsOtherAnnotations(t *testing.T) {
 	e, fc, d := crowdedComposedObject(t)
 	ctx := context.Background()
-	ann := live(t, fc["east"], d.Entry).GetAnnotations()
-	e.wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
-	mine := composedOwner("mine")
-	mine.Composition.Contribution = testPart(fmt.Sprintf("%010000d", 0))
-	found, errs := e.Contributions(ctx, mine, []Entry{d.Entry})
+	ann := enginetest.Live(t, fc["east"], d.Entry).GetAnnotations()
+	e.Wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
+	mine := enginetest.ComposedOwner("mine")
+	mine.Composition.Contribution = compositiontest.Part(fmt.Sprintf("%010000d", 0))
+	found, errs := Contributions(ctx, e, mine, []engine.Entry{d.Entry})
 	if len(errs) > 0 || len(found) != 4 {
 		t.Fatalf("contributions %d (%v)", len(found), errs)
 	}
@@ -84,15 +36,15 @@ func TestLimitsCountTheObjectsOtherAnnotations(t *testing.T) {
 	for k, v := range ann {
 		total += len(k) + len(v)
 	}
-	if total <= MaxAnnotationBytes {
+	if total <= engine.MaxAnnotationBytes {
 		t.Fatalf("test setup: %d bytes of annotations fit", total)
 	}
-	for _, l := range e.Limits(mine, []Entry{d.Entry}, found) {
+	for _, l := range e.Limits(mine, []engine.Entry{d.Entry}, found) {
 		if l.Limit == "annotations" {
 			return
 		}
 	}
-	t.Fatalf("the object's annotations would be %d bytes after this apply (limit %d), and the plan's Limits says nothing", total, MaxAnnotationBytes)
+	t.Fatalf("the object's annotations would be %d bytes after this apply (limit %d), and the plan's Limits says nothing", total, engine.MaxAnnotationBytes)
 }
 
 // Review of issue 36 ("one verdict ... used by plan, apply, refresh and
@@ -105,27 +57,27 @@ func TestLimitsCountTheObjectsOtherAnnotations(t *testing.T) {
 // it. The new policy's routes are gone while its state says it applied,
 // until its next apply.
 func TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	old := workspaceOwner("a", "id-old", "ws", "id-new")
-	if _, err := e.Apply(ctx, old, []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, old, []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Apply(ctx, workspaceOwner("b", "id-b", "ws"), []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, workspaceOwner("b", "id-b", "ws"), []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	replacement := workspaceOwner("a", "id-new", "ws", "id-old")
-	if _, err := e.Apply(ctx, replacement, []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, replacement, []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-new" {
+	if id := enginetest.Live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-new" {
 		t.Fatalf("after the replacement's create: label %q", id)
 	}
-	if _, err := e.Delete(ctx, old, []Entry{d.Entry}); err != nil {
+	if _, err := e.Delete(ctx, old, []engine.Entry{d.Entry}); err != nil {
 		t.Fatalf("destroying the old instance: %v", err)
 	}
-	got := live(t, fc["east"], d.Entry)
+	got := enginetest.Live(t, fc["east"], d.Entry)
 	if got == nil || got.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-new" || got.GetAnnotations()["traffic-policy.mesh-intent.io/a"] == "" {
 		var labels map[string]string
 		if got != nil {
@@ -142,13 +94,13 @@ func TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution(t *testing.T) {
 func TestApplyCountsTheObjectsOtherAnnotations(t *testing.T) {
 	e, fc, d := crowdedComposedObject(t)
 	ctx := context.Background()
-	mine := composedOwner("mine")
-	mine.Composition.Contribution = testPart(fmt.Sprintf("%010000d", 0))
-	_, err := e.Apply(ctx, mine, []Desired{d}, nil)
+	mine := enginetest.ComposedOwner("mine")
+	mine.Composition.Contribution = compositiontest.Part(fmt.Sprintf("%010000d", 0))
+	_, err := e.Apply(ctx, mine, []engine.Desired{d}, nil)
 	if err == nil || !strings.Contains(err.Error(), "Kubernetes limit exceeded: annotations") {
-		t.Fatalf("the apply writes annotations over %d bytes in all: %v", MaxAnnotationBytes, err)
+		t.Fatalf("the apply writes annotations over %d bytes in all: %v", engine.MaxAnnotationBytes, err)
 	}
-	if got := live(t, fc["east"], d.Entry).GetAnnotations()["traffic-policy.mesh-intent.io/mine"]; got != "" {
+	if got := enginetest.Live(t, fc["east"], d.Entry).GetAnnotations()["traffic-policy.mesh-intent.io/mine"]; got != "" {
 		t.Fatal("the refused write wrote the contribution")
 	}
 }
@@ -158,19 +110,19 @@ func TestApplyCountsTheObjectsOtherAnnotations(t *testing.T) {
 // of another tool's annotation (a client-side apply's
 // last-applied-configuration): under the API server's annotation limit
 // counted by contributions alone, over it counted whole.
-func crowdedComposedObject(t *testing.T) (*Engine, fakeClusters, Desired) {
+func crowdedComposedObject(t *testing.T) (*engine.Engine, enginetest.Clusters, engine.Desired) {
 	t.Helper()
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	for i := 0; i < 4; i++ {
-		o := composedOwner(fmt.Sprintf("other-%d", i))
-		o.Composition.Contribution = testPart(fmt.Sprintf("%030000d", i))
-		if _, err := e.Apply(ctx, o, []Desired{d}, nil); err != nil {
+		o := enginetest.ComposedOwner(fmt.Sprintf("other-%d", i))
+		o.Composition.Contribution = compositiontest.Part(fmt.Sprintf("%030000d", i))
+		if _, err := e.Apply(ctx, o, []engine.Desired{d}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	u := live(t, fc["east"], d.Entry).DeepCopy()
+	u := enginetest.Live(t, fc["east"], d.Entry).DeepCopy()
 	ann := u.GetAnnotations()
 	ann["kubectl.kubernetes.io/last-applied-configuration"] = strings.Repeat("x", 140000)
 	u.SetAnnotations(ann)
