@@ -22,8 +22,10 @@ import (
 // from every contribution, under one shared field manager, guarded by the
 // object's resourceVersion so that concurrent writers never lose each
 // other's contribution. What a contribution holds is the intent kind's
-// composer's to say (package composition); the engine reads and writes
-// the annotations, and keeps those it does not compose byte for byte.
+// composer's to say (package composition); this package reads and
+// writes the annotations through the engine (its listing and its
+// server-side apply of a composed object, composed_write.go), and keeps
+// those it does not compose byte for byte.
 
 // compose writes one composed object with this intent's contribution set
 // (remove false) or removed (remove true).
@@ -75,7 +77,7 @@ func composeOnce(ctx context.Context, e *engine.Engine, ri dynamic.ResourceInter
 	}
 	if !remove && live != nil {
 		// A Kustomization applies it: composing here would fight Flux
-		// (sink_flux.go; the plan refuses it first).
+		// (the engine's sink_flux.go; the plan refuses it first).
 		if c, cerr := e.Clients.Get(entry.Cluster); cerr == nil {
 			// A warning (the Kustomization could not be read, or is on
 			// another cluster) was the plan's; the write proceeds.
@@ -243,8 +245,8 @@ func labelContributions(manifest map[string]any, owner engine.Owner, contributio
 // composedDriftedFrom reports, for refresh, a composed object whose
 // composition was edited by someone else (a kubectl edit of a route's
 // timeout) as drifted: the fields the composer owns differ from what
-// composing its contributions gives. st is read from the listing
-// (listcache.go).
+// composing its contributions gives. st is read from the engine's
+// listing (ListedComposed).
 func composedDriftedFrom(owner engine.Owner, entry engine.Entry, st engine.ComposedObject) bool {
 	// What the next writer composes: by the verdicts it will reach
 	// (verdict.go), those of any name but this one's, which it writes.
