@@ -246,7 +246,7 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	released := false
-	for _, pa := range enginetest.Applies(fc["east"]) {
+	for _, pa := range fakeapply.Applies(fc["east"]) {
 		m := pa.PatchOptions.FieldManager
 		switch {
 		case m == "legacy/traffic-policy-composer":

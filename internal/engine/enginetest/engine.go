@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -45,60 +44,22 @@ func resourceOf(t testing.TB, en engine.Entry) schema.GroupVersionResource {
 }
 
 // Seed stores the object en names in d as someone (or the provider) left
-// it: a spec with one host, labels, a UID and resourceVersion 1.
+// it (fakeapply.Seed).
 func Seed(t testing.TB, d *dynamicfake.FakeDynamicClient, en engine.Entry, labels map[string]string) {
 	t.Helper()
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
-		"spec": map[string]any{"hosts": []any{"seeded.example"}}}}
-	obj.SetNamespace(en.Namespace)
-	obj.SetName(en.Name)
-	obj.SetLabels(labels)
-	obj.SetUID(fakeapply.NextUID())
-	obj.SetResourceVersion("1")
-	if err := d.Tracker().Create(resourceOf(t, en), obj, en.Namespace); err != nil {
-		t.Fatal(err)
-	}
+	fakeapply.Seed(t, d, resourceOf(t, en), en.Kind, en.Namespace, en.Name, labels)
 }
 
 // Live is the object en names in d as stored, or nil.
 func Live(t testing.TB, d *dynamicfake.FakeDynamicClient, en engine.Entry) *unstructured.Unstructured {
 	t.Helper()
-	obj, err := d.Tracker().Get(resourceOf(t, en), en.Namespace, en.Name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return obj.(*unstructured.Unstructured)
-}
-
-// Applies lists the server-side applies d received.
-func Applies(d *dynamicfake.FakeDynamicClient) []k8stesting.PatchActionImpl {
-	var out []k8stesting.PatchActionImpl
-	for _, a := range d.Actions() {
-		if pa, ok := a.(k8stesting.PatchActionImpl); ok && pa.GetPatchType() == types.ApplyPatchType {
-			out = append(out, pa)
-		}
-	}
-	return out
+	return fakeapply.Get(t, d, resourceOf(t, en), en.Namespace, en.Name)
 }
 
 // Managed is a managed-fields entry of manager, operation op, holding
 // fields (FieldsV1 JSON).
 func Managed(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "networking.istio.io/v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
-}
-
-// FieldConflict is the API server's answer to an apply that would change
-// a field (path) that manager applied.
-func FieldConflict(manager, path string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: 409, Reason: metav1.StatusReasonConflict,
-		Message: fmt.Sprintf("Apply failed with 1 conflict: conflict with %q: %s", manager, path),
-		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
-			Type: metav1.CauseTypeFieldManagerConflict, Message: fmt.Sprintf("conflict with %q", manager), Field: path}}},
-	}}
 }
 
 // ConflictsFirst makes the first n server-side applies (and patches) of
