@@ -45,8 +45,8 @@ func workspaceOf(c composition.Contribution) string {
 }
 
 // Contributions lists the contributions of owner's kind on the live
-// objects of entries, from the process's latest listings, stale or not
-// (listedSnapshot), or, on a pull cluster, on the artifact's copy of
+// objects of entries, from the engine's latest listings, stale or not
+// (ListedComposed, latest), or, on a pull cluster, on the artifact's copy of
 // them (pull_compose.go): plan uses them to compose with what other states
 // contributed; the apply composes again with what the object holds then. A cluster that
 // cannot be read is an error of its own; the others are still listed.
