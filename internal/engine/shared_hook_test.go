@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition/compositiontest"
 )
@@ -91,4 +92,58 @@ func TestPullComposedWithoutSharedRefused(t *testing.T) {
 		t.Fatal("plan check without Shared: no error, want the refusal")
 	}
 	refusedForNoShared(t, "plan check", errs[0])
+}
+
+// recordingShared is a Shared that composes nothing and records what the
+// engine asked it: "compose <object> remove=<bool>" and "drifted
+// <object>"; DriftedFrom answers drifted.
+type recordingShared struct {
+	Shared
+	calls   *[]string
+	drifted bool
+}
+
+func (r recordingShared) Compose(_ context.Context, _ *Engine, _ dynamic.ResourceInterface, _ Owner, entry Entry, remove bool) *Error {
+	*r.calls = append(*r.calls, fmt.Sprintf("compose %s remove=%v", entry.Name, remove))
+	return nil
+}
+
+func (r recordingShared) DriftedFrom(_ *Engine, _ Owner, entry Entry, _ ComposedObject) bool {
+	*r.calls = append(*r.calls, "drifted "+entry.Name)
+	return r.drifted
+}
+
+// The engine hands every composed write, release and refresh to its
+// Shared, and writes nothing of a composed object itself: apply asks
+// Compose to set the contribution, destroy to release it, refresh asks
+// DriftedFrom, whose answer is the entry's digest (drifted: the plan
+// rewrites it).
+func TestComposedIntentGoesThroughShared(t *testing.T) {
+	e, fc := newFakeEngine(t, "east")
+	var calls []string
+	e.Shared = recordingShared{calls: &calls, drifted: true}
+	ctx := context.Background()
+	a := hookOwner("a")
+	d := hookEntry("east")
+	applied, err := e.Apply(ctx, a, []Desired{d}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applies(fc["east"])) != 0 {
+		t.Fatalf("the engine applied a composed object itself: %v", applies(fc["east"]))
+	}
+	// What a composition leaves: a's contribution on the object.
+	seed(t, fc["east"], d.Entry, map[string]string{LabelManagedBy: ManagedByValue, a.ContributionKey(): "id-a"})
+	vsKind := schema.GroupVersionKind{Group: "networking.istio.io", Version: "v1", Kind: "VirtualService"}
+	read, errs := e.Read(ctx, a, []schema.GroupVersionKind{vsKind}, []string{"east"}, applied)
+	if len(errs) != 0 || len(read) != 1 || read[0].Digest != digestDrifted {
+		t.Fatalf("refresh: %v (%v), want the one entry, drifted as Shared said", read, errs)
+	}
+	if _, err := e.Delete(ctx, a, applied); err != nil {
+		t.Fatal(err)
+	}
+	want := "[compose tp-user.global remove=false drifted tp-user.global compose tp-user.global remove=true]"
+	if got := fmt.Sprint(calls); got != want {
+		t.Fatalf("Shared was asked %s, want %s", got, want)
+	}
 }
