@@ -1545,7 +1545,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-composed-cluster-unchecked", Why: "another workspace's contribution on the pull cluster's object, seen through its read-only connection, is not reported",
-		File: "internal/shareddata/pull_compose.go", From: "\t\tothers := secondStates(owner, a, liveContributions(owner, en, st))\n", To: "\t\tothers := secondStates(owner, a, nil)\n",
+		File: "internal/shareddata/pull_compose.go", From: "\t\tothers := secondStates(owner, a, liveContributions(owner, en, st))\n", To: "\t\tothers := secondStates(owner, a, nil)\n\t\t_ = st\n",
 		Package: "./internal/shareddata", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
 	},
 	{
