@@ -25,6 +25,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/bench/gen"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/kubeclient"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 func main() {
@@ -45,7 +46,7 @@ func main() {
 	for _, c := range clusters {
 		conns[c] = kubeclient.Connection{ConfigPath: *kubeconfig, ConfigContext: c}
 	}
-	eng := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: engine.Compositions{}}
+	eng := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: shareddata.Compositions{}}
 	type intent struct {
 		owner   engine.Owner
 		desired []engine.Desired
@@ -97,7 +98,7 @@ func main() {
 		}
 		return nil
 	}, plain, composed)
-	fresh := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: engine.Compositions{}} // a new process: no listings yet
+	fresh := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: shareddata.Compositions{}} // a new process: no listings yet
 	objects := 0
 	var mu sync.Mutex
 	out["read"] = run(func(in *intent) error {
@@ -110,7 +111,7 @@ func main() {
 		}
 		return nil
 	}, all)
-	gone := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: engine.Compositions{}}
+	gone := &engine.Engine{Clients: kubeclient.NewSet(conns, 0), Composers: gen.Composers(reg), Shared: shareddata.Compositions{}}
 	out["delete"] = run(func(in *intent) error {
 		if _, err := gone.Delete(ctx, in.owner, in.applied); err != nil {
 			return fmt.Errorf("deleting %s: %w", in.owner, err)

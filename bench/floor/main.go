@@ -229,7 +229,7 @@ func (f *floor) apply(ctx context.Context) (int, error) {
 				ri := f.clients[w.Key.Cluster].Resource(gvrOf(w.Key)).Namespace(w.Key.Namespace)
 				_, err := ri.Patch(ctx, w.Key.Name, types.ApplyPatchType, w.Body, metav1.PatchOptions{FieldManager: w.Manager, Force: &w.Force})
 				if apierrors.IsConflict(err) && !w.Force && strings.HasSuffix(w.Manager, "-composer") {
-					// As the engine's composer does (engine/compose.go):
+					// As the composition does (internal/shareddata/compose.go):
 					// fields of our own managers are taken over, forced.
 					force := true
 					_, err = ri.Patch(ctx, w.Key.Name, types.ApplyPatchType, w.Body, metav1.PatchOptions{FieldManager: w.Manager, Force: &force})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // Fleet is one measurement of the provider's engine on fake clusters
@@ -107,7 +108,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	// the virtual destinations they compose into).
 	clusters := newRecorder(names)
 	clusters.allFields = true
-	eng := &engine.Engine{Clients: clusters, Composers: composers, Shared: engine.Compositions{}}
+	eng := &engine.Engine{Clients: clusters, Composers: composers, Shared: shareddata.Compositions{}}
 	start = cpuNow()
 	for wave, intents := range [][]*fleetIntent{plain, composed} {
 		clusters.setWave(wave)
@@ -149,7 +150,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 			composedKeys[w.Key.String()] = true
 		}
 	}
-	fresh := &engine.Engine{Clients: clusters, Composers: composers, Shared: engine.Compositions{}}
+	fresh := &engine.Engine{Clients: clusters, Composers: composers, Shared: shareddata.Compositions{}}
 	start = cpuNow()
 	if err := InParallel(all, parallelism, func(in *fleetIntent) error {
 		got, errs := fresh.Read(ctx, in.owner, in.kinds, nil, in.applied)
@@ -167,7 +168,7 @@ func MeasureFleet(m, n, parallelism int) (*Fleet, error) {
 	f.ReadRequests, _ = clusters.requests()
 
 	// Destroy: traffic policies first, in a new engine.
-	gone := &engine.Engine{Clients: clusters, Composers: composers, Shared: engine.Compositions{}}
+	gone := &engine.Engine{Clients: clusters, Composers: composers, Shared: shareddata.Compositions{}}
 	start = cpuNow()
 	for _, intents := range [][]*fleetIntent{composed, plain} {
 		if err := InParallel(intents, parallelism, func(in *fleetIntent) error {

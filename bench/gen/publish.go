@@ -17,6 +17,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 )
 
 // Publish is one measurement of issue 35's pull delivery: every cluster
@@ -170,7 +171,7 @@ func MeasurePublish(m int, names []string, parallelism int) (*Publish, error) {
 	p := &Publish{Clusters: len(names), Intents: s.Intents(), Traffic: len(composed)}
 	ctx := context.Background()
 
-	eng := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull, Shared: engine.Compositions{}}
+	eng := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull, Shared: shareddata.Compositions{}}
 	start := cpuNow()
 	for _, wave := range [][]*intent{plain, composed} {
 		if err := InParallel(wave, parallelism, func(in *intent) error {
@@ -235,7 +236,7 @@ func MeasurePublish(m int, names []string, parallelism int) (*Publish, error) {
 
 	// A refresh in a new engine (a new provider process): every intent
 	// read, each finding what it published.
-	fresh := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull, Shared: engine.Compositions{}}
+	fresh := &engine.Engine{Clients: noClusters, Composers: Composers(reg), Delivery: pull, Shared: shareddata.Compositions{}}
 	if err := InParallel(all, parallelism, func(in *intent) error {
 		var kinds []schema.GroupVersionKind
 		got, errs := fresh.Read(ctx, in.owner, kinds, names, in.applied)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/accesspolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/cluster"
@@ -197,7 +198,7 @@ func (s *Spec) Render() (*Rendered, error) {
 		names = append(names, c.Name)
 	}
 	rec := newRecorder(names)
-	eng := &engine.Engine{Clients: rec, Composers: Composers(reg), Shared: engine.Compositions{}}
+	eng := &engine.Engine{Clients: rec, Composers: Composers(reg), Shared: shareddata.Compositions{}}
 	r := &Rendered{}
 	ctx := context.Background()
 	for wave, composed := range []bool{false, true} {

@@ -16,10 +16,9 @@
 // (refresh: list what each intent owns and
 // digest the fields it owns), shared.go (Shared: the composition of
 // objects several intents share, which the engine asks for and the
-// provider registers; nil refuses composed intents), compositions.go
-// (Compositions, the one the provider registers, over compose.go and
-// pull_compose.go), compose.go (objects several intents share),
-// composed_write.go (their server-side apply: created, applied pinned,
+// provider registers, internal/shareddata's Compositions; nil refuses
+// composed intents), composed_write.go (the server-side apply of a
+// composed object: created, applied pinned,
 // former composers released, contributions forgotten, others' spec
 // fields removed),
 // with engine.go (the Engine and its clients), inventory.go (owners,
@@ -30,19 +29,16 @@
 // the composed state the listing reads),
 // canonical.go (the canonical JSON a digest hashes, written directly),
 // managers.go (field managers: whose fields an apply may take over),
-// drift.go (fields other managers set on our objects), contributions.go
-// (the contributions a shared object holds), verdict.go (the one verdict
-// on each contribution: plan, apply, refresh and the roster ask it),
+// drift.go (fields other managers set on our objects),
 // limits.go (the API server's limits, checked at plan), sink.go (pull
 // clusters: their objects published in an OCI artifact instead of applied,
-// and read back from it), pull_compose.go (composed objects on pull
-// clusters: composed in the artifact, another state's refused),
-// sink_compose.go (what composing there reads: the other tags of the
+// and read back from it),
+// sink_compose.go (what composing on pull clusters reads: the other tags of the
 // cluster's repository, and the warnings of checks that could not look),
 // sink_flux.go (objects a Flux Kustomization applies, refused on push
 // clusters), search.go (the reads import needs), exports.go (what the
 // shared-data protocols above the engine, internal/shareddata, use of
-// it: claims and records), retry.go (retries of writes that lost a race,
+// it: claims, records, and the composition of shared objects), retry.go (retries of writes that lost a race,
 // with backoff), log.go (DEBUG logs of each decision) and
 // errors.go (API errors turned into messages that name the cluster, the
 // object and the fix, with kubectl hints rendered for the cluster by
@@ -50,5 +46,7 @@
 // kinds each writes) are described in internal/intentkind.
 //
 // The unit tests run on client-go's fake dynamic client (fake_test.go);
+// those of the composition run in internal/shareddata, on the same fake
+// (enginetest);
 // the acceptance tests of internal/provider run on real API servers.
 package engine

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,7 +54,7 @@ func newFakeEngine(t *testing.T, clusters ...string) (*Engine, fakeClusters) {
 		fakeapply.Install(d)
 		fc[c] = d
 	}
-	return &Engine{Clients: fc, FieldManager: "test", Shared: Compositions{}, retryBackoff: noWait}, fc
+	return &Engine{Clients: fc, FieldManager: "test", retryBackoff: noWait}, fc
 }
 
 // noWait stands in for the backoff between retries (retry.go): as many
@@ -81,16 +80,7 @@ func seed(t *testing.T, d *dynamicfake.FakeDynamicClient, e Entry, labels map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": e.APIVersion, "kind": e.Kind,
-		"spec": map[string]any{"hosts": []any{"seeded.example"}}}}
-	obj.SetNamespace(e.Namespace)
-	obj.SetName(e.Name)
-	obj.SetLabels(labels)
-	obj.SetUID(nextUID())
-	obj.SetResourceVersion("1")
-	if err := d.Tracker().Create(gvr, obj, e.Namespace); err != nil {
-		t.Fatal(err)
-	}
+	fakeapply.Seed(t, d, gvr, e.Kind, e.Namespace, e.Name, labels)
 }
 
 // live returns an object of a fake cluster, or nil.
@@ -100,14 +90,7 @@ func live(t *testing.T, d *dynamicfake.FakeDynamicClient, e Entry) *unstructured
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := d.Tracker().Get(gvr, e.Namespace, e.Name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return obj.(*unstructured.Unstructured)
+	return fakeapply.Get(t, d, gvr, e.Namespace, e.Name)
 }
 
 // serviceEntry is a desired ServiceEntry of owner in cluster.
@@ -122,15 +105,10 @@ func serviceEntry(owner Owner, cluster, name string) Desired {
 		Namespace: "istio-system", Name: name, Digest: "d-" + name}, Manifest: m}
 }
 
-// applies lists the server-side applies a fake cluster received.
+// applies lists the server-side applies a fake cluster received
+// (fakeapply).
 func applies(d *dynamicfake.FakeDynamicClient) []k8stesting.PatchActionImpl {
-	var out []k8stesting.PatchActionImpl
-	for _, a := range d.Actions() {
-		if pa, ok := a.(k8stesting.PatchActionImpl); ok && pa.GetPatchType() == types.ApplyPatchType {
-			out = append(out, pa)
-		}
-	}
-	return out
+	return fakeapply.Applies(d)
 }
 
 // applyManaged is the managedFields of an object last applied by manager.
@@ -141,14 +119,7 @@ func applyManaged(manager string) []metav1.ManagedFieldsEntry {
 
 // fieldConflict is the API server's answer to an apply that would change
 // a field another manager applied.
-func fieldConflict(manager, path string) error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: 409, Reason: metav1.StatusReasonConflict,
-		Message: fmt.Sprintf("Apply failed with 1 conflict: conflict with %q: %s", manager, path),
-		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{
-			Type: metav1.CauseTypeFieldManagerConflict, Message: fmt.Sprintf("conflict with %q", manager), Field: path}}},
-	}}
-}
+func fieldConflict(manager, path string) error { return fakeapply.FieldConflict(manager, path) }
 
 func unstructuredSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
 	return unstructured.NestedSlice(obj, fields...)

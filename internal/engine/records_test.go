@@ -43,7 +43,7 @@ func TestRecordsMoveWithTheRecordsNamespace(t *testing.T) {
 	}
 	seed(t, fc["west"], seedRecord.Entry, other.Labels())
 
-	after := &Engine{Clients: fc, FieldManager: "test", RecordsNamespace: "new-records", Shared: Compositions{}}
+	after := &Engine{Clients: fc, FieldManager: "test", RecordsNamespace: "new-records"}
 	read, errs := after.Read(ctx, testOwner, configMapKinds, []string{"east", "west"}, prior)
 	if len(errs) > 0 {
 		t.Fatal(errs)

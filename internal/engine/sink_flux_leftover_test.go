@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux/fluxtest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
@@ -49,7 +50,7 @@ func TestAdoptOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
 	owner := testOwner
 	owner.Adopt = true
 	d := serviceEntry(owner, "east", "a")
-	seed(t, fc["east"], d.Entry, fluxLabels("flux-system"))
+	seed(t, fc["east"], d.Entry, fluxtest.Labels("flux-system"))
 	// It applies other objects, not this one.
 	kustomizationWithInventory(t, fc, "east", "flux-system", "apps_podinfo_apps_Deployment", "apps__Namespace")
 	if errs := e.ForeignObjects(context.Background(), owner, []Desired{d}, nil); len(errs) != 0 {
@@ -62,35 +63,10 @@ func TestAdoptOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
 func TestPushWriteOfAnObjectTheKustomizationNoLongerAppliesAllowed(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("flux-system")))
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxtest.Labels("flux-system")))
 	kustomizationWithInventory(t, fc, "east", "flux-system", "apps_podinfo_apps_Deployment")
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors: %v; want none (the Kustomization's inventory does not list %s)", errs, d.Entry)
-	}
-}
-
-// A pull cluster without a kubernetes connection is the documented normal
-// case ("A pull cluster needs no kubernetes connection"), yet the check
-// of its composed objects warns that it could not look at every plan of
-// every traffic policy on it: one state's 2 policies (or 200) on one pull
-// cluster make 2 (or 200) copies of the same warning in one plan, though
-// the reason (no connection) is one per cluster and run. The warning is
-// the cluster's: once per cluster in a run is what the user needs.
-func TestPullClusterNotCheckedWarnsOncePerClusterAndRun(t *testing.T) {
-	pr := newPullRegistry(t)
-	e, _ := newPullEngine(t, pr) // onprem has no connection
-	ctx := context.Background()
-	var warnings []*Error
-	for _, name := range []string{"a", "b"} {
-		o := composedOwner(name)
-		errs, warns := e.PlanErrors(ctx, o, []Entry{composedOn(t, o, "onprem").Entry})
-		if len(errs) != 0 {
-			t.Fatalf("plan errors of %s: %v", name, errs)
-		}
-		warnings = append(warnings, warns...)
-	}
-	if len(warnings) != 1 {
-		t.Errorf("%d warnings that pull cluster onprem was not read in one run of two policies, want 1: %v", len(warnings), warnings)
 	}
 }
 
@@ -100,8 +76,8 @@ func TestPullClusterNotCheckedWarnsOncePerClusterAndRun(t *testing.T) {
 func TestFluxAppliedSummaryNamesTheClusterOnce(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
-	kustomization(t, fc, "east", "mesh-prod", "oci://registry.example.com/mesh/east", "prod")
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxtest.Labels("mesh-prod")))
+	fluxtest.Kustomization(t, fc["east"], "mesh-prod", "oci://registry.example.com/mesh/east", "prod")
 	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
 	if len(errs) != 1 {
 		t.Fatalf("plan errors: %v, want one", errs)
@@ -127,7 +103,7 @@ func TestObjectLabelledByAKustomizationThisClusterDoesNotServeIsNotSilentlyWritt
 	e, fc := newFakeEngine(t, "east")
 	e.Clients = withDiscovery{fakeClusters: fc, served: []string{"serviceentries"}} // no kustomize.toolkit.fluxcd.io
 	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("apps-east")))
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxtest.Labels("apps-east")))
 	errs, warns := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
 	if len(errs) != 0 {
 		t.Errorf("plan errors %v; want none (the write proceeds: whether Flux applies it cannot be read here)", errs)
@@ -146,7 +122,7 @@ func TestObjectLabelledByAKustomizationThisClusterDoesNotServeIsNotSilentlyWritt
 func TestPushWriteOfAnObjectTheKustomizationsInventoryListsRefused(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("flux-system")))
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxtest.Labels("flux-system")))
 	kustomizationWithInventory(t, fc, "east", "flux-system", "apps_podinfo_apps_Deployment", "istio-system_a_networking.istio.io_ServiceEntry")
 	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
 	if len(errs) != 1 || !strings.Contains(errs[0].Detail, "flux-system/flux-system") {

@@ -7,51 +7,25 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/flux/fluxtest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
 )
 
 // A push state and an object a Flux Kustomization applies (sink_flux.go).
-
-// fluxLabels are the labels kustomize-controller puts on what
-// Kustomization flux-system/<name> applies.
-func fluxLabels(name string) map[string]string {
-	return map[string]string{fluxNameLabel: name, fluxNamespaceLabel: "flux-system"}
-}
-
-// kustomization creates Kustomization flux-system/<name> on d, applying
-// OCIRepository flux-system/<name> of url and tag.
-func kustomization(t *testing.T, fc fakeClusters, cluster, name, url, tag string) {
-	t.Helper()
-	k := &unstructured.Unstructured{Object: map[string]any{"apiVersion": flux.KustomizeAPIVersion, "kind": flux.KustomizationKind,
-		"spec": map[string]any{"prune": true, "sourceRef": map[string]any{"kind": flux.OCIRepositoryKind, "name": name}}}}
-	k.SetNamespace("flux-system")
-	k.SetName(name)
-	src := &unstructured.Unstructured{Object: map[string]any{"apiVersion": flux.SourceAPIVersion, "kind": flux.OCIRepositoryKind,
-		"spec": map[string]any{"url": url, "ref": map[string]any{"tag": tag}}}}
-	src.SetNamespace("flux-system")
-	src.SetName(name)
-	for kind, o := range map[string]*unstructured.Unstructured{flux.KustomizationKind: k, flux.OCIRepositoryKind: src} {
-		if err := fc[cluster].Tracker().Create(flux.Resources[kind], o, "flux-system"); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // seedRetiredComposed seeds on cluster east a composed object that
 // another of state-a's policies contributes to, applied by Kustomization
 // flux-system/mesh-prod from url, tag state-a.
 func seedRetiredComposed(t *testing.T, fc fakeClusters, url string) Desired {
 	t.Helper()
-	b := workspaceOwner("b", "id-b", "state-a")
-	d := composedEntry()
-	d.Cluster = "east"
-	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, b.ContributionKey(): "id-b"}, fluxLabels("mesh-prod")))
-	kustomization(t, fc, "east", "mesh-prod", url, "state-a")
+	d := Desired{Entry: Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Namespace: "istio-system", Name: "tp-user.global", Digest: "c"},
+		Manifest: map[string]any{}}
+	seed(t, fc["east"], d.Entry, with(map[string]string{LabelManagedBy: ManagedByValue, "traffic-policy.mesh-intent.io/b": "id-b"}, fluxtest.Labels("mesh-prod")))
+	fluxtest.Kustomization(t, fc["east"], "mesh-prod", url, "state-a")
 	return d
 }
 
@@ -66,40 +40,14 @@ func with(a, b map[string]string) map[string]string {
 	return out
 }
 
-// A traffic policy on a push cluster whose composed object a pull state's
-// Kustomization applies there: the plan fails naming the Kustomization
-// and the fix, and the apply composes nothing into it.
-func TestPushComposeIntoAnObjectFluxAppliesRefused(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	ctx := context.Background()
-	theirs := workspaceOwner("b", "id-b", "team-b")
-	en := liveVS(t, fc, "east", with(map[string]string{theirs.ContributionKey(): "id-b"}, fluxLabels("mesh-team-b")),
-		map[string]string{theirs.ContributionKey(): "team-b:route-of-b"})
-	kustomization(t, fc, "east", "mesh-team-b", "oci://registry.example.com/mesh/east", "team-b")
-	mine := workspaceOwner("a", "id-a", "team-a")
-	errs, _ := e.PlanErrors(ctx, mine, []Entry{en})
-	if len(errs) != 1 || !errors.Is(errs[0], errFluxApplied) || errs[0].Cluster != "east" ||
-		!strings.Contains(errs[0].Detail, "Flux Kustomization flux-system/mesh-team-b") || !strings.Contains(errs[0].Detail, "fight") {
-		t.Fatalf("plan errors: %v, want one naming Kustomization flux-system/mesh-team-b and the fight", errs)
-	}
-	d := composedEntry()
-	d.Cluster = "east"
-	if _, err := e.Apply(ctx, mine, []Desired{d}, nil); !errors.Is(err, errFluxApplied) {
-		t.Errorf("apply: %v, want it refused", err)
-	}
-	if a := live(t, fc["east"], en).GetAnnotations(); a[mine.ContributionKey()] != "" {
-		t.Errorf("the apply composed into the object Flux applies: %v", a)
-	}
-}
-
 // An object of the push state's own intent (its labels) that a
 // Kustomization applies (another state published it, or the state's own
 // former artifact without retired): the plan fails.
 func TestPushWriteOfAnObjectFluxAppliesRefused(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
-	kustomization(t, fc, "east", "mesh-prod", "oci://registry.example.com/mesh/east", "prod")
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxtest.Labels("mesh-prod")))
+	fluxtest.Kustomization(t, fc["east"], "mesh-prod", "oci://registry.example.com/mesh/east", "prod")
 	errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
 	if len(errs) != 1 || !errors.Is(errs[0], errFluxApplied) || !strings.Contains(errs[0].Detail, "flux-system/mesh-prod") || !strings.Contains(errs[0].Detail, "retired = true") {
 		t.Fatalf("plan errors: %v, want one naming Kustomization flux-system/mesh-prod and the fix", errs)
@@ -111,7 +59,7 @@ func TestPushWriteOfAnObjectFluxAppliesRefused(t *testing.T) {
 func TestPushWriteOfAnObjectWithLeftoverFluxLabelsAllowed(t *testing.T) {
 	e, fc := newFakeEngine(t, "east")
 	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("gone")))
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxtest.Labels("gone")))
 	if errs, _ := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors: %v, want none (the Kustomization is gone)", errs)
 	}
@@ -144,8 +92,8 @@ func TestAdoptOfAnObjectFluxAppliesRefused(t *testing.T) {
 	owner := testOwner
 	owner.Adopt = true
 	d := serviceEntry(owner, "east", "a")
-	seed(t, fc["east"], d.Entry, fluxLabels("apps"))
-	kustomization(t, fc, "east", "apps", "oci://registry.example.com/apps", "v1")
+	seed(t, fc["east"], d.Entry, fluxtest.Labels("apps"))
+	fluxtest.Kustomization(t, fc["east"], "apps", "oci://registry.example.com/apps", "v1")
 	errs := e.ForeignObjects(context.Background(), owner, []Desired{d}, nil)
 	if len(errs) != 1 || !errors.Is(errs[0], errFluxApplied) || !strings.Contains(errs[0].Detail, "flux-system/apps") || !strings.Contains(errs[0].Detail, "adopt") {
 		t.Fatalf("errors: %v, want one naming Kustomization flux-system/apps", errs)
@@ -164,7 +112,7 @@ func TestPushWriteWhereTheKustomizationIsForbiddenWarnsWithTheGrant(t *testing.T
 		return true, nil, apierrors.NewForbidden(flux.Resources[flux.KustomizationKind].GroupResource(), "mesh-prod", errors.New("RBAC"))
 	})
 	d := serviceEntry(testOwner, "east", "a")
-	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxLabels("mesh-prod")))
+	seed(t, fc["east"], d.Entry, with(testOwner.Labels(), fluxtest.Labels("mesh-prod")))
 	errs, warns := e.PlanErrors(context.Background(), testOwner, []Entry{d.Entry})
 	if len(errs) != 0 {
 		t.Fatalf("plan errors: %v, want none (a forbidden read is a warning: the write proceeds)", errs)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
@@ -24,7 +25,7 @@ func sharedContributions(ctx context.Context, data *providerData, owner engine.O
 	if data == nil || data.Engine == nil || owner.Composition == nil || len(entries) == 0 {
 		return nil
 	}
-	found, errs := data.Engine.Contributions(ctx, owner, entries)
+	found, errs := shareddata.Contributions(ctx, data.Engine, owner, entries)
 	for _, e := range errs {
 		tflog.Debug(ctx, "plan: composed objects not checked in a cluster", map[string]any{"owner": owner.String(), "error": e.Error()})
 	}
@@ -57,9 +58,9 @@ func checkComposition(data *providerData, owner engine.Owner, entries []engine.E
 	type other struct{ name, workspace string }
 	others := map[other][]string{}
 	byObject := map[string]map[string]composition.Contribution{}
-	// One verdict per contribution, the apply's too (engine/verdict.go):
+	// One verdict per contribution, the apply's too (shareddata/verdict.go):
 	// its problems are the plan's diagnostics, word for word.
-	for _, v := range engine.Judge(owner, found) {
+	for _, v := range shareddata.Judge(owner, found) {
 		if p := v.Problem(); p != nil {
 			if p.Error {
 				addAttrError(&diags, path.Root("name"), p.Summary, p.Detail)
@@ -69,7 +70,7 @@ func checkComposition(data *providerData, owner engine.Owner, entries []engine.E
 		}
 		c := v.LiveContribution
 		switch {
-		case v.Standing != engine.Theirs && v.Standing != engine.Orphan:
+		case v.Standing != shareddata.Theirs && v.Standing != shareddata.Orphan:
 		case data.Roster.Holds(c.Name, c.ID):
 			// This state's other policies are planned in this run, and
 			// checked against each other there (runstate.TrafficPolicyIndex); what

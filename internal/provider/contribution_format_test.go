@@ -15,6 +15,7 @@ import (
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
@@ -28,7 +29,7 @@ func planFixture(t *testing.T) (*providerData, *dynamicfake.FakeDynamicClient, e
 	clusters := newFakeClusterSet(t, "east")
 	fake := clusters["east"]
 	reg := translate.NewRegistry(translate.Cluster{Name: "east"})
-	data := &providerData{Registry: reg, Version: "1.0.0", Workspace: "team-a", Engine: &engine.Engine{Clients: clusters, Shared: engine.Compositions{}}}
+	data := &providerData{Registry: reg, Version: "1.0.0", Workspace: "team-a", Engine: &engine.Engine{Clients: clusters, Shared: shareddata.Compositions{}}}
 	dest := trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: []string{"east"}}
 	self := trafficpolicy.Named{Policy: trafficpolicy.Intent{Name: "mine", Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}}, Timeout: "2s"}, Destination: dest}
 	owner := engine.Owner{Kind: "traffic-policy", Name: "mine", ID: "id-mine", Composition: trafficPolicyComposition(self, data)}
@@ -177,7 +178,7 @@ func TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold(t *testing.T) {
 	if err := fake.Tracker().Update(vsGVR, u, "istio-system"); err != nil {
 		t.Fatal(err)
 	}
-	data.Engine = &engine.Engine{Clients: data.Engine.Clients, Shared: engine.Compositions{}} // a new run: fresh listings
+	data.Engine = &engine.Engine{Clients: data.Engine.Clients, Shared: shareddata.Compositions{}} // a new run: fresh listings
 	if got := errorsOf(checkComposition(data, owner, entries, sharedContributions(ctx, data, owner, entries))); !strings.Contains(got, "without an instance") {
 		t.Fatalf("a contribution of the name without an instance ID: errors %q, want it refused", got)
 	}

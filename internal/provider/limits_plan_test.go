@@ -13,6 +13,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/runstate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/virtualdestination"
@@ -34,7 +35,7 @@ func origins(n int) []string {
 func TestPlanCountsTheKeptConfigurationInTheContributionSize(t *testing.T) {
 	clusters := newFakeClusterSet(t, "east")
 	reg := translate.NewRegistry(translate.Cluster{Name: "east"})
-	data := &providerData{Registry: reg, Version: "1.0.0", Engine: &engine.Engine{Clients: clusters, Shared: engine.Compositions{}}, Planned: &runstate.PlannedObjects{}}
+	data := &providerData{Registry: reg, Version: "1.0.0", Engine: &engine.Engine{Clients: clusters, Shared: shareddata.Compositions{}}, Planned: &runstate.PlannedObjects{}}
 	dest := trafficpolicy.Destination{VirtualDestination: "user.global", VirtualDestinationName: "user", BackendClusters: []string{"east"}}
 	policy := trafficpolicy.Intent{Name: "mine", Sources: trafficpolicy.Sources{Placement: translate.Placement{Clusters: []string{"east"}}},
 		CORS: &trafficpolicy.CORS{AllowOrigins: origins(600)}}

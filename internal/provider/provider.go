@@ -326,7 +326,7 @@ func (p *meshProvider) Configure(ctx context.Context, req provider.ConfigureRequ
 			ForceConflicts:   m.ForceConflicts.ValueBool(),
 			// Objects several intents share are composed from their
 			// contributions (one verdict on each).
-			Shared: engine.Compositions{},
+			Shared: shareddata.Compositions{},
 			// Which contributions compose into the objects they are on
 			// (a composer's fields are honoured only there).
 			Composers: map[string]composition.Composer{

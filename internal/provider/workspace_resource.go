@@ -146,7 +146,7 @@ type orphan struct {
 func (o orphan) key() string { return o.Policy + "/" + o.Entry.StateKey() }
 
 // orphansAmong picks the orphans from contributions found on composed
-// objects, by the one verdict on each (engine.Judge: an invalid or
+// objects, by the one verdict on each (shareddata.Judge: an invalid or
 // unreadable one is never an orphan): valid ones of an instance among
 // members (this state's) that no other state's claim lists (a policy
 // handed over to another state: `terraform state rm` here, `terraform
@@ -177,8 +177,8 @@ func orphansAmong(found []engine.LiveContribution, members map[string]string, kn
 		return true
 	}}}
 	var out []orphan
-	for _, v := range engine.Judge(roster, found) {
-		if v.Standing == engine.Orphan {
+	for _, v := range shareddata.Judge(roster, found) {
+		if v.Standing == shareddata.Orphan {
 			out = append(out, orphan{Policy: v.Name, ID: v.ID, Entry: v.Entry})
 		}
 	}
@@ -201,7 +201,7 @@ func (r *workspaceResource) liveClusters() []string {
 // clusters. Clusters that cannot be read are errors of their own.
 func (r *workspaceResource) contributions(ctx context.Context) ([]engine.LiveContribution, engine.Errors) {
 	owner := engine.Owner{Kind: orphanKind, Composition: trafficPolicyComposer(r.data)}
-	return r.data.Engine.ContributionsIn(ctx, owner, r.liveClusters(), intentkind.TrafficPolicy.Writes)
+	return shareddata.ContributionsIn(ctx, r.data.Engine, owner, r.liveClusters(), intentkind.TrafficPolicy.Writes)
 }
 
 // orphans picks the orphans among found (orphansAmong). Only when there

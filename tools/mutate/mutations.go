@@ -365,8 +365,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/compose-no-retry", Why: "a composed write that lost a race is not retried",
-		File: "internal/engine/compose.go", From: "return false, err // someone else wrote in between: read again", To: "return true, err // mutated",
-		Package: "./internal/engine",
+		File: "internal/shareddata/compose.go", From: "return false, err // someone else wrote in between: read again", To: "return true, err // mutated",
+		Package: "./internal/shareddata",
 	},
 	{
 		ID: "engine/records-listed-per-lookup", Why: "every record lookup lists the records namespace again instead of sharing the listing",
@@ -498,7 +498,7 @@ var mutations = []mutation{
 	{
 		ID: "engine/unpinned-restore", Why: "the re-apply after removing someone's edit of a composed object is not pinned: a contribution written in between is lost",
 		File: "internal/engine/composed_write.go", From: "\tobj.SetResourceVersion(patched.GetResourceVersion())\n", To: "\tobj.SetResourceVersion(\"\")\n",
-		Package: "./internal/engine",
+		Package: "./internal/shareddata", // the engine's composed write, reached only through the composition
 	},
 	{
 		ID: "engine/drift-by-manager-name", Why: "fields set under a field manager named like the provider's are not drift",
@@ -622,15 +622,15 @@ var mutations = []mutation{
 	// unit tests.
 	{
 		ID: "engine/compose-invalid-contribution", Why: "a contribution its composer refuses (not valid) is composed and republished",
-		File: "internal/engine/verdict.go", From: "case c.Untrusted != \"\":\n\t\t// The same name's", To: "case c.Untrusted != \"\" && c.Unreadable:\n\t\t// The same name's",
-		Package: "./internal/engine", Run: "TestComposeTrustsContributionsByContent",
+		File: "internal/shareddata/verdict.go", From: "case c.Untrusted != \"\":\n\t\t// The same name's", To: "case c.Untrusted != \"\" && c.Unreadable:\n\t\t// The same name's",
+		Package: "./internal/shareddata", Run: "TestComposeTrustsContributionsByContent",
 	},
 	// Identity that holds for real teams (issue 25): ownership by
 	// instance, identities claimed once.
 	{
 		ID: "engine/same-name-of-another-state-replaced", Why: "a same-name contribution of an instance this state does not hold is taken over (two states on the default workspace)",
-		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
-		Package: "./internal/engine", Run: "TestComposeSameNameIsReplacedOnlyByItsOwnState",
+		File: "internal/shareddata/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
+		Package: "./internal/shareddata", Run: "TestComposeSameNameIsReplacedOnlyByItsOwnState",
 	},
 	{
 		ID: "engine/identity-collision", Why: "a second state overwrites another state's claim on a workspace identity",
@@ -656,23 +656,23 @@ var mutations = []mutation{
 	// engine, translator and provider unit tests.
 	{
 		ID: "engine/strip-newer-contribution", Why: "a contribution in a newer format version is taken as untrusted and removed by this build's write",
-		File: "internal/engine/compose.go", From: "\t\tcase Unreadable:\n\t\t\t// Written by a newer provider", To: "\t\tcase Unreadable:\n\t\t\tif true {\n\t\t\t\tw.gone = append(w.gone, v.Name)\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\t// Written by a newer provider",
-		Package: "./internal/engine", Run: "TestNewerContributionIsKeptUntouched",
+		File: "internal/shareddata/compose.go", From: "\t\tcase Unreadable:\n\t\t\t// Written by a newer provider", To: "\t\tcase Unreadable:\n\t\t\tif true {\n\t\t\t\tw.gone = append(w.gone, v.Name)\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\t// Written by a newer provider",
+		Package: "./internal/shareddata", Run: "TestNewerContributionIsKeptUntouched",
 	},
 	{
 		ID: "translate/newer-min-refused", Why: "a newer contribution whose min this build reads is not composed (its unknown fields refused)",
 		File: "internal/translate/trafficpolicy/contribution.go", From: "newer := h.Version > ContributionVersion", To: "newer := false",
-		Package: "./internal/engine", Run: "TestNewerContributionIsKeptUntouched",
+		Package: "./internal/shareddata", Run: "TestNewerContributionIsKeptUntouched",
 	},
 	{
 		ID: "provider/plan-ignores-newer-contribution", Why: "the plan only warns about a contribution in a newer format, and the apply fails",
-		File: "internal/provider/composition_plan.go", From: "if p.Error {", To: "if p.Error && v.Standing != engine.Unreadable {",
+		File: "internal/provider/composition_plan.go", From: "if p.Error {", To: "if p.Error && v.Standing != shareddata.Unreadable {",
 		Package: "./internal/provider", Run: "TestPlanRefusesAContributionInANewerFormat",
 	},
 	{
 		ID: "translate/contribution-not-restricted", Why: "every object stores the whole contribution, which grows with the fleet past what readers accept",
 		File: "internal/translate/trafficpolicy/contribution.go", From: "\treturn whole, in, nil", To: "\treturn whole, nil, nil",
-		Package: "./internal/engine", Run: "TestFiftyClustersTwentyPoliciesFiveStates",
+		Package: "./internal/shareddata", Run: "TestFiftyClustersTwentyPoliciesFiveStates",
 	},
 	{
 		ID: "translate/restrict-drops-shift-backend", Why: "a restricted contribution forgets that its cluster reaches the backend it shifts to",
@@ -682,12 +682,12 @@ var mutations = []mutation{
 	{
 		ID: "engine/annotations-limit-unchecked", Why: "the plan does not check an object's annotations against Kubernetes' 256 KiB",
 		File: "internal/engine/limits.go", From: "total := own + others[k] + kept[k]; total > MaxAnnotationBytes", To: "total := own; total > MaxAnnotationBytes",
-		Package: "./internal/engine", Run: "TestLimitsNameEachLimit",
+		Package: "./internal/shareddata", Run: "TestLimitsNameEachLimit",
 	},
 	{
 		ID: "engine/apply-annotations-unchecked", Why: "a composed write over the annotations limit is sent to the API server",
 		File: "internal/engine/limits.go", From: "\tif total <= MaxAnnotationBytes {", To: "\tif true {",
-		Package: "./internal/engine", Run: "TestComposeRefusesAnnotationsOverTheLimit",
+		Package: "./internal/shareddata", Run: "TestComposeRefusesAnnotationsOverTheLimit",
 	},
 	// A workspace's roster (provider unit tests).
 	{
@@ -712,7 +712,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "provider/same-name-planned-clean", Why: "a contribution of the policy's name from an instance this state does not hold (or without one) plans clean",
-		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
+		File: "internal/shareddata/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" || own != nil:",
 		Package: "./internal/provider", Run: "TestPlanRefusesTheNameOfAnInstanceThisStateDoesNotHold",
 	},
 	{
@@ -1050,17 +1050,17 @@ var mutations = []mutation{
 	// the engine's unit tests on fake clusters and the provider's plan.
 	{
 		ID: "engine/verdict-apply-disagrees", Why: "the apply does not follow the verdict the plan shows: a name taken by another instance is silently skipped instead of failing",
-		File: "internal/engine/compose.go", From: "\t\tcase Taken:\n\t\t\tif remove {", To: "\t\tcase Taken:\n\t\t\tif true {",
-		Package: "./internal/engine", Run: "TestPlanAndApplyVerdictsAgree",
+		File: "internal/shareddata/compose.go", From: "\t\tcase Taken:\n\t\t\tif remove {", To: "\t\tcase Taken:\n\t\t\tif true {",
+		Package: "./internal/shareddata", Run: "TestPlanAndApplyVerdictsAgree",
 	},
 	{
 		ID: "engine/release-takes-the-next-instance", Why: "the verdict does not tell instances of one state apart: with create_before_destroy, the old instance's destroy removes the new instance's contribution",
-		File: "internal/engine/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):",
-		Package: "./internal/engine", Run: "TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution",
+		File: "internal/shareddata/verdict.go", From: "case c.ID != \"\" && c.ID == o.ID:", To: "case c.ID != \"\" && (c.ID == o.ID || (own != nil && own(c.ID))):",
+		Package: "./internal/shareddata", Run: "TestReleaseOfAnOldInstanceKeepsTheNewInstancesContribution",
 	},
 	{
 		ID: "engine/verdict-composes-another-name", Why: "a contribution filed under another name than the policy it holds is judged composable; the composer then refuses the object for every writer",
-		File: "internal/engine/verdict.go", From: "case c.Contribution != nil && c.Contribution.Name() != \"\"", To: "case false && c.Contribution != nil && c.Contribution.Name() != \"\"",
+		File: "internal/shareddata/verdict.go", From: "case c.Contribution != nil && c.Contribution.Name() != \"\"", To: "case false && c.Contribution != nil && c.Contribution.Name() != \"\"",
 		Package: "./internal/translate/trafficpolicy", Run: "TestVerdictDecidesAContributionFiledUnderAnotherName",
 	},
 	{
@@ -1071,21 +1071,21 @@ var mutations = []mutation{
 	{
 		ID: "engine/limits-without-kept-annotations", Why: "the plan's annotation total counts the contributions only, not the object's other annotations the apply keeps: the plan passes and the API server refuses the apply",
 		File: "internal/engine/limits.go", From: "if total := own + others[k] + kept[k]; total > MaxAnnotationBytes {", To: "if total := own + others[k]; total > MaxAnnotationBytes {",
-		Package: "./internal/engine", Run: "TestLimitsCountTheObjectsOtherAnnotations",
+		Package: "./internal/shareddata", Run: "TestLimitsCountTheObjectsOtherAnnotations",
 	},
 	{
 		ID: "engine/apply-size-without-kept-annotations", Why: "the apply's annotation check counts the contributions only, not the object's other annotations it keeps",
 		File: "internal/engine/limits.go", From: "\ttotal := kept\n", To: "\ttotal := 0 * kept\n",
-		Package: "./internal/engine", Run: "TestApplyCountsTheObjectsOtherAnnotations",
+		Package: "./internal/shareddata", Run: "TestApplyCountsTheObjectsOtherAnnotations",
 	},
 	{
 		ID: "engine/restore-strip", Why: "contributions on an object restored without managedFields are stripped by the next writer",
-		File: "internal/engine/compose.go", From: "\tg.contributions, g.gone = w.contributions, w.gone\n", To: "\tg.contributions, g.gone = w.contributions, w.gone\n\tif len(live.GetManagedFields()) == 0 {\n\t\tfor n := range g.contributions {\n\t\t\tg.gone = append(g.gone, n)\n\t\t\tdelete(g.contributions, n)\n\t\t}\n\t}\n",
-		Package: "./internal/engine", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",
+		File: "internal/shareddata/compose.go", From: "\tg.contributions, g.gone = w.contributions, w.gone\n", To: "\tg.contributions, g.gone = w.contributions, w.gone\n\tif len(live.GetManagedFields()) == 0 {\n\t\tfor n := range g.contributions {\n\t\t\tg.gone = append(g.gone, n)\n\t\t\tdelete(g.contributions, n)\n\t\t}\n\t}\n",
+		Package: "./internal/shareddata", Run: "TestRestoreWithoutManagedFieldsKeepsEveryContribution",
 	},
 	{
 		ID: "engine/restore-strip-on-the-mesh", Why: "on the local mesh, contributions on a VirtualService restored without managedFields are stripped by the next state's apply",
-		File: "internal/engine/compose.go", From: "\tg.contributions, g.gone = w.contributions, w.gone\n", To: "\tg.contributions, g.gone = w.contributions, w.gone\n\tif held := formerComposers(Owner{Kind: owner.Kind}, \"\", live); len(held) == 0 {\n\t\tfor n := range g.contributions {\n\t\t\tg.gone = append(g.gone, n)\n\t\t\tdelete(g.contributions, n)\n\t\t}\n\t}\n",
+		File: "internal/shareddata/compose.go", From: "\tg.contributions, g.gone = w.contributions, w.gone\n", To: "\tg.contributions, g.gone = w.contributions, w.gone\n\theld := false\n\tfor _, mf := range live.GetManagedFields() {\n\t\theld = held || (mf.Operation == metav1.ManagedFieldsOperationApply && strings.HasSuffix(mf.Manager, \"/\"+owner.Kind+\"-composer\"))\n\t}\n\tif !held {\n\t\tfor n := range g.contributions {\n\t\t\tg.gone = append(g.gone, n)\n\t\t\tdelete(g.contributions, n)\n\t\t}\n\t}\n",
 		Package: "./internal/provider", Run: "^TestAccReliability_restoredComposedObject$", Env: []string{"TF_ACC=1"},
 	},
 	{
@@ -1100,13 +1100,23 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/composer-creates-owned", Why: "a composer creates an object another intent owns (a destroyed virtual destination's DestinationRule), with no owner",
-		File: "internal/engine/compose.go", From: "if owner.Composition.Owned != nil && owner.Composition.Owned(entry.Key()) {", To: "if false {",
-		Package: "./internal/engine", Run: "TestComposerNeverCreatesAnOwnedObject",
+		File: "internal/shareddata/compose.go", From: "if owner.Composition.Owned != nil && owner.Composition.Owned(entry.Key()) {", To: "if false {",
+		Package: "./internal/shareddata", Run: "TestComposerNeverCreatesAnOwnedObject",
 	},
 	{
 		ID: "engine/no-shared-skips-compose", Why: "an engine without a composition registered (Engine.Shared nil) skips a composed write silently instead of refusing it",
 		File: "internal/engine/apply.go", From: "\t\t\treturn noShared(owner, d.Cluster, d.Entry.String(), \"Applying\")\n", To: "\t\t\treturn nil\n",
 		Package: "./internal/engine", Run: "^TestComposedIntentWithoutSharedRefused$",
+	},
+	{
+		ID: "engine/refresh-ignores-shared-drift", Why: "refresh keeps a composed entry's digest whatever the registered composition says of the object (edited, or holding a contribution the next writer removes)",
+		File: "internal/engine/read.go", From: "\t\t\t\t\tif e.Shared.DriftedFrom(e, owner, en, st.Object()) {\n", To: "\t\t\t\t\tif e.Shared.DriftedFrom(e, owner, en, st.Object()) && false {\n",
+		Package: "./internal/engine", Run: "^TestComposedIntentGoesThroughShared$",
+	},
+	{
+		ID: "engine/release-composes-instead", Why: "destroy asks the registered composition to set the contribution again instead of releasing it",
+		File: "internal/engine/apply.go", From: "\t\treturn e.Shared.Compose(ctx, e, ri, owner, entry, true)\n", To: "\t\treturn e.Shared.Compose(ctx, e, ri, owner, entry, false)\n",
+		Package: "./internal/engine", Run: "^TestComposedIntentGoesThroughShared$",
 	},
 	{
 		ID: "engine/composer-name-hides-drift", Why: "a server-side apply named like a composer, with a contribution label, hides drift on an intent's own object",
@@ -1505,68 +1515,68 @@ var mutations = []mutation{
 	// in the state's artifact, another state's refused.
 	{
 		ID: "engine/pull-composed-replaces-others", Why: "publishing a composed object ignores the contributions the artifact's copy holds: each policy's publish drops the others' routes",
-		File: "internal/engine/pull_compose.go", From: "\t\tfound = owner.contributionsOn(entry, live)\n", To: "\t\tfound = nil\n",
-		Package: "./internal/engine", Run: "^TestPullComposesTwoIntentsOfOneStateIntoOnePublishedObject$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\tfound = contributionsOn(owner, entry, live)\n", To: "\t\tfound = nil\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposesTwoIntentsOfOneStateIntoOnePublishedObject$",
 	},
 	{
 		ID: "engine/pull-composed-drift-unseen", Why: "a composed object edited in a re-pushed artifact is not drift: the plan says No changes while Flux applies the edit",
-		File: "internal/engine/pull_compose.go", From: "\tif e.composedDriftedFrom(owner, en, st) {\n", To: "\tif false {\n",
-		Package: "./internal/engine", Run: "^TestPullComposedRefreshAndDrift$",
+		File: "internal/shareddata/pull_compose.go", From: "\tif composedDriftedFrom(owner, en, st) {\n", To: "\tif false {\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedRefreshAndDrift$",
 	},
 	{
 		ID: "engine/pull-composed-release-drops-object", Why: "destroying one policy removes the composed object from the artifact: Flux prunes the other policies' routes",
-		File: "internal/engine/pull_compose.go", From: "\tif m == nil && remove {\n\t\treturn nil\n\t}", To: "\tif remove {\n\t\tdelete(objs, key)\n\t\treturn nil\n\t}",
-		Package: "./internal/engine", Run: "^TestPullComposedPruneOfOneContributionLeavesTheOther$",
+		File: "internal/shareddata/pull_compose.go", From: "\tif m == nil && remove {\n\t\treturn nil\n\t}", To: "\tif remove {\n\t\tdelete(objs, key)\n\t\treturn nil\n\t}",
+		Package: "./internal/shareddata", Run: "^TestPullComposedPruneOfOneContributionLeavesTheOther$",
 	},
 	{
 		ID: "engine/pull-composed-sibling-unchecked", Why: "another state's artifact for the cluster holding the same composed object is not looked at: two Kustomizations apply it and overwrite each other's routes",
-		File: "internal/engine/pull_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
-		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
+		File: "internal/shareddata/pull_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
+		Package: "./internal/shareddata", Run: "^TestPullComposedSecondStateRefused$",
 	},
 	{
 		ID: "provider/pull-composed-sibling-planned", Why: "a traffic policy whose object another state publishes for the pull cluster plans cleanly",
-		File: "internal/engine/pull_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
+		File: "internal/shareddata/pull_compose.go", From: "\tfor _, sib := range sibs {", To: "\tfor _, sib := range sibs[:0] {",
 		Package: "./internal/provider", Run: "^TestComposedIntentOfAnotherStateOnPullClusterFailsThePlan$",
 	},
 	{
 		ID: "engine/pull-composed-upload-unchecked", Why: "the apply publishes a composed object another state publishes for the cluster (a plan skipped or stale): the check is the plan's only",
-		File: "internal/engine/pull_compose.go", From: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n", To: "\terrs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))\n\terrs = nil\n",
-		Package: "./internal/engine", Run: "^TestPullComposedSecondStateRefused$",
+		File: "internal/shareddata/pull_compose.go", From: "\terrs, warns := pullComposedErrors(ctx, e, owner, cluster, a, engine.Entries(desired))\n", To: "\terrs, warns := pullComposedErrors(ctx, e, owner, cluster, a, engine.Entries(desired))\n\terrs = nil\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedSecondStateRefused$",
 	},
 	{
 		ID: "engine/pull-composed-cluster-unchecked", Why: "another workspace's contribution on the pull cluster's object, seen through its read-only connection, is not reported",
-		File: "internal/engine/pull_compose.go", From: "\t\tothers := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind].Object()))\n", To: "\t\tothers := secondStates(owner, a, nil)\n",
-		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\tothers := secondStates(owner, a, liveContributions(owner, en, st))\n", To: "\t\tothers := secondStates(owner, a, nil)\n\t\t_ = st\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
 	},
 	{
 		ID: "engine/pull-composed-own-workspace-refused", Why: "the state's own contributions, applied by Flux from its own artifact, are taken for another state's: every plan after the first fails",
-		File: "internal/engine/pull_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase false:\n",
-		Package: "./internal/engine", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase false:\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedOnTheClusterByAnotherWorkspaceRefused$",
 	},
 	{
 		ID: "engine/pull-composed-no-workspace-skipped", Why: "a contribution that records no workspace (an earlier build's, a push state's without one) on a pull cluster's composed object is skipped: the state's copy leaves it out and Flux's apply drops its routes",
-		File: "internal/engine/pull_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase v.Standing == Theirs && (v.Workspace == \"\" || v.Workspace == a.Publisher):\n",
-		Package: "./internal/engine", Run: "^TestPullComposedContributionWithoutWorkspaceRefused$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\tcase v.Standing == Theirs && v.Workspace != \"\" && v.Workspace == a.Publisher:\n", To: "\t\tcase v.Standing == Theirs && (v.Workspace == \"\" || v.Workspace == a.Publisher):\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedContributionWithoutWorkspaceRefused$",
 	},
 	{
 		ID: "engine/pull-composed-verdict-ignored", Why: "only other states' well-formed contributions count on a pull cluster's object: a same-named one without an instance is taken for this state's",
-		File: "internal/engine/pull_compose.go", From: "\t\tcase v.Standing == Mine || v.Standing == Held || v.Standing == Orphan || v.Standing == Untrusted:\n", To: "\t\tcase v.Standing != Theirs:\n",
-		Package: "./internal/engine", Run: "^TestPullComposedSameNameWithoutInstanceRefused$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\tcase v.Standing == Mine || v.Standing == Held || v.Standing == Orphan || v.Standing == Untrusted:\n", To: "\t\tcase v.Standing != Theirs:\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedSameNameWithoutInstanceRefused$",
 	},
 	{
 		ID: "engine/pull-check-unconnected-silent", Why: "a pull cluster without a connection is not checked for other states' objects, and the plan does not say so",
-		File: "internal/engine/pull_compose.go", From: "\t\treturn nil, append(warns, unconnected)\n", To: "\t\t_ = unconnected\n\t\treturn nil, warns\n",
-		Package: "./internal/engine", Run: "^TestPullComposedCheckWithoutConnectionWarns$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\treturn nil, append(warns, unconnected)\n", To: "\t\t_ = unconnected\n\t\treturn nil, warns\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedCheckWithoutConnectionWarns$",
 	},
 	{
 		ID: "engine/pull-check-unlisted-silent", Why: "a pull cluster that cannot be read is not checked for other states' objects, and the plan does not say so",
-		File: "internal/engine/pull_compose.go", From: "\t\t\treturn nil, append(warns, unlisted)\n", To: "\t\t\t_ = unlisted\n\t\t\treturn nil, warns\n",
-		Package: "./internal/engine", Run: "^TestPullComposedCheckOfAnUnreachableClusterWarns$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\t\treturn nil, append(warns, unlisted)\n", To: "\t\t\t_ = unlisted\n\t\t\treturn nil, warns\n",
+		Package: "./internal/shareddata", Run: "^TestPullComposedCheckOfAnUnreachableClusterWarns$",
 	},
 	{
 		ID: "engine/pull-check-registry-unread-silent", Why: "a repository whose tags cannot be listed, or another tag that cannot be read, leaves other states' artifacts unchecked, and the plan does not say so",
-		File: "internal/engine/pull_compose.go", From: "\tfor _, u := range unread {", To: "\tfor _, u := range unread[:0] {",
-		Package: "./internal/engine", Run: "^TestPullComposedCheck(WithoutTagListing|OfAnUnreadableSibling)Warns$",
+		File: "internal/shareddata/pull_compose.go", From: "\tfor _, u := range unread {", To: "\tfor _, u := range unread[:0] {",
+		Package: "./internal/shareddata", Run: "^TestPullComposedCheck(WithoutTagListing|OfAnUnreadableSibling)Warns$",
 	},
 	{
 		ID: "engine/push-flux-applied-unchecked", Why: "a push state's plan writes an object a Flux Kustomization applies: the two writers fight, each undoing the other's writes",
@@ -1575,8 +1585,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/push-flux-compose-at-apply", Why: "the apply composes into an object a Flux Kustomization applies (a plan skipped or stale): the check is the plan's only",
-		File: "internal/engine/compose.go", From: "\tif !remove && live != nil {\n\t\t// A Kustomization applies it", To: "\tif false {\n\t\t// A Kustomization applies it",
-		Package: "./internal/engine", Run: "^TestPushComposeIntoAnObjectFluxAppliesRefused$",
+		File: "internal/shareddata/compose.go", From: "\tif !remove && live != nil {\n\t\t// A Kustomization applies it", To: "\tif false {\n\t\t// A Kustomization applies it",
+		Package: "./internal/shareddata", Run: "^TestPushComposeIntoAnObjectFluxAppliesRefused$",
 	},
 	{
 		ID: "engine/push-flux-adopted", Why: "adopt_existing takes over an object a Flux Kustomization applies",
@@ -1638,12 +1648,12 @@ var mutations = []mutation{
 	{
 		ID: "engine/pull-not-checked-per-policy", Why: "a pull cluster's 'not checked' warning is repeated for every traffic policy on it",
 		File: "internal/engine/sink.go", From: "w.Cluster+\"\\x00\"+w.Summary, true); !dup {", To: "w.Cluster+\"\\x00\"+w.Summary, true); !dup || true {",
-		Package: "./internal/engine", Run: "^TestPullClusterNotCheckedWarnsOncePerClusterAndRun$",
+		Package: "./internal/shareddata", Run: "^TestPullClusterNotCheckedWarnsOncePerClusterAndRun$",
 	},
 	{
 		ID: "engine/pull-signature-tag-warned", Why: "a cosign signature tag in the pull repository is warned about as an unreadable state artifact at every plan",
 		File: "internal/engine/sink_compose.go", From: "if errors.Is(err, oci.ErrNotFlux) {", To: "if false {",
-		Package: "./internal/engine", Run: "^TestSignatureTagInTheRepositoryIsNoUnreadArtifact$",
+		Package: "./internal/shareddata", Run: "^TestSignatureTagInTheRepositoryIsNoUnreadArtifact$",
 	},
 	{
 		ID: "engine/push-flux-retired-url-as-text", Why: "the retired artifact is compared by the URL's text: another spelling of the same repository is refused",
@@ -1652,8 +1662,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-joined-published", Why: "a policy's settings in a virtual destination's DestinationRule are published to a pull cluster, where the destination's own publish would drop them",
-		File: "internal/engine/pull_compose.go", From: "\t\tif owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {", To: "\t\tif false {",
-		Package: "./internal/engine", Run: "^TestPullJoiningAnotherIntentsObjectRefused$",
+		File: "internal/shareddata/pull_compose.go", From: "\t\tif owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {", To: "\t\tif false {",
+		Package: "./internal/shareddata", Run: "^TestPullJoiningAnotherIntentsObjectRefused$",
 	},
 	{
 		ID: "provider/pull-composed-second-state-on-the-mesh", Why: "on the local mesh with Flux, a second state's policy on a destination the first composes on the pull cluster plans cleanly: both Kustomizations would apply the VirtualService",
@@ -1667,8 +1677,8 @@ var mutations = []mutation{
 	},
 	{
 		ID: "engine/pull-contributions-from-cluster", Why: "the plan looks for a pull cluster's contributions on its API server, which it may not have: a name taken in the artifact is found only by the apply",
-		File: "internal/engine/contributions.go", From: "if a, pull, perr := e.pullOf(en.Cluster); perr == nil && pull {", To: "if a, pull, perr := e.pullOf(en.Cluster); perr == nil && pull && false {",
-		Package: "./internal/engine", Run: "^TestPullContributionsReadFromTheArtifact$",
+		File: "internal/shareddata/contributions.go", From: "if a, pull, perr := e.PullArtifactOf(en.Cluster); perr == nil && pull {", To: "if a, pull, perr := e.PullArtifactOf(en.Cluster); perr == nil && pull && false {",
+		Package: "./internal/shareddata", Run: "^TestPullContributionsReadFromTheArtifact$",
 	},
 	{
 		ID: "provider/pull-cluster-pushed", Why: "a pull cluster whose API server is given (read-only) gets its objects by server-side apply as well",

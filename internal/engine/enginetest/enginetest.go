@@ -4,7 +4,9 @@
 // engine.ClientSource. Objects are put straight into each cluster's
 // store (Put); clusters made by NewWriting also take the engine's writes,
 // server-side apply stood in for by package fakeapply, which the engine's
-// own tests (fake_test.go) use too.
+// own tests (fake_test.go) use too. engine.go runs an engine on them for
+// the tests above the engine (internal/shareddata): NewEngine, objects
+// seeded and read back, and an intent contributing to a composed object.
 package enginetest
 
 import (

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
@@ -39,7 +40,7 @@ func TestVerdictDecidesAContributionFiledUnderAnotherName(t *testing.T) {
 	en := engine.Entry{Cluster: key.Cluster, APIVersion: key.APIVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name}
 	copied := engine.LiveContribution{Entry: en, Name: in.Name + "-renamed", ID: "id-other", Raw: raw, Workspace: "team-a", Contribution: c}
 	writer := engine.Owner{Kind: "traffic-policy", Name: "b-writer", ID: "id-b", Composition: &engine.Composition{Composer: composer}}
-	v := engine.Judge(writer, []engine.LiveContribution{copied})[0]
+	v := shareddata.Judge(writer, []engine.LiveContribution{copied})[0]
 	if !v.Composed() {
 		return // not composed: the verdict decided it
 	}
@@ -77,7 +78,7 @@ func TestHandEditedContributionOfThisFormatIsNotANewerOne(t *testing.T) {
 	}
 	lc := engine.LiveContribution{Name: in.Name, ID: "id-a", Raw: tampered, Contribution: c, Untrusted: derr.Error(), Unreadable: errors.As(derr, new(composition.Unreadable))}
 	self := engine.Owner{Kind: "traffic-policy", Name: in.Name, ID: "id-a", Composition: &engine.Composition{Composer: composer}}
-	v := engine.Judge(self, []engine.LiveContribution{lc})[0]
+	v := shareddata.Judge(self, []engine.LiveContribution{lc})[0]
 	if p := v.Problem(); p != nil && p.Error {
 		t.Fatalf("the policy's own contribution, edited by hand in format 1, blocks its own plan and apply (%s): %s", v.Standing, p.Detail)
 	}

@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
@@ -21,12 +22,14 @@ import (
 // from every contribution, under one shared field manager, guarded by the
 // object's resourceVersion so that concurrent writers never lose each
 // other's contribution. What a contribution holds is the intent kind's
-// composer's to say (package composition); the engine reads and writes
-// the annotations, and keeps those it does not compose byte for byte.
+// composer's to say (package composition); this package reads and
+// writes the annotations through the engine (its listing and its
+// server-side apply of a composed object, composed_write.go), and keeps
+// those it does not compose byte for byte.
 
 // compose writes one composed object with this intent's contribution set
 // (remove false) or removed (remove true).
-func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) *Error {
+func compose(ctx context.Context, e *engine.Engine, ri dynamic.ResourceInterface, owner engine.Owner, entry engine.Entry, remove bool) *engine.Error {
 	doing := "Applying"
 	if remove {
 		doing = "Releasing"
@@ -34,31 +37,31 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 	if owner.Composition == nil || owner.Composition.Composer == nil {
 		// Nothing can recompose the object without this contribution: a
 		// release now would leave its settings behind untracked.
-		return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: doing + " " + entry.String(),
+		return &engine.Error{Cluster: entry.Cluster, Object: entry.String(), Summary: doing + " " + entry.String(),
 			Detail: fmt.Sprintf("%s is shared by several %ss, and the provider has no composer to rewrite it without %s (an internal error: the resource was read without its composition). "+
 				"Nothing was written; run the command again, and report it if it persists.", entry, owner.Kind, owner)}
 	}
-	err := e.retryConflicts(ctx, func(attempt int) (bool, error) {
-		err := e.composeOnce(ctx, ri, owner, entry, remove)
+	err := e.RetryConflicts(ctx, func(attempt int) (bool, error) {
+		err := composeOnce(ctx, e, ri, owner, entry, remove)
 		if err == nil {
 			return true, nil
 		}
-		if _, ok := err.(*Error); ok {
+		if _, ok := err.(*engine.Error); ok {
 			return true, err // explained already (a field conflict, not ours)
 		}
-		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) && !uidRefused(err) {
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) && !engine.UIDRefused(err) {
 			return true, err
 		}
-		logEntry(ctx, "composed object changed by another writer: reading it again", owner, entry, "attempt", attempt+1)
+		engine.LogEntry(ctx, "composed object changed by another writer: reading it again", owner, entry, "attempt", attempt+1)
 		return false, err // someone else wrote in between: read again
 	})
 	if err == nil {
 		return nil
 	}
-	if e, ok := err.(*Error); ok {
+	if e, ok := err.(*engine.Error); ok {
 		return e
 	}
-	return objectError(entry, doing, err)
+	return engine.ObjectError(entry, doing, err)
 }
 
 // composeOnce writes one composed object from a fresh read: it reads the
@@ -67,18 +70,18 @@ func (e *Engine) compose(ctx context.Context, ri dynamic.ResourceInterface, owne
 // this intent's (composedSpec), and writes the result pinned to the
 // version read (writeComposed). An error that is a conflict makes the
 // caller (compose) read again.
-func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) error {
+func composeOnce(ctx context.Context, e *engine.Engine, ri dynamic.ResourceInterface, owner engine.Owner, entry engine.Entry, remove bool) error {
 	live, write, err := readComposed(ctx, ri, owner, entry, remove)
 	if err != nil || !write {
 		return err
 	}
 	if !remove && live != nil {
 		// A Kustomization applies it: composing here would fight Flux
-		// (sink_flux.go; the plan refuses it first).
+		// (the engine's sink_flux.go; the plan refuses it first).
 		if c, cerr := e.Clients.Get(entry.Cluster); cerr == nil {
 			// A warning (the Kustomization could not be read, or is on
 			// another cluster) was the plan's; the write proceeds.
-			if ferr, _ := e.fluxApplied(ctx, c.Dynamic, owner, entry, live.GetLabels(), "compose its contribution into"); ferr != nil {
+			if ferr, _ := e.FluxApplied(ctx, c.Dynamic, owner, entry, live.GetLabels(), "compose its contribution into"); ferr != nil {
 				return ferr
 			}
 		}
@@ -99,7 +102,7 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		if live == nil {
 			return nil
 		}
-		if live.GetLabels()[LabelOwnerKind] == "" {
+		if live.GetLabels()[engine.LabelOwnerKind] == "" {
 			// Nobody else holds the object: it goes.
 			uid, rv := live.GetUID(), live.GetResourceVersion()
 			return ri.Delete(ctx, entry.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
@@ -109,21 +112,21 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 		manifest = map[string]any{"apiVersion": entry.APIVersion, "kind": entry.Kind,
 			"metadata": map[string]any{"name": entry.Name, "namespace": entry.Namespace}}
 	}
-	prefix := owner.Kind + contributionInfix
+	prefix := engine.ContributionPrefix(owner.Kind)
 	kept := 0
 	if live != nil {
-		kept = keptAnnotations(live, owner.Kind)
+		kept = engine.KeptAnnotations(live, owner.Kind)
 	}
-	if err := annotationsWithin(entry, prefix, g.contributions, kept); err != nil {
+	if err := engine.AnnotationsWithin(entry, prefix, g.contributions, kept); err != nil {
 		return err // the plan checks it first (Limits)
 	}
 	if live != nil && len(g.gone) > 0 {
-		if live, err = forgetAndRewrite(ctx, ri, live, prefix, g.gone, owner.composerManager(), manifest); err != nil {
+		if live, err = engine.ForgetAndRewrite(ctx, ri, live, prefix, g.gone, owner.ComposerManager(), manifest); err != nil {
 			return err
 		}
 	}
 	labelContributions(manifest, owner, g.contributions, live, remove)
-	return e.writeComposed(ctx, ri, owner, entry, live, manifest, g.adopting)
+	return e.WriteComposed(ctx, ri, owner, entry, live, manifest, g.adopting)
 }
 
 // readComposed reads the composed object entry names: nil when it does
@@ -131,10 +134,10 @@ func (e *Engine) composeOnce(ctx context.Context, ri dynamic.ResourceInterface, 
 // an object that is gone). An object another intent owns (Owned) is
 // never created here: made by a composer it would have no owner (issue
 // 36), so its absence is an error saying to apply that intent first.
-func readComposed(ctx context.Context, ri dynamic.ResourceInterface, owner Owner, entry Entry, remove bool) (live *unstructured.Unstructured, write bool, err error) {
+func readComposed(ctx context.Context, ri dynamic.ResourceInterface, owner engine.Owner, entry engine.Entry, remove bool) (live *unstructured.Unstructured, write bool, err error) {
 	live, err = ri.Get(ctx, entry.Name, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err) && isMissingResource(err):
+	case apierrors.IsNotFound(err) && engine.IsMissingResource(err):
 		return nil, false, err
 	case apierrors.IsNotFound(err):
 		if remove {
@@ -143,7 +146,7 @@ func readComposed(ctx context.Context, ri dynamic.ResourceInterface, owner Owner
 		if owner.Composition.Owned != nil && owner.Composition.Owned(entry.Key()) {
 			// Another intent's object, which that intent creates: made
 			// here it would have no owner (issue 36).
-			return nil, false, &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+			return nil, false, &engine.Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
 				Detail: fmt.Sprintf("%s belongs to the intent %s joins (its virtual destination), and it does not exist: that intent is not applied in cluster %s, or was destroyed. "+
 					"Nothing was written. Apply the destination first (reference it as mesh_virtual_destination.<name>.hostname so Terraform orders it), or remove this %s.",
 					entry, owner, entry.Cluster, strings.ReplaceAll(owner.Kind, "-", " "))}
@@ -176,15 +179,15 @@ type gathered struct {
 // their one verdict (verdict.go, the plan's too): kept, removed, or an
 // error that stops the write. An object the provider did not write is an
 // error unless the intent adopts it.
-func gatherContributions(ctx context.Context, owner Owner, entry Entry, live *unstructured.Unstructured, remove bool) (gathered, error) {
+func gatherContributions(ctx context.Context, owner engine.Owner, entry engine.Entry, live *unstructured.Unstructured, remove bool) (gathered, error) {
 	contributions := map[string]composition.Encoded{}
 	g := gathered{contributions: contributions, write: true}
 	if live == nil {
 		return g, nil
 	}
-	if labels := live.GetLabels(); labels[LabelManagedBy] != ManagedByValue {
+	if labels := live.GetLabels(); labels[engine.LabelManagedBy] != engine.ManagedByValue {
 		if !owner.Adopt || remove {
-			return g, &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
+			return g, &engine.Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Applying " + entry.String(),
 				Detail: fmt.Sprintf("%s already exists and was not created by terraform-provider-mesh, so the provider leaves it untouched. "+
 					"Delete or rename it, or take it over by setting adopt_existing = true on the resource (it is then rewritten to the composition, keeping its identity).", entry)}
 		}
@@ -192,7 +195,7 @@ func gatherContributions(ctx context.Context, owner Owner, entry Entry, live *un
 	}
 	// One verdict per contribution (verdict.go), the plan's too, weighed
 	// as a publish to an artifact weighs them (weigh).
-	w, werr := owner.weigh(ctx, entry, owner.contributionsOn(entry, live), remove)
+	w, werr := weigh(ctx, owner, entry, contributionsOn(owner, entry, live), remove)
 	if werr != nil {
 		return g, werr
 	}
@@ -205,10 +208,10 @@ func gatherContributions(ctx context.Context, owner Owner, entry Entry, live *un
 
 // composedSpec is the object the contributions compose to, by the
 // intent kind's composer; nil when there is none (no contribution left).
-func composedSpec(owner Owner, entry Entry, contributions map[string]composition.Encoded) (map[string]any, error) {
+func composedSpec(owner engine.Owner, entry engine.Entry, contributions map[string]composition.Encoded) (map[string]any, error) {
 	manifest, err := owner.Composition.Composer.Compose(entry.Key(), composition.Contributions(contributions))
 	if err != nil {
-		return nil, &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
+		return nil, &engine.Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
 	}
 	if len(contributions) == 0 {
 		return nil, nil
@@ -219,10 +222,10 @@ func composedSpec(owner Owner, entry Entry, contributions map[string]composition
 // labelContributions sets the composed manifest's labels and annotations:
 // every contribution it holds, as read (byte for byte), labelled with its
 // instance as live has it, and this intent's own with its instance.
-func labelContributions(manifest map[string]any, owner Owner, contributions map[string]composition.Encoded, live *unstructured.Unstructured, remove bool) {
-	prefix := owner.Kind + contributionInfix
+func labelContributions(manifest map[string]any, owner engine.Owner, contributions map[string]composition.Encoded, live *unstructured.Unstructured, remove bool) {
+	prefix := engine.ContributionPrefix(owner.Kind)
 	meta := manifest["metadata"].(map[string]any)
-	labels := map[string]any{LabelManagedBy: ManagedByValue}
+	labels := map[string]any{engine.LabelManagedBy: engine.ManagedByValue}
 	annotations := map[string]any{}
 	for name, c := range contributions {
 		labels[prefix+name] = "true"
@@ -234,7 +237,7 @@ func labelContributions(manifest map[string]any, owner Owner, contributions map[
 		annotations[prefix+name] = c.Raw // as read: byte for byte
 	}
 	if !remove {
-		labels[owner.ContributionKey()] = owner.idValue()
+		labels[owner.ContributionKey()] = owner.ContributionValue()
 	}
 	meta["labels"], meta["annotations"] = labels, annotations
 }
@@ -242,13 +245,13 @@ func labelContributions(manifest map[string]any, owner Owner, contributions map[
 // composedDriftedFrom reports, for refresh, a composed object whose
 // composition was edited by someone else (a kubectl edit of a route's
 // timeout) as drifted: the fields the composer owns differ from what
-// composing its contributions gives. st is read from the listing
-// (listcache.go).
-func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st ComposedObject) bool {
+// composing its contributions gives. st is read from the engine's
+// listing (ListedComposed).
+func composedDriftedFrom(owner engine.Owner, entry engine.Entry, st engine.ComposedObject) bool {
 	// What the next writer composes: by the verdicts it will reach
 	// (verdict.go), those of any name but this one's, which it writes.
 	trusted := map[string]composition.Contribution{}
-	for _, v := range Judge(Owner{Kind: owner.Kind, Composition: owner.Composition}, owner.liveContributions(entry, st)) {
+	for _, v := range Judge(engine.Owner{Kind: owner.Kind, Composition: owner.Composition}, liveContributions(owner, entry, st)) {
 		switch v.Standing {
 		case Unreadable:
 			return false // what it composes to is the newer writer's to say
@@ -265,7 +268,7 @@ func (e *Engine) composedDriftedFrom(owner Owner, entry Entry, st ComposedObject
 	if st.Unreadable || st.Unheld {
 		return st.Unheld // nobody holds the composition any more
 	}
-	want, _ := digestOf(map[string]any{"spec": manifest["spec"]})
+	want, _ := engine.DigestOf(map[string]any{"spec": manifest["spec"]})
 	return want != st.Have
 }
 
@@ -284,7 +287,7 @@ type weighed struct {
 // contribution. Every writer of a composed object weighs the same way:
 // server-side apply to a cluster (composeOnce) and a publish to an
 // artifact (composeInArtifact).
-func (owner Owner) weigh(ctx context.Context, entry Entry, found []LiveContribution, remove bool) (weighed, *Error) {
+func weigh(ctx context.Context, owner engine.Owner, entry engine.Entry, found []engine.LiveContribution, remove bool) (weighed, *engine.Error) {
 	w := weighed{contributions: map[string]composition.Encoded{}}
 	for _, v := range Judge(owner, found) {
 		switch v.Standing {
@@ -299,7 +302,7 @@ func (owner Owner) weigh(ctx context.Context, entry Entry, found []LiveContribut
 				// instance's contribution is this release's to remove.
 				return weighed{skip: true}, nil
 			}
-			logEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
+			engine.LogEntry(ctx, "replacing this state's previous instance of the same name", owner, entry, "leftover_instance", v.ID)
 		case Theirs, Orphan:
 			w.contributions[v.Name] = composition.Encoded{Contribution: v.Contribution, Raw: v.Raw}
 		case Taken:
@@ -325,7 +328,7 @@ func (owner Owner) weigh(ctx context.Context, entry Entry, found []LiveContribut
 			if v.Name == owner.Name && !remove {
 				continue // replaced by this intent's
 			}
-			logEntry(ctx, "contribution not composed and removed: "+v.Untrusted, owner, entry, "annotation", v.Annotation(owner.Kind))
+			engine.LogEntry(ctx, "contribution not composed and removed: "+v.Untrusted, owner, entry, "annotation", v.Annotation(owner.Kind))
 			w.gone = append(w.gone, v.Name)
 		}
 	}

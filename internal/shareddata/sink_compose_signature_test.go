@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
 )
 
 // The other tags of a pull cluster's repository are read as
@@ -21,9 +24,9 @@ import (
 // with a wrong fix (the credentials can pull it: it is just not Flux's).
 func TestSignatureTagInTheRepositoryIsNoUnreadArtifact(t *testing.T) {
 	pr := newPullRegistry(t)
-	e, _ := newFakeEngine(t, "onprem") // a connection: the cluster check runs, and finds nothing
-	e.Delivery = pullClusters{"onprem": pr.target("onprem")}
-	sig := pr.target("onprem")
+	e, _ := newEngine("onprem") // a connection: the cluster check runs, and finds nothing
+	e.Delivery = onPull{pr}
+	sig := pr
 	sig.Tag = "sha256-4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945.sig"
 	img, err := random.Image(64, 1) // not Flux's config media type, as a cosign signature's
 	if err != nil {
@@ -36,8 +39,8 @@ func TestSignatureTagInTheRepositoryIsNoUnreadArtifact(t *testing.T) {
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
-	o := composedOwner("a")
-	errs, warns := e.PlanErrors(context.Background(), o, []Entry{composedOn(t, o, "onprem").Entry})
+	o := enginetest.ComposedOwner("a")
+	errs, warns := e.PlanErrors(context.Background(), o, []engine.Entry{composedOn(t, o, "onprem").Entry})
 	if len(errs) != 0 || len(warns) != 0 {
 		t.Errorf("plan errors %v, warnings %v; want none (tag %s is a signature, not another state's artifact)", errs, warns, sig.Tag)
 	}

@@ -1,32 +1,35 @@
-package engine
+package shareddata
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest/fakeapply"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition/compositiontest"
 )
 
 // restore re-creates the object of en as a backup tool does (Velero,
 // `kubectl get -o yaml` applied into a rebuilt cluster): the same
 // labels, annotations and spec, a new UID, no managedFields.
-func restore(t *testing.T, fc fakeClusters, en Entry) *unstructured.Unstructured {
+func restore(t *testing.T, fc enginetest.Clusters, en engine.Entry) *unstructured.Unstructured {
 	t.Helper()
-	obj := live(t, fc[en.Cluster], en).DeepCopy()
-	gvr, err := resourceFor(en.APIVersion, en.Kind)
-	if err != nil {
-		t.Fatal(err)
+	obj := enginetest.Live(t, fc[en.Cluster], en).DeepCopy()
+	gvr, ok := engine.ResourceOf(schema.FromAPIVersionAndKind(en.APIVersion, en.Kind))
+	if !ok {
+		t.Fatalf("the engine writes no %s", en.Kind)
 	}
 	if err := fc[en.Cluster].Tracker().Delete(gvr, en.Namespace, en.Name); err != nil {
 		t.Fatal(err)
 	}
 	obj.SetManagedFields(nil)
-	obj.SetUID(nextUID())
+	obj.SetUID(fakeapply.NextUID())
 	obj.SetResourceVersion("1")
 	if err := fc[en.Cluster].Tracker().Create(gvr, obj, en.Namespace); err != nil {
 		t.Fatal(err)
@@ -39,19 +42,19 @@ func restore(t *testing.T, fc fakeClusters, en Entry) *unstructured.Unstructured
 // state: trust is by content (a well-formed contribution with an instance
 // label), never by who last wrote the object. Plan and apply agree.
 func TestRestoreWithoutManagedFieldsKeepsEveryContribution(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
-	states := map[string]Owner{}
+	states := map[string]engine.Owner{}
 	for _, n := range []string{"a", "b", "c"} {
 		states[n] = workspaceOwner(n, "id-"+n, "team-"+n)
-		if _, err := e.Apply(ctx, states[n], []Desired{d}, nil); err != nil {
+		if _, err := e.Apply(ctx, states[n], []engine.Desired{d}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	before := restore(t, fc, d.Entry)
-	e.wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
-	found, errs := e.Contributions(ctx, states["a"], []Entry{d.Entry})
+	e.Wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
+	found, errs := Contributions(ctx, e, states["a"], []engine.Entry{d.Entry})
 	if len(errs) > 0 || len(found) != 3 {
 		t.Fatalf("contributions %+v (%v)", found, errs)
 	}
@@ -61,10 +64,10 @@ func TestRestoreWithoutManagedFieldsKeepsEveryContribution(t *testing.T) {
 		}
 	}
 	for round, n := range []string{"a", "b", "c", "a"} {
-		if _, err := e.Apply(ctx, states[n], []Desired{d}, nil); err != nil {
+		if _, err := e.Apply(ctx, states[n], []engine.Desired{d}, nil); err != nil {
 			t.Fatalf("apply %d of %s after the restore: %v", round, n, err)
 		}
-		got := live(t, fc["east"], d.Entry)
+		got := enginetest.Live(t, fc["east"], d.Entry)
 		if r := routesOf(t, fc["east"], d.Entry); r != "[team-a:route-of-a team-b:route-of-b team-c:route-of-c]" {
 			t.Fatalf("apply %d of %s after the restore: routes %s, want every state's", round, n, r)
 		}
@@ -82,14 +85,14 @@ func TestRestoreWithoutManagedFieldsKeepsEveryContribution(t *testing.T) {
 // one function: a same-name contribution of an instance this state does
 // not hold fails both with the same words.
 func TestPlanAndApplyVerdictsAgree(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
-	if _, err := e.Apply(ctx, workspaceOwner("a", "id-old", "team-x"), []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, workspaceOwner("a", "id-old", "team-x"), []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	other := workspaceOwner("a", "id-new", "team-y")
-	found, errs := e.Contributions(ctx, other, []Entry{d.Entry})
+	found, errs := Contributions(ctx, e, other, []engine.Entry{d.Entry})
 	if len(errs) > 0 || len(found) != 1 {
 		t.Fatalf("contributions %+v (%v)", found, errs)
 	}
@@ -97,7 +100,7 @@ func TestPlanAndApplyVerdictsAgree(t *testing.T) {
 	if vs[0].Standing != Taken || vs[0].Problem() == nil || !vs[0].Problem().Error {
 		t.Fatalf("plan verdict %+v: want the name taken, an error", vs[0])
 	}
-	_, err := e.Apply(ctx, other, []Desired{d}, nil)
+	_, err := e.Apply(ctx, other, []engine.Desired{d}, nil)
 	if err == nil || !strings.Contains(err.Error(), vs[0].Problem().Detail) {
 		t.Fatalf("apply error %v\ndoes not carry the plan's words %q", err, vs[0].Problem().Detail)
 	}
@@ -109,13 +112,13 @@ func TestPlanAndApplyVerdictsAgree(t *testing.T) {
 // A malformed contribution of the same name is this intent's to replace
 // (item 8): the plan does not fail on it and the apply writes its own.
 func TestUntrustedSameNameIsReplaced(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
-	if _, err := e.Apply(ctx, workspaceOwner("b", "id-b", "ws"), []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, workspaceOwner("b", "id-b", "ws"), []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
-	u := live(t, fc["east"], d.Entry).DeepCopy()
+	u := enginetest.Live(t, fc["east"], d.Entry).DeepCopy()
 	ann, labels := u.GetAnnotations(), u.GetLabels()
 	ann["traffic-policy.mesh-intent.io/a"], labels["traffic-policy.mesh-intent.io/a"] = "garbage", "id-someone"
 	u.SetAnnotations(ann)
@@ -124,57 +127,22 @@ func TestUntrustedSameNameIsReplaced(t *testing.T) {
 	if err := fc["east"].Tracker().Update(vsResource, u, d.Entry.Namespace); err != nil {
 		t.Fatal(err)
 	}
-	e.wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
+	e.Wrote("east", schema.FromAPIVersionAndKind(d.Entry.APIVersion, d.Entry.Kind))
 	a := workspaceOwner("a", "id-a", "ws")
-	found, _ := e.Contributions(ctx, a, []Entry{d.Entry})
+	found, _ := Contributions(ctx, e, a, []engine.Entry{d.Entry})
 	for _, v := range Judge(a, found) {
 		if p := v.Problem(); p != nil && p.Error {
 			t.Fatalf("plan fails on %s (%s): %s", v.Name, v.Standing, p.Detail)
 		}
 	}
-	if _, err := e.Apply(ctx, a, []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, a, []engine.Desired{d}, nil); err != nil {
 		t.Fatalf("apply over a malformed same-name contribution: %v", err)
 	}
 	if r := routesOf(t, fc["east"], d.Entry); r != "[ws:route-of-a ws:route-of-b]" {
 		t.Fatalf("routes %s", r)
 	}
-	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-a" {
+	if id := enginetest.Live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-a" {
 		t.Fatalf("label %q, want this instance's", id)
-	}
-}
-
-// Composer entries are honoured only on objects a contribution really
-// targets (issue 36, item 3): a server-side apply named like a composer,
-// with a contribution label and annotation, onto a mesh_cluster's
-// deny-all AuthorizationPolicy (a kind no composed intent writes) is
-// drift its owner's refresh shows.
-func TestComposerNameOnAnIntentsOwnObjectIsDrift(t *testing.T) {
-	e, fc, f := newDenyAllFixture(t)
-	e.Composers = testComposers // a contribution that composes, onto the wrong kind
-	owner, manager, gvk, en, desired, want, gvr := f.owner, f.manager, f.gvk, f.entry, f.desired, f.digest, f.gvr
-	obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
-	labels := obj.GetLabels()
-	labels["traffic-policy.mesh-intent.io/x"] = "id-x"
-	obj.SetLabels(labels)
-	obj.SetAnnotations(map[string]string{"traffic-policy.mesh-intent.io/x": "route-of-x"})
-	obj.SetUID(nextUID())
-	obj.SetResourceVersion("1")
-	if err := unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"from": []any{map[string]any{"source": map[string]any{"principals": []any{"*"}}}}}}, "spec", "rules"); err != nil {
-		t.Fatal(err)
-	}
-	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
-		managed(manager, metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/managed-by":{},"f:mesh-intent.io/owner-kind":{},"f:mesh-intent.io/owner-name":{},"f:mesh-intent.io/owner-id":{}}},"f:spec":{"f:action":{}}}`),
-		managed("x/traffic-policy-composer", metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:traffic-policy.mesh-intent.io/x":{}},"f:annotations":{"f:traffic-policy.mesh-intent.io/x":{}}},"f:spec":{"f:rules":{}}}`),
-	})
-	if err := fc["east"].Tracker().Create(gvr, obj, en.Namespace); err != nil {
-		t.Fatal(err)
-	}
-	got, errs := e.Read(context.Background(), owner, []schema.GroupVersionKind{gvk}, []string{"east"}, nil)
-	if len(got) != 1 {
-		t.Fatalf("read %v (%v)", got, errs)
-	}
-	if got[0].Digest == want {
-		t.Fatal("principals [\"*\"] added under a composer's name onto the deny-all policy is not drift")
 	}
 }
 
@@ -183,23 +151,23 @@ func TestComposerNameOnAnIntentsOwnObjectIsDrift(t *testing.T) {
 // is an error that names the fix, and nothing is written; once the owner
 // made it, the contribution joins it.
 func TestComposerNeverCreatesAnOwnedObject(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
-	o := composedOwner("a")
+	o := enginetest.ComposedOwner("a")
 	o.Composition.Owned = func(k translate.Key) bool { return k == d.Entry.Key() }
-	_, err := e.Apply(ctx, o, []Desired{d}, nil)
+	_, err := e.Apply(ctx, o, []engine.Desired{d}, nil)
 	if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "Apply the destination first") {
 		t.Fatalf("composing an owned object that is gone: %v; want an error naming the fix", err)
 	}
-	if got := live(t, fc["east"], d.Entry); got != nil {
+	if got := enginetest.Live(t, fc["east"], d.Entry); got != nil {
 		t.Fatalf("the composer created the owned object: %v", got.Object)
 	}
-	seed(t, fc["east"], d.Entry, Owner{Kind: "virtual-destination", Name: "user", ID: "id-user"}.Labels())
-	if _, err := e.Apply(ctx, o, []Desired{d}, nil); err != nil {
+	enginetest.Seed(t, fc["east"], d.Entry, engine.Owner{Kind: "virtual-destination", Name: "user", ID: "id-user"}.Labels())
+	if _, err := e.Apply(ctx, o, []engine.Desired{d}, nil); err != nil {
 		t.Fatalf("joining the owner's object: %v", err)
 	}
-	if got := live(t, fc["east"], d.Entry); got.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-a" {
+	if got := enginetest.Live(t, fc["east"], d.Entry); got.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-a" {
 		t.Fatalf("after joining: labels %v", got.GetLabels())
 	}
 }
@@ -208,24 +176,29 @@ func TestComposerNeverCreatesAnOwnedObject(t *testing.T) {
 // composer made its DestinationRule), instead of refusing it as "already
 // owned by \"\"".
 func TestOwnerAdoptsAComposerOnlyObject(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	e.Composers = testComposers
+	e, fc := newEngine("east")
+	e.Composers = compositiontest.Composers
 	ctx := context.Background()
-	want := serviceEntry(testOwner, "east", "vd-a")
-	want.Entry.Kind, want.Manifest["kind"] = "DestinationRule", "DestinationRule"
-	want.Manifest["spec"] = map[string]any{"host": "a.global"}
-	composed := composedEntry()
+	labels := map[string]any{}
+	for k, v := range testOwner.Labels() {
+		labels[k] = v
+	}
+	want := engine.Desired{Entry: engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "vd-a", Digest: "d-vd-a"},
+		Manifest: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+			"metadata": map[string]any{"name": "vd-a", "namespace": "istio-system", "labels": labels},
+			"spec":     map[string]any{"host": "a.global"}}}
+	composed := enginetest.ComposedEntry()
 	composed.Entry.Kind, composed.Entry.Name = "DestinationRule", "vd-a"
-	if _, err := e.Apply(ctx, composedOwner("p"), []Desired{composed}, nil); err != nil {
+	if _, err := e.Apply(ctx, enginetest.ComposedOwner("p"), []engine.Desired{composed}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := live(t, fc["east"], want.Entry); got == nil || got.GetLabels()[LabelOwnerKind] != "" {
+	if got := enginetest.Live(t, fc["east"], want.Entry); got == nil || got.GetLabels()[engine.LabelOwnerKind] != "" {
 		t.Fatalf("the composer-only object: %v", got)
 	}
-	if _, err := e.Apply(ctx, testOwner, []Desired{want}, nil); err != nil {
+	if _, err := e.Apply(ctx, testOwner, []engine.Desired{want}, nil); err != nil {
 		t.Fatalf("the owner's apply onto a composer-only object: %v", err)
 	}
-	if got := live(t, fc["east"], want.Entry); !testOwner.owns(got.GetLabels()) {
+	if got := enginetest.Live(t, fc["east"], want.Entry); !testOwner.Owns(got.GetLabels()) {
 		t.Fatalf("the owner did not take it over: labels %v", got.GetLabels())
 	}
 }

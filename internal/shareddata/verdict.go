@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 )
 
 // One verdict per contribution on a shared object (docs/design.md,
@@ -59,7 +61,7 @@ const (
 
 // Verdict is what a writer makes of one contribution found on an object.
 type Verdict struct {
-	LiveContribution
+	engine.LiveContribution
 	// Kind is the intent kind of the contribution.
 	Kind     string
 	Standing Standing
@@ -69,19 +71,19 @@ type Verdict struct {
 }
 
 // Judge gives o's verdict on each contribution of found, in order.
-func Judge(o Owner, found []LiveContribution) []Verdict {
+func Judge(o engine.Owner, found []engine.LiveContribution) []Verdict {
 	out := make([]Verdict, len(found))
 	for i, c := range found {
-		out[i] = o.judge(c)
+		out[i] = judge(o, c)
 	}
 	return out
 }
 
 // judge is the one verdict function.
-func (o Owner) judge(c LiveContribution) Verdict {
+func judge(o engine.Owner, c engine.LiveContribution) Verdict {
 	v := Verdict{LiveContribution: c, Kind: o.Kind, Self: o.Name, SelfID: o.ID}
 	var own func(string) bool
-	var orphan func(LiveContribution) bool
+	var orphan func(engine.LiveContribution) bool
 	if o.Composition != nil {
 		own, orphan = o.Composition.Own, o.Composition.Orphan
 		if w := o.Composition.Contribution.Whole.Contribution; w != nil {
@@ -148,7 +150,7 @@ func (v Verdict) Problem() *Problem {
 			Detail: fmt.Sprintf("%s already holds %s (%s %q) from instance %s (workspace %s), which this state does not hold; this state's workspace is %s. "+
 				"Names identify contributions on a shared object, and only the instance that wrote a contribution replaces or releases it: workspace names are labels, not identities. "+
 				"If that policy is another state's, rename this one. If it is this state's own (its resource was removed with `terraform state rm` or lost with the state), import it instead of creating it: `terraform import <address> %s`.",
-				where, annotation, kind, v.Name, v.ID, WorkspaceName(v.Workspace), WorkspaceName(v.SelfWorkspace), v.Name)}
+				where, annotation, kind, v.Name, v.ID, engine.WorkspaceName(v.Workspace), engine.WorkspaceName(v.SelfWorkspace), v.Name)}
 	case Undecided:
 		return &Problem{Error: true, Summary: "Name taken by a contribution without an instance",
 			Detail: fmt.Sprintf("%s already holds %s (%s %q), which records no instance ID (its label is not an instance), so nothing tells whose it is. "+
@@ -167,27 +169,27 @@ func (v Verdict) Problem() *Problem {
 
 // err is the verdict's problem as the apply's error on entry, or nil when
 // it is not an error.
-func (v Verdict) err(entry Entry) *Error {
+func (v Verdict) err(entry engine.Entry) *engine.Error {
 	p := v.Problem()
 	if p == nil || !p.Error {
 		return nil
 	}
-	return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: p.Summary, Detail: p.Detail}
+	return &engine.Error{Cluster: entry.Cluster, Object: entry.String(), Summary: p.Summary, Detail: p.Detail}
 }
 
 // contributionsOn reads the contributions of o's kind on live, the object
 // en: one per annotation, and one per label without its annotation (a
 // leftover, untrusted). It is the one reading of a contribution: decode,
 // newer format, not valid.
-func (o Owner) contributionsOn(en Entry, live *unstructured.Unstructured) []LiveContribution {
-	raws, ids := contributionsOf(live, o.Kind)
-	return o.readContributions(en, raws, ids)
+func contributionsOn(o engine.Owner, en engine.Entry, live *unstructured.Unstructured) []engine.LiveContribution {
+	raws, ids := engine.ContributionsOf(live, o.Kind)
+	return readContributions(o, en, raws, ids)
 }
 
 // readContributions decodes raws (by name, with their instances ids) as
 // found on en, in name order; a name in ids without a raw value is a
 // label without its annotation.
-func (o Owner) readContributions(en Entry, raws, ids map[string]string) []LiveContribution {
+func readContributions(o engine.Owner, en engine.Entry, raws, ids map[string]string) []engine.LiveContribution {
 	names := make([]string, 0, len(raws))
 	for n := range raws {
 		names = append(names, n)
@@ -198,16 +200,16 @@ func (o Owner) readContributions(en Entry, raws, ids map[string]string) []LiveCo
 		}
 	}
 	sort.Strings(names)
-	out := make([]LiveContribution, 0, len(names))
+	out := make([]engine.LiveContribution, 0, len(names))
 	for _, n := range names {
 		raw, has := raws[n]
-		lc := LiveContribution{Entry: en, Name: n, ID: ids[n], Raw: raw}
+		lc := engine.LiveContribution{Entry: en, Name: n, ID: ids[n], Raw: raw}
 		if !has {
 			lc.Untrusted = "its label has no annotation (a leftover)"
 			out = append(out, lc)
 			continue
 		}
-		c, err := o.decode(raw)
+		c, err := decode(o, raw)
 		lc.Contribution, lc.Workspace = c, workspaceOf(c)
 		if err != nil {
 			lc.Untrusted, lc.Unreadable = err.Error(), unreadable(err) != nil

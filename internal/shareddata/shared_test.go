@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest/fakeapply"
 )
 
 // Shared objects: pinning, field managers, drift by content (docs/design.md).
@@ -62,9 +65,9 @@ func bumpVersion(t *testing.T, u *unstructured.Unstructured) {
 // contribute writes contribution name onto the stored VirtualService as
 // another composer would (a concurrent writer): its annotation and label,
 // held by a composer, its route, a new resourceVersion.
-func contribute(t *testing.T, d *dynamicfake.FakeDynamicClient, en Entry, name string) {
+func contribute(t *testing.T, d *dynamicfake.FakeDynamicClient, en engine.Entry, name string) {
 	t.Helper()
-	u := live(t, d, en).DeepCopy()
+	u := enginetest.Live(t, d, en).DeepCopy()
 	ann, labels := u.GetAnnotations(), u.GetLabels()
 	ann["traffic-policy.mesh-intent.io/"+name] = "route-of-" + name
 	labels["traffic-policy.mesh-intent.io/"+name] = "id-" + name
@@ -77,16 +80,16 @@ func contribute(t *testing.T, d *dynamicfake.FakeDynamicClient, en Entry, name s
 	if err := unstructured.SetNestedSlice(u.Object, append(routes, "route-of-"+name), "spec", "routes"); err != nil {
 		t.Fatal(err)
 	}
-	u.SetManagedFields(metadataFields(u, "terraform-provider-mesh/traffic-policy-composer", metav1.ManagedFieldsOperationApply))
+	u.SetManagedFields(fakeapply.MetadataFields(u, "terraform-provider-mesh/traffic-policy-composer", metav1.ManagedFieldsOperationApply))
 	bumpVersion(t, u)
 	if err := d.Tracker().Update(vsResource, u, en.Namespace); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func routesOf(t *testing.T, d *dynamicfake.FakeDynamicClient, en Entry) string {
+func routesOf(t *testing.T, d *dynamicfake.FakeDynamicClient, en engine.Entry) string {
 	t.Helper()
-	routes, _, err := unstructured.NestedSlice(live(t, d, en).Object, "spec", "routes")
+	routes, _, err := unstructured.NestedSlice(enginetest.Live(t, d, en).Object, "spec", "routes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +101,10 @@ func routesOf(t *testing.T, d *dynamicfake.FakeDynamicClient, en Entry) string {
 // a contribution written in between is composed (the compose starts again
 // from a fresh read), not lost.
 func TestComposeRestoreIsPinned(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
-	if _, err := e.Apply(ctx, composedOwner("a"), []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, enginetest.ComposedOwner("a"), []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The first apply of b finds a field kubectl edit set in the spec.
@@ -113,7 +116,7 @@ func TestComposeRestoreIsPinned(t *testing.T) {
 		if applied++; applied > 1 {
 			return false, nil, nil
 		}
-		_, obj, err := applyReactor(fc["east"])(a)
+		_, obj, err := fakeapply.Apply(fc["east"])(a)
 		if err != nil {
 			return true, nil, err
 		}
@@ -133,7 +136,7 @@ func TestComposeRestoreIsPinned(t *testing.T) {
 			contribute(t, fc["east"], d.Entry, "c")
 		}
 	})
-	if _, err := e.Apply(ctx, composedOwner("b"), []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, enginetest.ComposedOwner("b"), []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !once {
@@ -142,7 +145,7 @@ func TestComposeRestoreIsPinned(t *testing.T) {
 	if got := routesOf(t, fc["east"], d.Entry); got != "[route-of-a route-of-b route-of-c]" {
 		t.Fatalf("routes %s: the contribution written during the restore was lost", got)
 	}
-	if _, has := live(t, fc["east"], d.Entry).Object["spec"].(map[string]any)["extra"]; has {
+	if _, has := enginetest.Live(t, fc["east"], d.Entry).Object["spec"].(map[string]any)["extra"]; has {
 		t.Fatal("the edited field is still there")
 	}
 }
@@ -152,11 +155,11 @@ func TestComposeRestoreIsPinned(t *testing.T) {
 // composition of exactly what it still records, with no settings of the
 // released contribution left untracked.
 func TestReleaseCutOffAfterForgettingIsConsistent(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	for _, n := range []string{"a", "b"} {
-		if _, err := e.Apply(ctx, composedOwner(n), []Desired{d}, nil); err != nil {
+		if _, err := e.Apply(ctx, enginetest.ComposedOwner(n), []engine.Desired{d}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,10 +170,10 @@ func TestReleaseCutOffAfterForgettingIsConsistent(t *testing.T) {
 		}
 		return true, nil, &url.Error{Op: "Patch", URL: "https://east", Err: fmt.Errorf("connection reset by peer")}
 	})
-	if _, err := e.Delete(ctx, composedOwner("b"), []Entry{d.Entry}); err == nil {
+	if _, err := e.Delete(ctx, enginetest.ComposedOwner("b"), []engine.Entry{d.Entry}); err == nil {
 		t.Fatal("the cut-off release reported success")
 	}
-	vs := live(t, fc["east"], d.Entry)
+	vs := enginetest.Live(t, fc["east"], d.Entry)
 	if _, has := vs.GetAnnotations()["traffic-policy.mesh-intent.io/b"]; has {
 		t.Fatalf("b is still recorded (fine) but then its routes must stay: the test expects the forget to have happened; annotations %v", vs.GetAnnotations())
 	}
@@ -183,21 +186,21 @@ func TestReleaseCutOffAfterForgettingIsConsistent(t *testing.T) {
 // its composition) is an error that says so, never a panic, and nothing
 // is written.
 func TestReleaseWithoutAComposerIsAnError(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	for _, n := range []string{"a", "b"} {
-		if _, err := e.Apply(ctx, composedOwner(n), []Desired{d}, nil); err != nil {
+		if _, err := e.Apply(ctx, enginetest.ComposedOwner(n), []engine.Desired{d}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before := live(t, fc["east"], d.Entry).GetResourceVersion()
-	bare := Owner{Kind: "traffic-policy", Name: "b", ID: "id-b", Composition: &Composition{}}
-	left, err := e.Delete(ctx, bare, []Entry{d.Entry})
+	before := enginetest.Live(t, fc["east"], d.Entry).GetResourceVersion()
+	bare := engine.Owner{Kind: "traffic-policy", Name: "b", ID: "id-b", Composition: &engine.Composition{}}
+	left, err := e.Delete(ctx, bare, []engine.Entry{d.Entry})
 	if err == nil || !strings.Contains(err.Error(), "no composer") || len(left) != 1 {
 		t.Fatalf("delete without a composer: left %v, error %v; want the entry kept and an error naming the missing composer", left, err)
 	}
-	if got := live(t, fc["east"], d.Entry); got.GetResourceVersion() != before || routesOf(t, fc["east"], d.Entry) != "[route-of-a route-of-b]" {
+	if got := enginetest.Live(t, fc["east"], d.Entry); got.GetResourceVersion() != before || routesOf(t, fc["east"], d.Entry) != "[route-of-a route-of-b]" {
 		t.Fatalf("the object was written: version %s (was %s), routes %s", got.GetResourceVersion(), before, routesOf(t, fc["east"], d.Entry))
 	}
 }
@@ -206,15 +209,15 @@ func TestReleaseWithoutAComposerIsAnError(t *testing.T) {
 // of their state, and a composer of an earlier build (another base) is
 // released, pinned to the object's version.
 func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	e.FieldManager = "team-a"
-	if _, err := e.Apply(ctx, composedOwner("a"), []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, enginetest.ComposedOwner("a"), []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// An earlier build of another state, base legacy, composed too.
-	u := live(t, fc["east"], d.Entry).DeepCopy()
+	u := enginetest.Live(t, fc["east"], d.Entry).DeepCopy()
 	u.SetManagedFields(append(u.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: "legacy/traffic-policy-composer", Operation: metav1.ManagedFieldsOperationApply,
 		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:routes":{}}}`)}))
 	if err := fc["east"].Tracker().Update(vsResource, u, d.Namespace); err != nil {
@@ -227,7 +230,7 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 		if pa.GetPatchType() != types.ApplyPatchType || pa.PatchOptions.FieldManager != "legacy/traffic-policy-composer" {
 			return false, nil, nil
 		}
-		u := live(t, fc["east"], d.Entry).DeepCopy()
+		u := enginetest.Live(t, fc["east"], d.Entry).DeepCopy()
 		var kept []metav1.ManagedFieldsEntry
 		for _, mf := range u.GetManagedFields() {
 			if mf.Manager != pa.PatchOptions.FieldManager {
@@ -238,12 +241,12 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 		bumpVersion(t, u)
 		return true, u, fc["east"].Tracker().Update(vsResource, u, d.Namespace)
 	})
-	e2 := &Engine{Clients: e.Clients, FieldManager: "team-b", Shared: Compositions{}}
-	if _, err := e2.Apply(ctx, composedOwner("b"), []Desired{d}, nil); err != nil {
+	e2 := &engine.Engine{Clients: e.Clients, FieldManager: "team-b", Shared: Compositions{}}
+	if _, err := e2.Apply(ctx, enginetest.ComposedOwner("b"), []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	released := false
-	for _, pa := range applies(fc["east"]) {
+	for _, pa := range fakeapply.Applies(fc["east"]) {
 		m := pa.PatchOptions.FieldManager
 		switch {
 		case m == "legacy/traffic-policy-composer":
@@ -261,116 +264,4 @@ func TestComposersShareOneFieldManagerWhateverTheBase(t *testing.T) {
 	if got := routesOf(t, fc["east"], d.Entry); got != "[route-of-a route-of-b]" {
 		t.Fatalf("routes %s", got)
 	}
-}
-
-// A virtual destination's own apply, and the composers writing into its
-// DestinationRule, recognize each other whatever their field_manager
-// bases: the virtual destination keeps the composers' settings (they are
-// not foreign to it) and takes back its own fields from them; a composer
-// takes fields over from the owner of another base.
-func TestSharedDestinationRuleAcrossFieldManagerBases(t *testing.T) {
-	e := &Engine{FieldManager: "team-b", Composers: testComposers, Shared: Compositions{}}
-	owner := Owner{Kind: "virtual-destination", Name: "user", ID: "id-user"}
-	mine := owner.FieldManager(e.FieldManager)
-	live := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
-		"metadata": map[string]any{"name": "vd-user", "namespace": "istio-system"},
-		"spec":     map[string]any{"host": "user.global", "trafficPolicy": map[string]any{"connectionPool": map[string]any{}}}}}
-	live.SetLabels(map[string]string{LabelManagedBy: ManagedByValue, LabelOwnerKind: "virtual-destination", LabelOwnerName: "user",
-		"traffic-policy.mesh-intent.io/p": "id-p"})
-	live.SetAnnotations(map[string]string{"traffic-policy.mesh-intent.io/p": "route-of-p"})
-	live.SetManagedFields([]metav1.ManagedFieldsEntry{
-		managed(mine, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:host":{}}}`),
-		managed("team-a/traffic-policy-composer", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:host":{},"f:trafficPolicy":{}}}`),
-	})
-	if fs, err := e.foreignSpecFields(live, owner, mine); err != nil || len(fs) != 0 {
-		t.Fatalf("foreign fields %v (%v): the virtual destination would strip a composer of another base", fs, err)
-	}
-	if !e.composersOnly([]string{"team-a/traffic-policy-composer", "terraform-provider-mesh/traffic-policy-composer"}) {
-		t.Fatal("a virtual destination cannot take its fields back from a composer of another base")
-	}
-	if !e.oursOrEdits(live, []string{"team-c/virtual-destination.user", "team-a/traffic-policy-composer"}) {
-		t.Fatal("a composer cannot take fields over from the object's owner or a composer of another base")
-	}
-}
-
-// Drift is decided by content: an edit of a mesh_cluster's deny-all
-// AuthorizationPolicy under a field manager named like the provider's is
-// drift; another tool's label and a server default are not.
-func TestDriftByContentNotByManagerName(t *testing.T) {
-	e, fc, f := newDenyAllFixture(t)
-	owner, manager, gvk, en, desired, want, gvr := f.owner, f.manager, f.gvk, f.entry, f.desired, f.digest, f.gvr
-	read := func(editor string) string {
-		t.Helper()
-		obj := (&unstructured.Unstructured{Object: desired}).DeepCopy()
-		labels := obj.GetLabels()
-		labels["team"] = "net" // another tool's label
-		obj.SetLabels(labels)
-		obj.SetUID(nextUID())
-		obj.SetResourceVersion("1")
-		if err := unstructured.SetNestedField(obj.Object, "default", "spec", "provider"); err != nil { // no manager: a server default
-			t.Fatal(err)
-		}
-		mf := []metav1.ManagedFieldsEntry{
-			managed(manager, metav1.ManagedFieldsOperationApply, `{"f:metadata":{"f:labels":{"f:app.kubernetes.io/managed-by":{},"f:mesh-intent.io/owner-kind":{},"f:mesh-intent.io/owner-name":{},"f:mesh-intent.io/owner-id":{}}},"f:spec":{"f:action":{}}}`),
-			managed("kubectl-label", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{"f:team":{}}}}`),
-		}
-		if editor != "" {
-			if err := unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"from": []any{}}}, "spec", "rules"); err != nil {
-				t.Fatal(err)
-			}
-			mf = append(mf, managed(editor, metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:rules":{}}}`))
-		}
-		obj.SetManagedFields(mf)
-		if err := fc["east"].Tracker().Delete(gvr, en.Namespace, en.Name); err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-		if err := fc["east"].Tracker().Create(gvr, obj, en.Namespace); err != nil {
-			t.Fatal(err)
-		}
-		e.wrote("east", gvk)
-		got, errs := e.Read(context.Background(), owner, []schema.GroupVersionKind{gvk}, []string{"east"}, nil)
-		if len(got) != 1 {
-			t.Fatalf("read %v (%v)", got, errs)
-		}
-		return got[0].Digest
-	}
-	if got := read(""); got != want {
-		t.Fatalf("untouched (another tool's label, a server default): digest %s, want %s", got, want)
-	}
-	for _, editor := range []string{"kubectl-edit", "terraform-provider-mesh/x", manager, "terraform-provider-mesh/traffic-policy-composer"} {
-		if got := read(editor); got == want {
-			t.Fatalf("a rule added under field manager %q is not drift", editor)
-		}
-	}
-}
-
-// denyAll is a mesh_cluster's deny-all AuthorizationPolicy as its owner
-// writes it, on a fake engine whose field manager is the owner's default.
-type denyAll struct {
-	owner   Owner
-	manager string
-	gvk     schema.GroupVersionKind
-	gvr     schema.GroupVersionResource
-	entry   Entry
-	desired map[string]any
-	digest  string
-}
-
-func newDenyAllFixture(t *testing.T) (*Engine, fakeClusters, denyAll) {
-	t.Helper()
-	e, fc := newFakeEngine(t, "east")
-	e.FieldManager = ""
-	owner := Owner{Kind: "cluster", Name: "east", ID: "id-east"}
-	manager := owner.FieldManager(e.FieldManager)
-	gvk := schema.GroupVersionKind{Group: "security.istio.io", Version: "v1", Kind: "AuthorizationPolicy"}
-	en := Entry{Cluster: "east", APIVersion: "security.istio.io/v1", Kind: gvk.Kind, Namespace: "istio-system", Name: "mesh-default-deny"}
-	desired := map[string]any{"apiVersion": en.APIVersion, "kind": en.Kind,
-		"metadata": map[string]any{"name": en.Name, "namespace": en.Namespace}, "spec": map[string]any{"action": "DENY"}}
-	addLabels(desired, owner.Labels())
-	want := mustDigest(t, desired)
-	gvr, err := resourceFor(en.APIVersion, en.Kind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, fc, denyAll{owner: owner, manager: manager, gvk: gvk, gvr: gvr, entry: en, desired: desired, digest: want}
 }

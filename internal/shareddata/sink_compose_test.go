@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 )
 
@@ -21,11 +23,11 @@ import (
 
 // composedOn is owner's desired composed VirtualService in cluster, with
 // the digest a plan gives it (its contribution's).
-func composedOn(t *testing.T, owner Owner, cluster string) Desired {
+func composedOn(t *testing.T, owner engine.Owner, cluster string) engine.Desired {
 	t.Helper()
-	d := composedEntry()
+	d := enginetest.ComposedEntry()
 	d.Cluster = cluster
-	digest, err := owner.partDigest(owner.Composition.Contribution.For(cluster).Raw)
+	digest, err := owner.PartDigest(owner.Composition.Contribution.For(cluster).Raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func artifactVS(t *testing.T, target oci.Target) map[string]any {
 	if !found {
 		return nil
 	}
-	return a.Objects[artifactKey(composedEntry().Entry)]
+	return a.Objects[engine.ArtifactKey(enginetest.ComposedEntry().Entry)]
 }
 
 func publishedRoutes(m map[string]any) []any {
@@ -63,17 +65,17 @@ func publishedRoutes(m map[string]any) []any {
 // switching the cluster between push and pull changes no object.
 func TestPullComposesTwoIntentsOfOneStateIntoOnePublishedObject(t *testing.T) {
 	pr := newPullRegistry(t)
-	e, fc := newPullEngine(t, pr)
+	e, fc := newPullEngine(pr)
 	ctx := context.Background()
-	a, b := composedOwner("a"), composedOwner("b")
-	pulled := map[string][]Entry{}
+	a, b := enginetest.ComposedOwner("a"), enginetest.ComposedOwner("b")
+	pulled := map[string][]engine.Entry{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, o := range []Owner{a, b} {
+	for _, o := range []engine.Owner{a, b} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := e.Apply(ctx, o, []Desired{composedOn(t, o, "onprem")}, nil)
+			got, err := e.Apply(ctx, o, []engine.Desired{composedOn(t, o, "onprem")}, nil)
 			if err != nil {
 				t.Errorf("apply of %s: %v", o, err)
 			}
@@ -83,13 +85,13 @@ func TestPullComposesTwoIntentsOfOneStateIntoOnePublishedObject(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	vs := artifactVS(t, pr.target("onprem"))
+	vs := artifactVS(t, pr)
 	if got := fmt.Sprint(publishedRoutes(vs)); got != "[route-of-a route-of-b]" {
 		t.Fatalf("the published VirtualService's routes are %s, want both policies' composed: %v", got, vs)
 	}
 	// Push composes the same object on east.
-	for _, o := range []Owner{a, b} {
-		pushed, err := e.Apply(ctx, o, []Desired{composedOn(t, o, "east")}, nil)
+	for _, o := range []engine.Owner{a, b} {
+		pushed, err := e.Apply(ctx, o, []engine.Desired{composedOn(t, o, "east")}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,48 +118,48 @@ func TestPullComposesTwoIntentsOfOneStateIntoOnePublishedObject(t *testing.T) {
 // apply publishes the composition again.
 func TestPullComposedRefreshAndDrift(t *testing.T) {
 	pr := newPullRegistry(t)
-	e, _ := newPullEngine(t, pr)
+	e, _ := newPullEngine(pr)
 	ctx := context.Background()
-	a, b := composedOwner("a"), composedOwner("b")
-	applied := map[string][]Entry{}
-	for _, o := range []Owner{a, b} {
-		got, err := e.Apply(ctx, o, []Desired{composedOn(t, o, "onprem")}, nil)
+	a, b := enginetest.ComposedOwner("a"), enginetest.ComposedOwner("b")
+	applied := map[string][]engine.Entry{}
+	for _, o := range []engine.Owner{a, b} {
+		got, err := e.Apply(ctx, o, []engine.Desired{composedOn(t, o, "onprem")}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		applied[o.Name] = got
 	}
-	run2, _ := newPullEngine(t, pr)
-	for _, o := range []Owner{a, b} {
+	run2, _ := newPullEngine(pr)
+	for _, o := range []engine.Owner{a, b} {
 		got, errs := run2.Read(ctx, o, nil, []string{"onprem"}, applied[o.Name])
 		if len(errs) > 0 || !reflect.DeepEqual(got, applied[o.Name]) {
 			t.Errorf("refresh of %s: %v, %v; want the applied entries %v", o, got, errs, applied[o.Name])
 		}
 	}
 	// Someone re-pushes the tag with the routes edited.
-	art, _, err := oci.Fetch(ctx, pr.target("onprem"))
+	art, _, err := oci.Fetch(ctx, pr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	objs := art.Objects.Clone()
-	k := artifactKey(composedEntry().Entry)
+	k := engine.ArtifactKey(enginetest.ComposedEntry().Entry)
 	edited := (&unstructured.Unstructured{Object: objs[k]}).DeepCopy().Object
 	edited["spec"].(map[string]any)["routes"] = []any{"route-by-hand"}
 	objs[k] = edited
-	if _, err := oci.Publish(ctx, pr.target("onprem"), objs, art.Publisher); err != nil {
+	if _, err := oci.Publish(ctx, pr, objs, art.Publisher); err != nil {
 		t.Fatal(err)
 	}
-	run3, _ := newPullEngine(t, pr)
-	for _, o := range []Owner{a, b} {
+	run3, _ := newPullEngine(pr)
+	for _, o := range []engine.Owner{a, b} {
 		got, errs := run3.Read(ctx, o, nil, []string{"onprem"}, applied[o.Name])
-		if len(errs) > 0 || len(got) != 1 || got[0].Digest != digestDrifted {
+		if len(errs) > 0 || len(got) != 1 || got[0].Digest != engine.DigestDrifted {
 			t.Errorf("refresh of %s after the re-push: %v, %v; want its entry drifted", o, got, errs)
 		}
 	}
-	if _, err := run3.Apply(ctx, a, []Desired{composedOn(t, a, "onprem")}, applied[a.Name]); err != nil {
+	if _, err := run3.Apply(ctx, a, []engine.Desired{composedOn(t, a, "onprem")}, applied[a.Name]); err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(publishedRoutes(artifactVS(t, pr.target("onprem")))); got != "[route-of-a route-of-b]" {
+	if got := fmt.Sprint(publishedRoutes(artifactVS(t, pr))); got != "[route-of-a route-of-b]" {
 		t.Errorf("after the apply the routes are %s, want the composition again", got)
 	}
 }
@@ -166,12 +168,12 @@ func TestPullComposedRefreshAndDrift(t *testing.T) {
 // object stays, composed of the other; destroying the other removes it.
 func TestPullComposedPruneOfOneContributionLeavesTheOther(t *testing.T) {
 	pr := newPullRegistry(t)
-	e, _ := newPullEngine(t, pr)
+	e, _ := newPullEngine(pr)
 	ctx := context.Background()
-	a, b := composedOwner("a"), composedOwner("b")
-	applied := map[string][]Entry{}
-	for _, o := range []Owner{a, b} {
-		got, err := e.Apply(ctx, o, []Desired{composedOn(t, o, "onprem")}, nil)
+	a, b := enginetest.ComposedOwner("a"), enginetest.ComposedOwner("b")
+	applied := map[string][]engine.Entry{}
+	for _, o := range []engine.Owner{a, b} {
+		got, err := e.Apply(ctx, o, []engine.Desired{composedOn(t, o, "onprem")}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +182,7 @@ func TestPullComposedPruneOfOneContributionLeavesTheOther(t *testing.T) {
 	if left, err := e.Delete(ctx, a, applied["a"]); err != nil || len(left) != 0 {
 		t.Fatalf("destroy of a: left %v, %v", left, err)
 	}
-	vs := artifactVS(t, pr.target("onprem"))
+	vs := artifactVS(t, pr)
 	if got := fmt.Sprint(publishedRoutes(vs)); got != "[route-of-b]" {
 		t.Errorf("after a's destroy the routes are %s, want b's only", got)
 	}
@@ -197,7 +199,7 @@ func TestPullComposedPruneOfOneContributionLeavesTheOther(t *testing.T) {
 	if left, err := e.Delete(ctx, b, applied["b"]); err != nil || len(left) != 0 {
 		t.Fatalf("destroy of b: left %v, %v", left, err)
 	}
-	if vs := artifactVS(t, pr.target("onprem")); vs != nil {
+	if vs := artifactVS(t, pr); vs != nil {
 		t.Errorf("after both destroys the artifact still holds %v", vs)
 	}
 }
@@ -207,30 +209,30 @@ func TestPullComposedPruneOfOneContributionLeavesTheOther(t *testing.T) {
 // first state's artifact and the fix, and the apply publishes nothing.
 func TestPullComposedSecondStateRefused(t *testing.T) {
 	pr := newPullRegistry(t)
-	first, _ := newPullEngine(t, pr)
+	first, _ := newPullEngine(pr)
 	ctx := context.Background()
-	if _, err := first.Apply(ctx, composedOwner("a"), []Desired{composedOn(t, composedOwner("a"), "onprem")}, nil); err != nil {
+	if _, err := first.Apply(ctx, enginetest.ComposedOwner("a"), []engine.Desired{composedOn(t, enginetest.ComposedOwner("a"), "onprem")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	second, _ := newPullEngine(t, pr)
-	theirs := pr.target("onprem")
+	second, _ := newPullEngine(pr)
+	theirs := pr
 	theirs.Tag = "state-b"
-	second.Delivery = otherState{theirs}
-	c := composedOwner("c")
+	second.Delivery = publishedAs{theirs, "state-b"}
+	c := enginetest.ComposedOwner("c")
 	d := composedOn(t, c, "onprem")
-	errs, _ := second.PlanErrors(ctx, c, []Entry{d.Entry})
-	if len(errs) != 1 || !errors.Is(errs[0], errComposedElsewhere) || !strings.Contains(errs[0].Detail, pr.target("onprem").String()) ||
+	errs, _ := second.PlanErrors(ctx, c, []engine.Entry{d.Entry})
+	if len(errs) != 1 || !errors.Is(errs[0], errComposedElsewhere) || !strings.Contains(errs[0].Detail, pr.String()) ||
 		!strings.Contains(errs[0].Detail, `"state-a"`) || !strings.Contains(errs[0].Detail, `traffic policy "a"`) || !strings.Contains(errs[0].Detail, "by push") {
 		t.Fatalf("plan errors of the second state: %v, want one naming state-a's artifact, its policy and the fix", errs)
 	}
-	if _, err := second.Apply(ctx, c, []Desired{d}, nil); !errors.Is(err, errComposedElsewhere) {
+	if _, err := second.Apply(ctx, c, []engine.Desired{d}, nil); !errors.Is(err, errComposedElsewhere) {
 		t.Errorf("apply of the second state: %v, want it refused", err)
 	}
 	if _, found, err := oci.Head(ctx, theirs); err != nil || found {
 		t.Errorf("the second state's artifact: found %v, %v; want nothing published", found, err)
 	}
 	// The first state's own next plan is not refused by its own artifact.
-	if errs, _ := first.PlanErrors(ctx, composedOwner("b"), []Entry{composedOn(t, composedOwner("b"), "onprem").Entry}); len(errs) != 0 {
+	if errs, _ := first.PlanErrors(ctx, enginetest.ComposedOwner("b"), []engine.Entry{composedOn(t, enginetest.ComposedOwner("b"), "onprem").Entry}); len(errs) != 0 {
 		t.Errorf("the first state's plan: %v", errs)
 	}
 }
@@ -241,29 +243,29 @@ func TestPullComposedSecondStateRefused(t *testing.T) {
 // is elsewhere.
 func TestPullComposedOnTheClusterByAnotherWorkspaceRefused(t *testing.T) {
 	pr := newPullRegistry(t)
-	e, fc := newFakeEngine(t, "onprem")
-	e.Delivery = pullClusters{"onprem": pr.target("onprem")}
+	e, fc := newEngine("onprem")
+	e.Delivery = onPull{pr}
 	ctx := context.Background()
-	d := composedEntry()
+	d := enginetest.ComposedEntry()
 	d.Cluster = "onprem"
 	theirs := workspaceOwner("x", "id-x", "team-x")
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": d.APIVersion, "kind": d.Kind, "spec": map[string]any{"routes": []any{"route-of-x"}}}}
 	obj.SetNamespace(d.Namespace)
 	obj.SetName(d.Name)
-	obj.SetLabels(map[string]string{LabelManagedBy: ManagedByValue, theirs.ContributionKey(): "id-x", fluxNameLabel: "mesh-team-x", fluxNamespaceLabel: "flux-system"})
+	obj.SetLabels(map[string]string{engine.LabelManagedBy: engine.ManagedByValue, theirs.ContributionKey(): "id-x", "kustomize.toolkit.fluxcd.io/name": "mesh-team-x", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})
 	obj.SetAnnotations(map[string]string{theirs.ContributionKey(): "team-x:route-of-x"})
 	if _, err := fc["onprem"].Resource(vsResource).Namespace(d.Namespace).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mine := workspaceOwner("a", "id-a", "state-a")
-	errs, _ := e.PlanErrors(ctx, mine, []Entry{d.Entry})
+	errs, _ := e.PlanErrors(ctx, mine, []engine.Entry{d.Entry})
 	if len(errs) != 1 || !errors.Is(errs[0], errComposedElsewhere) || !strings.Contains(errs[0].Detail, `"team-x"`) || !strings.Contains(errs[0].Detail, "flux-system/mesh-team-x") {
 		t.Fatalf("plan errors: %v, want one naming workspace team-x and its Kustomization", errs)
 	}
 	// For workspace team-x's own state (the contribution came from its
 	// own artifact) it is no conflict.
-	e.Delivery = publishedAs{pr.target("onprem"), "team-x"}
-	if errs, _ := e.PlanErrors(ctx, workspaceOwner("y", "id-y", "team-x"), []Entry{d.Entry}); len(errs) != 0 {
+	e.Delivery = publishedAs{pr, "team-x"}
+	if errs, _ := e.PlanErrors(ctx, workspaceOwner("y", "id-y", "team-x"), []engine.Entry{d.Entry}); len(errs) != 0 {
 		t.Errorf("plan errors of workspace team-x's own policy: %v", errs)
 	}
 }
@@ -273,10 +275,10 @@ func TestPullComposedOnTheClusterByAnotherWorkspaceRefused(t *testing.T) {
 // naming the fix.
 func TestPullJoiningAnotherIntentsObjectRefused(t *testing.T) {
 	pr := newPullRegistry(t)
-	e, _ := newPullEngine(t, pr)
-	o := composedOwner("a")
+	e, _ := newPullEngine(pr)
+	o := enginetest.ComposedOwner("a")
 	o.Composition.Owned = func(translate.Key) bool { return true }
-	errs, _ := e.PlanErrors(context.Background(), o, []Entry{composedOn(t, o, "onprem").Entry, composedOn(t, o, "east").Entry})
+	errs, _ := e.PlanErrors(context.Background(), o, []engine.Entry{composedOn(t, o, "onprem").Entry, composedOn(t, o, "east").Entry})
 	if len(errs) != 1 || errs[0].Cluster != "onprem" || !errors.Is(errs[0], errJoinedOnPull) || !strings.Contains(errs[0].Detail, "by push") {
 		t.Errorf("plan errors: %v, want one for onprem naming the fix", errs)
 	}
@@ -288,8 +290,8 @@ type publishedAs struct {
 	publisher string
 }
 
-func (p publishedAs) Pull(string) (PullArtifact, bool, error) {
-	return PullArtifact{Target: p.t, Publisher: p.publisher}, true, nil
+func (p publishedAs) Pull(string) (engine.PullArtifact, bool, error) {
+	return engine.PullArtifact{Target: p.t, Publisher: p.publisher}, true, nil
 }
 
 // The plan's view of the contributions on a pull cluster's composed
@@ -298,16 +300,16 @@ func (p publishedAs) Pull(string) (PullArtifact, bool, error) {
 // found there, and its verdict is the one push gives (Taken).
 func TestPullContributionsReadFromTheArtifact(t *testing.T) {
 	pr := newPullRegistry(t)
-	e, _ := newPullEngine(t, pr)
+	e, _ := newPullEngine(pr)
 	ctx := context.Background()
-	a := composedOwner("a")
-	if _, err := e.Apply(ctx, a, []Desired{composedOn(t, a, "onprem")}, nil); err != nil {
+	a := enginetest.ComposedOwner("a")
+	if _, err := e.Apply(ctx, a, []engine.Desired{composedOn(t, a, "onprem")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	run2, _ := newPullEngine(t, pr)
-	again := composedOwner("a")
+	run2, _ := newPullEngine(pr)
+	again := enginetest.ComposedOwner("a")
 	again.ID = "id-other"
-	found, errs := run2.Contributions(ctx, again, []Entry{composedOn(t, again, "onprem").Entry})
+	found, errs := Contributions(ctx, run2, again, []engine.Entry{composedOn(t, again, "onprem").Entry})
 	if len(errs) > 0 || len(found) != 1 || found[0].Name != "a" || found[0].ID != "id-a" {
 		t.Fatalf("contributions on the pull cluster: %+v, %v; want a's, from the artifact", found, errs)
 	}

@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest/fakeapply"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
@@ -18,13 +21,13 @@ import (
 // (traffic_policy_resource.go): its contributions restricted to each
 // cluster, composed and checked by trafficpolicy, a contribution in a
 // newer format reported as Unreadable.
-func policyOwner(t testing.TB, p trafficpolicy.Named, id, workspace string, reg *translate.Registry) (Owner, []Desired) {
+func policyOwner(t testing.TB, p trafficpolicy.Named, id, workspace string, reg *translate.Registry) (engine.Owner, []engine.Desired) {
 	t.Helper()
 	part, err := trafficpolicy.NewPart(p, trafficpolicy.Writer{Workspace: workspace}, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Owner{Kind: "traffic-policy", Name: p.Policy.Name, ID: id, Composition: &Composition{
+	o := engine.Owner{Kind: "traffic-policy", Name: p.Policy.Name, ID: id, Composition: &engine.Composition{
 		Contribution: part,
 		Composer:     &trafficpolicy.Composer{Registry: reg, Version: "1.0.0-test"},
 	}}
@@ -32,7 +35,7 @@ func policyOwner(t testing.TB, p trafficpolicy.Named, id, workspace string, reg 
 	if err != nil {
 		t.Fatal(err)
 	}
-	desired, err := Plan(o, objs)
+	desired, err := engine.Plan(o, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +80,12 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 	for _, min := range []int{trafficpolicy.ContributionVersion, 99} {
 		t.Run("min "+strconv.Itoa(min), func(t *testing.T) {
 			ctx := context.Background()
-			e, fc := newFakeEngine(t, "east", "west")
+			e, fc := newEngine("east", "west")
 			owner, desired := policyOwner(t, mine, "id-mine", "team-a", reg)
 			if _, err := e.Apply(ctx, owner, desired, nil); err != nil {
 				t.Fatal(err)
 			}
-			var vs Entry
+			var vs engine.Entry
 			for _, d := range desired {
 				if d.Entry.Cluster == "east" && d.Entry.Kind == "VirtualService" {
 					vs = d.Entry
@@ -91,19 +94,19 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 			// The newer provider's composer adds its contribution.
 			key, future := "traffic-policy.mesh-intent.io/future", futureContribution(t, reg, dest, min)
 			gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"}
-			obj := live(t, fc["east"], vs).DeepCopy()
+			obj := enginetest.Live(t, fc["east"], vs).DeepCopy()
 			a, l := obj.GetAnnotations(), obj.GetLabels()
 			a[key], l[key] = future, "id-future"
 			obj.SetAnnotations(a)
 			obj.SetLabels(l)
-			obj.SetManagedFields(append(obj.GetManagedFields(), metadataFields(obj, "terraform-provider-mesh/traffic-policy-composer", metav1.ManagedFieldsOperationApply)...))
+			obj.SetManagedFields(append(obj.GetManagedFields(), fakeapply.MetadataFields(obj, "terraform-provider-mesh/traffic-policy-composer", metav1.ManagedFieldsOperationApply)...))
 			obj.SetResourceVersion("50")
 			if err := fc["east"].Tracker().Update(gvr, obj, vs.Namespace); err != nil {
 				t.Fatal(err)
 			}
 			untouched := func(when string) {
 				t.Helper()
-				got := live(t, fc["east"], vs)
+				got := enginetest.Live(t, fc["east"], vs)
 				if got == nil || got.GetAnnotations()[key] != future || got.GetLabels()[key] != "id-future" {
 					t.Fatalf("after %s: the newer contribution was changed or removed: %v", when, got)
 				}
@@ -112,7 +115,7 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 				}
 			}
 			// The plan sees it as unreadable, never as untrusted.
-			found, errs := e.Contributions(ctx, owner, []Entry{vs})
+			found, errs := Contributions(ctx, e, owner, []engine.Entry{vs})
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
@@ -126,7 +129,7 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 			mine2 := mine
 			mine2.Policy.Timeout = "3s"
 			owner2, desired2 := policyOwner(t, mine2, "id-mine", "team-a", reg)
-			_, err := e.Apply(ctx, owner2, desired2, Entries(desired))
+			_, err := e.Apply(ctx, owner2, desired2, engine.Entries(desired))
 			if min == 99 {
 				for _, want := range []string{`traffic policy "future"`, "format version 99", "terraform-provider-mesh 9.0.0", "9.0.0 or later", "1.0.0-test", "Nothing was written"} {
 					if err == nil || !strings.Contains(err.Error(), want) {
@@ -137,7 +140,7 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				spec, err := json.Marshal(live(t, fc["east"], vs).Object["spec"])
+				spec, err := json.Marshal(enginetest.Live(t, fc["east"], vs).Object["spec"])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -147,7 +150,7 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 			}
 			untouched("this build's apply")
 			// This build releases its policy (terraform destroy).
-			_, err = e.Delete(ctx, owner2, Entries(desired2))
+			_, err = e.Delete(ctx, owner2, engine.Entries(desired2))
 			if min == 99 {
 				if err == nil || !strings.Contains(err.Error(), "format version 99") {
 					t.Fatalf("release: %v, want an error naming format version 99", err)
@@ -157,7 +160,7 @@ func TestNewerContributionIsKeptUntouched(t *testing.T) {
 			}
 			untouched("this build's release")
 			if min != 99 {
-				got := live(t, fc["east"], vs)
+				got := enginetest.Live(t, fc["east"], vs)
 				if _, ok := got.GetAnnotations()["traffic-policy.mesh-intent.io/mine"]; ok {
 					t.Fatalf("the released contribution is still there: %v", got.GetAnnotations())
 				}

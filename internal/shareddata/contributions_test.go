@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -8,17 +8,20 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest/fakeapply"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition/compositiontest"
 )
 
 // workspaceOwner is a composed owner whose contributions say which
 // workspace they come from ("<workspace>:route-of-<name>") and whose Check
 // refuses anything else. Its state holds only its own instance.
-func workspaceOwner(name, id, workspace string, held ...string) Owner {
-	o := composedOwner(name)
+func workspaceOwner(name, id, workspace string, held ...string) engine.Owner {
+	o := enginetest.ComposedOwner(name)
 	o.ID = id
 	o.Composition.Own = func(other string) bool {
 		for _, h := range held {
@@ -28,8 +31,8 @@ func workspaceOwner(name, id, workspace string, held ...string) Owner {
 		}
 		return false
 	}
-	o.Composition.Contribution = testPart(workspace + ":route-of-" + name)
-	o.Composition.Composer = testComposer{check: func(raw string) (string, error) {
+	o.Composition.Contribution = compositiontest.Part(workspace + ":route-of-" + name)
+	o.Composition.Composer = compositiontest.Composer{Check: func(raw string) (string, error) {
 		ws, route, ok := strings.Cut(raw, ":")
 		if !ok || !strings.HasPrefix(route, "route-of-") {
 			return "", fmt.Errorf("not a contribution")
@@ -45,11 +48,11 @@ func workspaceOwner(name, id, workspace string, held ...string) Owner {
 // removed with its label by the next writer, and the plan warns of it
 // first, from the same verdict.
 func TestComposeTrustsContributionsByContent(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	for _, n := range []string{"a", "b", "x"} {
-		if _, err := e.Apply(ctx, workspaceOwner(n, "id-"+n, "ws"), []Desired{d}, nil); err != nil {
+		if _, err := e.Apply(ctx, workspaceOwner(n, "id-"+n, "ws"), []engine.Desired{d}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,14 +64,14 @@ func TestComposeTrustsContributionsByContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mf := append(obj.GetManagedFields(), metadataFields(obj, "kubectl-annotate", metav1.ManagedFieldsOperationUpdate)...)
+	mf := append(obj.GetManagedFields(), fakeapply.MetadataFields(obj, "kubectl-annotate", metav1.ManagedFieldsOperationUpdate)...)
 	mf[len(mf)-1].FieldsV1.SetRawString(`{"f:metadata":{"f:annotations":{"f:traffic-policy.mesh-intent.io/a":{},"f:traffic-policy.mesh-intent.io/x":{}}}}`)
 	obj.SetManagedFields(mf)
 	if err := fc["east"].Tracker().Update(vsResource, obj, d.Entry.Namespace); err != nil {
 		t.Fatal(err)
 	}
 	c := workspaceOwner("c", "id-c", "ws")
-	found, errs := e.Contributions(ctx, c, []Entry{d.Entry})
+	found, errs := Contributions(ctx, e, c, []engine.Entry{d.Entry})
 	if len(errs) > 0 || len(found) != 3 {
 		t.Fatalf("contributions %+v (errors %v)", found, errs)
 	}
@@ -76,11 +79,11 @@ func TestComposeTrustsContributionsByContent(t *testing.T) {
 	if vs[0].Standing != Theirs || vs[1].Standing != Theirs || vs[2].Standing != Untrusted || vs[2].Problem() == nil || vs[2].Problem().Error {
 		t.Fatalf("verdicts %+v: want a and b another state's, x not valid (a warning)", vs)
 	}
-	if _, err := e.Apply(ctx, c, []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, c, []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := live(t, fc["east"], d.Entry)
-	routes, _, _ := unstructuredSlice(got.Object, "spec", "routes")
+	got := enginetest.Live(t, fc["east"], d.Entry)
+	routes, _, _ := unstructured.NestedSlice(got.Object, "spec", "routes")
 	if fmt.Sprint(routes) != "[ws:route-of-edited ws:route-of-b ws:route-of-c]" {
 		t.Fatalf("composed routes %v: want the well-formed edit kept and the refused one left out", routes)
 	}
@@ -101,73 +104,35 @@ func TestComposeTrustsContributionsByContent(t *testing.T) {
 // previous instance, being replaced) is replaced. Releasing the old
 // instance afterwards leaves the new one's contribution.
 func TestComposeSameNameIsReplacedOnlyByItsOwnState(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	old := workspaceOwner("a", "id-old", "default")
-	if _, err := e.Apply(ctx, old, []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, old, []engine.Desired{d}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, ws := range []string{"default", "team-b"} {
 		other := workspaceOwner("a", "id-other", ws)
-		_, err := e.Apply(ctx, other, []Desired{d}, nil)
+		_, err := e.Apply(ctx, other, []engine.Desired{d}, nil)
 		if err == nil || !strings.Contains(err.Error(), `from instance id-old (workspace "default")`) || !strings.Contains(err.Error(), "import it instead") {
 			t.Fatalf("another state's instance of the same name (workspace %q): want a conflict naming the instance, got %v", ws, err)
 		}
-		if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-old" {
+		if id := enginetest.Live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-old" {
 			t.Fatalf("the refused write replaced the contribution: label %q", id)
 		}
 	}
 	renewed := workspaceOwner("a", "id-new", "default", "id-old")
-	if _, err := e.Apply(ctx, renewed, []Desired{d}, nil); err != nil {
+	if _, err := e.Apply(ctx, renewed, []engine.Desired{d}, nil); err != nil {
 		t.Fatalf("the state's own previous instance was not replaced: %v", err)
 	}
-	if id := live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-new" {
+	if id := enginetest.Live(t, fc["east"], d.Entry).GetLabels()["traffic-policy.mesh-intent.io/a"]; id != "id-new" {
 		t.Fatalf("contribution label %q, want the new instance", id)
 	}
-	if _, err := e.Delete(ctx, old, []Entry{d.Entry}); err != nil {
+	if _, err := e.Delete(ctx, old, []engine.Entry{d.Entry}); err != nil {
 		t.Fatal(err)
 	}
-	vs := live(t, fc["east"], d.Entry)
+	vs := enginetest.Live(t, fc["east"], d.Entry)
 	if vs == nil || vs.GetLabels()["traffic-policy.mesh-intent.io/a"] != "id-new" {
 		t.Fatalf("releasing the old instance removed the new one's contribution: %v", vs)
-	}
-}
-
-// An intent takes back from our composers the fields it declares in its
-// own object (a virtual destination's new host in its DestinationRule,
-// which the traffic policies' composer repeats until they are applied);
-// the same conflict with another tool stays an error.
-func TestApplyTakesItsFieldsBackFromComposers(t *testing.T) {
-	for _, tc := range []struct {
-		manager   string
-		wantForce bool
-	}{{"test/traffic-policy-composer", true}, {"argocd-controller", false}} {
-		t.Run(tc.manager, func(t *testing.T) {
-			e, fc := newFakeEngine(t, "east")
-			want := serviceEntry(testOwner, "east", "a")
-			seed(t, fc["east"], want.Entry, testOwner.Labels())
-			gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
-			u := live(t, fc["east"], want.Entry)
-			u.SetManagedFields(applyManaged(tc.manager))
-			if err := fc["east"].Tracker().Update(gvr, u, "istio-system"); err != nil {
-				t.Fatal(err)
-			}
-			fc["east"].PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-				pa := a.(k8stesting.PatchActionImpl)
-				if pa.PatchOptions.Force != nil && *pa.PatchOptions.Force {
-					return false, nil, nil
-				}
-				return true, nil, fieldConflict(tc.manager, ".spec.hosts")
-			})
-			_, err := e.Apply(context.Background(), testOwner, []Desired{want}, []Entry{want.Entry})
-			forced := false
-			for _, a := range applies(fc["east"]) {
-				forced = forced || (a.PatchOptions.Force != nil && *a.PatchOptions.Force)
-			}
-			if forced != tc.wantForce || (err == nil) != tc.wantForce {
-				t.Fatalf("conflict with %s: forced %v, error %v; want forced %v", tc.manager, forced, err, tc.wantForce)
-			}
-		})
 	}
 }

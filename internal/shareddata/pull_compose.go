@@ -1,9 +1,11 @@
-package engine
+package shareddata
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/mesh-intent/terraform-provider-mesh/internal/delivery/oci"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
@@ -46,50 +49,49 @@ var (
 // stay otherwise). Other contributions stay, composed. leftovers are
 // prior entries no longer desired whose object the artifact did not hold
 // with this contribution (pushed before the cluster became a pull one).
-func (e *Engine) publishComposed(ctx context.Context, owner Owner, cluster string, a PullArtifact, desired []Desired, prior []Entry, prune bool) (entries, leftovers []Entry, errs []*Error) {
+func publishComposed(ctx context.Context, e *engine.Engine, owner engine.Owner, cluster string, a engine.PullArtifact, desired []engine.Desired, prior []engine.Entry, prune bool) (entries, leftovers []engine.Entry, errs []*engine.Error) {
 	if owner.Composition.Composer == nil {
-		return prior, nil, []*Error{clusterError(cluster, "Publishing the artifact "+a.Target.String(),
+		return prior, nil, []*engine.Error{engine.ClusterError(cluster, "Publishing the artifact "+a.Target.String(),
 			fmt.Errorf("%s has no composer (an internal error: the resource was read without its composition); nothing was published", owner))}
 	}
-	wanted := map[string]Entry{}
+	wanted := map[string]engine.Entry{}
 	for _, d := range desired {
 		if d.Manifest == nil {
-			return prior, nil, []*Error{objectError(d.Entry, "Publishing", errors.New("its content is not known at apply"))}
+			return prior, nil, []*engine.Error{engine.ObjectError(d.Entry, "Publishing", errors.New("its content is not known at apply"))}
 		}
-		wanted[artifactKey(d.Entry)] = d.Entry
+		wanted[engine.ArtifactKey(d.Entry)] = d.Entry
 	}
 	// Another state's contribution, where it can be seen: refused before
 	// anything is uploaded.
-	errs, warns := e.pullComposedErrors(ctx, owner, cluster, a, Entries(desired))
+	errs, warns := pullComposedErrors(ctx, e, owner, cluster, a, engine.Entries(desired))
 	for _, w := range warns {
-		logCluster(ctx, "publishing composed objects: "+w.Summary, owner, cluster, "detail", w.Detail)
+		engine.LogCluster(ctx, "publishing composed objects: "+w.Summary, owner, cluster, "detail", w.Detail)
 	}
 	if len(errs) > 0 {
 		return prior, nil, errs
 	}
-	staleKeys := map[string]Entry{}
+	staleKeys := map[string]engine.Entry{}
 	for _, p := range prior {
-		if k := artifactKey(p); !has(wanted, k) {
+		if k := engine.ArtifactKey(p); !hasKey(wanted, k) {
 			staleKeys[k] = p
 		}
 	}
-	var refused []*Error
+	var refused []*engine.Error
 	var held map[string]bool // stale keys whose object holds owner's contribution
-	w := e.pulls.writers.For(a.Target, a.Publisher)
-	got, err := w.Update(ctx, func(objs oci.Objects) error {
+	got, err := e.PublishArtifact(ctx, a, func(objs oci.Objects) error {
 		refused, held = nil, map[string]bool{}
 		var mine []string // objects holding owner's contribution that it no longer wants
 		for k, m := range objs {
-			l := labelsOf(m)
+			l := engine.LabelsOf(m)
 			switch {
-			case l[LabelManagedBy] != ManagedByValue:
+			case l[engine.LabelManagedBy] != engine.ManagedByValue:
 				delete(objs, k) // no intent's: the artifact is the state's (foreignIn)
-			case owner.owns(l) && !has(wanted, k):
+			case owner.Owns(l) && !hasKey(wanted, k):
 				mine = append(mine, k)
 			}
 		}
-		for _, k := range sortedKeys(wanted) {
-			if err := e.composeInArtifact(ctx, objs, owner, wanted[k], false); err != nil {
+		for _, k := range slices.Sorted(maps.Keys(wanted)) {
+			if err := composeInArtifact(ctx, e, objs, owner, wanted[k], false); err != nil {
 				refused = append(refused, err)
 			}
 		}
@@ -101,7 +103,7 @@ func (e *Engine) publishComposed(ctx context.Context, owner Owner, cluster strin
 					continue // kept until an apply whose writes all succeed
 				}
 			}
-			if err := e.composeInArtifact(ctx, objs, owner, entryOf(cluster, objs[k]), true); err != nil {
+			if err := composeInArtifact(ctx, e, objs, owner, engine.EntryOf(cluster, objs[k]), true); err != nil {
 				refused = append(refused, err)
 			}
 		}
@@ -113,32 +115,32 @@ func (e *Engine) publishComposed(ctx context.Context, owner Owner, cluster strin
 	if len(refused) > 0 {
 		return prior, nil, refused
 	}
-	return e.published(ctx, "published composed objects", owner, cluster, a, got, err, desired, prior, staleKeys, held, prune)
+	return e.Published(ctx, "published composed objects", owner, cluster, a, got, err, desired, prior, staleKeys, held, prune)
 }
 
 // composeInArtifact sets (remove false) or releases (remove true) owner's
 // contribution on the object entry in objs, recomposed from every
 // contribution there by the verdicts compose.go reaches on a live object.
 // The object goes when no contribution is left.
-func (e *Engine) composeInArtifact(ctx context.Context, objs oci.Objects, owner Owner, entry Entry, remove bool) *Error {
-	key := artifactKey(entry)
+func composeInArtifact(ctx context.Context, e *engine.Engine, objs oci.Objects, owner engine.Owner, entry engine.Entry, remove bool) *engine.Error {
+	key := engine.ArtifactKey(entry)
 	m := objs[key]
 	if m == nil && remove {
 		return nil
 	}
-	var found []LiveContribution
+	var found []engine.LiveContribution
 	var ids map[string]string
 	if m != nil {
 		live := &unstructured.Unstructured{Object: m}
-		if l := live.GetLabels(); l[LabelOwnerKind] != "" {
-			return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Publishing " + entry.String(), Err: errJoinedOnPull,
+		if l := live.GetLabels(); l[engine.LabelOwnerKind] != "" {
+			return &engine.Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Publishing " + entry.String(), Err: errJoinedOnPull,
 				Detail: fmt.Sprintf("%s in the artifact is %s %s's own object: %v. Nothing was published. Deliver cluster %s by push, or leave out of %s the settings that go into that object.",
-					entry, l[LabelOwnerKind], l[LabelOwnerName], errJoinedOnPull, entry.Cluster, owner)}
+					entry, l[engine.LabelOwnerKind], l[engine.LabelOwnerName], errJoinedOnPull, entry.Cluster, owner)}
 		}
-		found = owner.contributionsOn(entry, live)
-		_, ids = contributionsOf(live, owner.Kind)
+		found = contributionsOn(owner, entry, live)
+		_, ids = engine.ContributionsOf(live, owner.Kind)
 	}
-	w, werr := owner.weigh(ctx, entry, found, remove)
+	w, werr := weigh(ctx, owner, entry, found, remove)
 	if werr != nil {
 		return werr
 	}
@@ -150,17 +152,17 @@ func (e *Engine) composeInArtifact(ctx context.Context, objs oci.Objects, owner 
 	}
 	manifest, err := owner.Composition.Composer.Compose(entry.Key(), composition.Contributions(w.contributions))
 	if err != nil {
-		return &Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
+		return &engine.Error{Cluster: entry.Cluster, Object: entry.String(), Summary: "Composing " + entry.String(), Detail: err.Error(), Err: err}
 	}
 	if len(w.contributions) == 0 || manifest == nil {
 		delete(objs, key)
 		return nil
 	}
-	prefix := owner.Kind + contributionInfix
-	if err := annotationsWithin(entry, prefix, w.contributions, 0); err != nil {
+	prefix := engine.ContributionPrefix(owner.Kind)
+	if err := engine.AnnotationsWithin(entry, prefix, w.contributions, 0); err != nil {
 		return err
 	}
-	labels := map[string]any{LabelManagedBy: ManagedByValue}
+	labels := map[string]any{engine.LabelManagedBy: engine.ManagedByValue}
 	annotations := map[string]any{}
 	for name, c := range w.contributions {
 		labels[prefix+name] = "true"
@@ -170,7 +172,7 @@ func (e *Engine) composeInArtifact(ctx context.Context, objs oci.Objects, owner 
 		annotations[prefix+name] = c.Raw // as read: byte for byte
 	}
 	if !remove {
-		labels[owner.ContributionKey()] = owner.idValue()
+		labels[owner.ContributionKey()] = owner.ContributionValue()
 	}
 	meta, _ := manifest["metadata"].(map[string]any)
 	if meta == nil {
@@ -183,15 +185,15 @@ func (e *Engine) composeInArtifact(ctx context.Context, objs oci.Objects, owner 
 }
 
 // composedEntry is owner's entry of a composed object m read from an
-// artifact: the contribution's digest, or digestDrifted when the object's
+// artifact: the contribution's digest, or engine.DigestDrifted when the object's
 // spec is not what composing its contributions gives (edited in a
 // re-pushed artifact) or it holds a contribution the next writer removes,
 // as composedDriftedFrom judges a live object.
-func (e *Engine) composedEntry(owner Owner, en Entry, m map[string]any) (Entry, error) {
+func composedEntry(owner engine.Owner, en engine.Entry, m map[string]any) (engine.Entry, error) {
 	live := &unstructured.Unstructured{Object: m}
-	st := ComposedObject{}
-	st.Contributions, st.IDs = contributionsOf(live, owner.Kind)
-	digest, err := owner.partDigest(st.Contributions[owner.Name])
+	st := engine.ComposedObject{}
+	st.Contributions, st.IDs = engine.ContributionsOf(live, owner.Kind)
+	digest, err := owner.PartDigest(st.Contributions[owner.Name])
 	if err != nil {
 		return en, err
 	}
@@ -201,27 +203,27 @@ func (e *Engine) composedEntry(owner Owner, en Entry, m map[string]any) (Entry, 
 	}
 	// The artifact's object is all the composer's: its whole spec is
 	// the composition.
-	if st.Have, err = digestOf(map[string]any{"spec": m["spec"]}); err != nil {
+	if st.Have, err = engine.DigestOf(map[string]any{"spec": m["spec"]}); err != nil {
 		return en, err
 	}
-	if e.composedDriftedFrom(owner, en, st) {
-		en.Digest = digestDrifted
+	if composedDriftedFrom(owner, en, st) {
+		en.Digest = engine.DigestDrifted
 	}
 	return en, nil
 }
 
 // contributionsInArtifact lists the contributions of owner's kind on the
 // artifact's copy of en (Contributions, for a pull cluster).
-func (e *Engine) contributionsInArtifact(ctx context.Context, owner Owner, a PullArtifact, en Entry) ([]LiveContribution, *Error) {
-	got, found, err := e.pulls.fetch(ctx, a.Target)
+func contributionsInArtifact(ctx context.Context, e *engine.Engine, owner engine.Owner, a engine.PullArtifact, en engine.Entry) ([]engine.LiveContribution, *engine.Error) {
+	got, found, err := e.FetchArtifact(ctx, a.Target)
 	if err != nil {
-		return nil, clusterError(en.Cluster, "Reading composed objects from the artifact "+a.Target.String(), err)
+		return nil, engine.ClusterError(en.Cluster, "Reading composed objects from the artifact "+a.Target.String(), err)
 	}
-	m := got.Objects[artifactKey(en)]
+	m := got.Objects[engine.ArtifactKey(en)]
 	if !found || m == nil {
 		return nil, nil
 	}
-	return owner.contributionsOn(en, &unstructured.Unstructured{Object: m}), nil
+	return contributionsOn(owner, en, &unstructured.Unstructured{Object: m}), nil
 }
 
 // pullComposedErrors are the reasons owner's contributions to entries
@@ -239,10 +241,10 @@ func (e *Engine) contributionsInArtifact(ctx context.Context, owner Owner, a Pul
 // tag's artifact, the cluster itself) and why: the check is then
 // incomplete, which the plan shows as a warning, never as an error (an
 // unreachable pull cluster is normal).
-func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster string, a PullArtifact, entries []Entry) (out, warns []*Error) {
+func pullComposedErrors(ctx context.Context, e *engine.Engine, owner engine.Owner, cluster string, a engine.PullArtifact, entries []engine.Entry) (out, warns []*engine.Error) {
 	for _, en := range entries {
 		if owner.Composition.Owned != nil && owner.Composition.Owned(en.Key()) {
-			out = append(out, &Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s cannot be delivered to pull cluster %s", owner, cluster), Err: errJoinedOnPull,
+			out = append(out, &engine.Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s cannot be delivered to pull cluster %s", owner, cluster), Err: errJoinedOnPull,
 				Detail: fmt.Sprintf("%s belongs to the virtual destination that %s joins: %v. Deliver cluster %s by push (remove its delivery block), or leave out of %s the settings that go into the destination's DestinationRule.",
 					en, owner, errJoinedOnPull, cluster, owner)})
 		}
@@ -252,26 +254,26 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 	}
 	// The warnings are the cluster's, said once per run (firstSaid):
 	// they name no one intent.
-	ours := "this state's " + kindWords(owner.Kind) + " resources"
-	sibs, unread := e.pulls.siblings(ctx, a)
+	ours := "this state's " + engine.KindWords(owner.Kind) + " resources"
+	sibs, unread := e.Siblings(ctx, a)
 	for _, u := range unread {
-		warns = append(warns, notChecked(cluster, owner, fmt.Sprintf("Other states' artifacts for pull cluster %s not checked", cluster),
+		warns = append(warns, engine.NotChecked(cluster, owner, fmt.Sprintf("Other states' artifacts for pull cluster %s not checked", cluster),
 			fmt.Sprintf("%s: %v. Whether another state publishes the objects of %s for cluster %s there (Flux would apply both copies, each overwriting the other's routes) was not checked; the apply checks again. "+
 				"Give the registry credentials of cluster %s the right to list the repository's tags and pull its artifacts, or make sure no other state publishes traffic policies for this cluster.",
-				u.what, u.err, ours, cluster, cluster)))
+				u.What, u.Err, ours, cluster, cluster)))
 	}
 	for _, sib := range sibs {
 		for _, en := range entries {
-			m := sib.artifact.Objects[artifactKey(en)]
+			m := sib.Artifact.Objects[engine.ArtifactKey(en)]
 			if m == nil {
 				continue
 			}
 			holders := contributorsIn(owner, en, m)
-			out = append(out, &Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s is published for pull cluster %s by another state", en, cluster), Err: errComposedElsewhere,
+			out = append(out, &engine.Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s is published for pull cluster %s by another state", en, cluster), Err: errComposedElsewhere,
 				Detail: fmt.Sprintf("Artifact %s (state %s) already publishes %s for cluster %s, composed from %s; Flux would apply both artifacts' copies, each overwriting the other's routes. "+
 					"An object composed from several states cannot be delivered by pull: declare %s in the state of workspace %s (or its policies for this destination in this one), or deliver cluster %s by push. "+
 					"If no Kustomization applies that artifact any more (a former workspace of a state), delete its tag. Nothing was published.",
-					sib.target, WorkspaceName(sib.artifact.Publisher), en, cluster, holders, owner, WorkspaceName(sib.artifact.Publisher), cluster)})
+					sib.Target, engine.WorkspaceName(sib.Artifact.Publisher), en, cluster, holders, owner, engine.WorkspaceName(sib.Artifact.Publisher), cluster)})
 		}
 	}
 	if len(out) > 0 {
@@ -279,38 +281,38 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 	}
 	c, err := e.Clients.Get(cluster)
 	if err != nil {
-		unconnected := notChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
+		unconnected := engine.NotChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
 			fmt.Sprintf("Cluster %s has no connection this provider can read (%v), so whether another state (pushing, or publishing to another repository) already composes the objects of %s there was not checked: "+
 				"if one does, Flux's apply of this state's copy overwrites its routes. Give cluster %s a read-only kubernetes connection to check it at every plan, or make sure no other state writes traffic policies for this cluster.",
 				cluster, err, ours, cluster))
 		return nil, append(warns, unconnected)
 	}
 	for _, en := range entries {
-		l, lerr := e.listedSnapshot(ctx, c.Dynamic, cluster, schema.FromAPIVersionAndKind(en.APIVersion, en.Kind))
+		l, lerr := e.ListedComposed(ctx, c.Dynamic, cluster, schema.FromAPIVersionAndKind(en.APIVersion, en.Kind), owner.Kind, true)
 		if lerr != nil {
-			unlisted := notChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
+			unlisted := engine.NotChecked(cluster, owner, fmt.Sprintf("Pull cluster %s not read: other states' objects there not checked", cluster),
 				fmt.Sprintf("%s: %s. Whether another state already composes the objects of %s on cluster %s was not checked (an unreachable pull cluster is normal: nothing else is held up); "+
 					"if one does, Flux's apply of this state's copy overwrites its routes. Plan again once the cluster answers to check it.",
 					lerr.Summary, lerr.Detail, ours, cluster))
 			return nil, append(warns, unlisted)
 		}
-		obj, ok := l.objects[en.Namespace+"/"+en.Name]
+		st, labels, ok := l.Get(en.Namespace, en.Name)
 		if !ok {
 			continue
 		}
-		others := secondStates(owner, a, owner.liveContributions(en, obj.composed[owner.Kind].Object()))
+		others := secondStates(owner, a, liveContributions(owner, en, st))
 		if len(others) == 0 {
 			continue
 		}
 		by := "no Flux Kustomization (written by server-side apply)"
-		if k := obj.labels[fluxNameLabel]; k != "" {
-			by = "Flux Kustomization " + obj.labels[fluxNamespaceLabel] + "/" + k
+		if ns, k := engine.FluxKustomizationOf(labels); k != "" {
+			by = "Flux Kustomization " + ns + "/" + k
 		}
-		out = append(out, &Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s is composed by another state on pull cluster %s", en, cluster), Err: errComposedElsewhere,
+		out = append(out, &engine.Error{Cluster: cluster, Object: en.String(), Summary: fmt.Sprintf("%s is composed by another state on pull cluster %s", en, cluster), Err: errComposedElsewhere,
 			Detail: fmt.Sprintf("Cluster %s holds %s, applied by %s, with %s. This state (workspace %s) would publish its own copy in %s without them, and Flux's apply would remove those routes (or the two writers would overwrite each other's). "+
 				"An object composed from several states cannot be delivered by pull: declare %s in that state (or its policies for this destination in this one), or deliver cluster %s by push. "+
 				"If that contribution is a leftover nobody applies any more, remove its annotation and label from %s on cluster %s by hand. Nothing was published.",
-				cluster, en, by, strings.Join(others, ", "), WorkspaceName(a.Publisher), a.Target.String(), owner, cluster, en, cluster)})
+				cluster, en, by, strings.Join(others, ", "), engine.WorkspaceName(a.Publisher), a.Target.String(), owner, cluster, en, cluster)})
 	}
 	return out, warns
 }
@@ -324,7 +326,7 @@ func (e *Engine) pullComposedErrors(ctx context.Context, owner Owner, cluster st
 // workspace (an earlier build's, or a push state's without one) or no
 // instance is a second state's: nothing says it is this state's, and
 // publishing without it would drop its routes.
-func secondStates(owner Owner, a PullArtifact, found []LiveContribution) []string {
+func secondStates(owner engine.Owner, a engine.PullArtifact, found []engine.LiveContribution) []string {
 	var out []string
 	for _, v := range Judge(owner, found) {
 		switch {
@@ -333,14 +335,14 @@ func secondStates(owner Owner, a PullArtifact, found []LiveContribution) []strin
 		case v.Standing == Theirs && v.Workspace != "" && v.Workspace == a.Publisher:
 			continue
 		}
-		who := fmt.Sprintf("the contribution of %s %q", kindWords(owner.Kind), v.Name)
+		who := fmt.Sprintf("the contribution of %s %q", engine.KindWords(owner.Kind), v.Name)
 		if v.ID != "" {
 			who += " (instance " + v.ID
 		} else {
 			who += " (no instance recorded"
 		}
 		if v.Workspace != "" {
-			who += ", workspace " + WorkspaceName(v.Workspace) + ")"
+			who += ", workspace " + engine.WorkspaceName(v.Workspace) + ")"
 		} else {
 			who += ", no workspace recorded)"
 		}
@@ -354,14 +356,20 @@ func secondStates(owner Owner, a PullArtifact, found []LiveContribution) []strin
 
 // contributorsIn names the contributions of owner's kind on m, an object
 // of another artifact, for messages.
-func contributorsIn(owner Owner, en Entry, m map[string]any) string {
-	raws, _ := contributionsOf(&unstructured.Unstructured{Object: m}, owner.Kind)
+func contributorsIn(owner engine.Owner, en engine.Entry, m map[string]any) string {
+	raws, _ := engine.ContributionsOf(&unstructured.Unstructured{Object: m}, owner.Kind)
 	if len(raws) == 0 {
-		return "no " + kindWords(owner.Kind)
+		return "no " + engine.KindWords(owner.Kind)
 	}
 	var names []string
-	for _, lc := range owner.readContributions(en, raws, nil) {
-		names = append(names, fmt.Sprintf("%s %q", kindWords(owner.Kind), lc.Name))
+	for _, lc := range readContributions(owner, en, raws, nil) {
+		names = append(names, fmt.Sprintf("%s %q", engine.KindWords(owner.Kind), lc.Name))
 	}
 	return strings.Join(names, ", ")
+}
+
+// hasKey reports whether m holds k.
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }

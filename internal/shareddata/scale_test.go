@@ -1,4 +1,4 @@
-package engine
+package shareddata
 
 import (
 	"context"
@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine/enginetest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition/compositiontest"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
@@ -53,9 +56,9 @@ func scalePolicy(i int, names []string, dest trafficpolicy.Destination) trafficp
 // stored are restricted to their cluster: the whole ones would not be.
 func TestFiftyClustersTwentyPoliciesFiveStates(t *testing.T) {
 	names, reg, dest := scaleFleet(50)
-	e, fc := newFakeEngine(t, names...)
+	e, fc := newEngine(names...)
 	ctx := context.Background()
-	var all []Entry
+	var all []engine.Entry
 	seen := map[string]bool{}
 	for i := 0; i < 20; i++ {
 		state := i % 5
@@ -63,8 +66,8 @@ func TestFiftyClustersTwentyPoliciesFiveStates(t *testing.T) {
 		if len(owner.Composition.Contribution.Whole.Raw) <= trafficpolicy.MaxContributionBytes {
 			t.Fatalf("the whole contribution is %d bytes: the fleet is too small to need restricting", len(owner.Composition.Contribution.Whole.Raw))
 		}
-		entries := Entries(desired)
-		live, errs := e.Contributions(ctx, owner, entries)
+		entries := engine.Entries(desired)
+		live, errs := Contributions(ctx, e, owner, entries)
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
@@ -86,7 +89,7 @@ func TestFiftyClustersTwentyPoliciesFiveStates(t *testing.T) {
 	}
 	largest := 0
 	for _, en := range all {
-		obj := live(t, fc[en.Cluster], en)
+		obj := enginetest.Live(t, fc[en.Cluster], en)
 		if obj == nil {
 			t.Fatalf("%s was not written", en)
 		}
@@ -104,16 +107,16 @@ func TestFiftyClustersTwentyPoliciesFiveStates(t *testing.T) {
 			t.Fatalf("%s holds %d contributions, want %d", en, len(obj.GetAnnotations()), want)
 		}
 		largest = max(largest, total)
-		if total > MaxAnnotationBytes || len(obj.GetName()) > MaxNameLength {
+		if total > engine.MaxAnnotationBytes || len(obj.GetName()) > engine.MaxNameLength {
 			t.Fatalf("%s: annotations %d bytes, name %d characters", en, total, len(obj.GetName()))
 		}
 		for k, v := range obj.GetLabels() {
-			if len(v) > MaxLabelValueLength {
+			if len(v) > engine.MaxLabelValueLength {
 				t.Fatalf("%s: label %s=%q", en, k, v)
 			}
 		}
 		for _, mf := range obj.GetManagedFields() {
-			if len(mf.Manager) > MaxManagerLength {
+			if len(mf.Manager) > engine.MaxManagerLength {
 				t.Fatalf("%s: manager %q", en, mf.Manager)
 			}
 		}
@@ -125,11 +128,11 @@ func TestFiftyClustersTwentyPoliciesFiveStates(t *testing.T) {
 // anything is written: an object name, a label value, a field manager and
 // the annotations of a composed object with what others contributed.
 func TestLimitsNameEachLimit(t *testing.T) {
-	e := &Engine{FieldManager: fmt.Sprintf("%080d", 0)}
-	long := Owner{Kind: "virtual-destination", Name: fmt.Sprintf("%063d", 0), ID: fmt.Sprintf("%070d", 0)}
-	en := Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "tp-" + fmt.Sprintf("%0251d", 0)}
+	e := &engine.Engine{FieldManager: fmt.Sprintf("%080d", 0)}
+	long := engine.Owner{Kind: "virtual-destination", Name: fmt.Sprintf("%063d", 0), ID: fmt.Sprintf("%070d", 0)}
+	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "tp-" + fmt.Sprintf("%0251d", 0)}
 	got := map[string]bool{}
-	for _, l := range e.Limits(long, []Entry{en}, nil) {
+	for _, l := range e.Limits(long, []engine.Entry{en}, nil) {
 		got[l.Limit] = true
 	}
 	for _, want := range []string{"object name", "label value", "field manager"} {
@@ -137,19 +140,19 @@ func TestLimitsNameEachLimit(t *testing.T) {
 			t.Errorf("the %s limit is not reported: %v", want, got)
 		}
 	}
-	composed := composedOwner("mine")
-	composed.Composition.Contribution = testPart(fmt.Sprintf("%0100d", 0))
-	var others []LiveContribution
+	composed := enginetest.ComposedOwner("mine")
+	composed.Composition.Contribution = compositiontest.Part(fmt.Sprintf("%0100d", 0))
+	var others []engine.LiveContribution
 	for i := 0; i < 9; i++ {
-		others = append(others, LiveContribution{Entry: en, Name: fmt.Sprintf("other-%d", i), Raw: fmt.Sprintf("%030000d", i)})
+		others = append(others, engine.LiveContribution{Entry: en, Name: fmt.Sprintf("other-%d", i), Raw: fmt.Sprintf("%030000d", i)})
 	}
-	limits := e.Limits(composed, []Entry{en}, others[:8])
+	limits := e.Limits(composed, []engine.Entry{en}, others[:8])
 	for _, l := range limits {
 		if l.Limit == "annotations" {
 			t.Fatalf("8 contributions of 30000 bytes fit, but %v", l)
 		}
 	}
-	limits = e.Limits(composed, []Entry{en}, others)
+	limits = e.Limits(composed, []engine.Entry{en}, others)
 	found := false
 	for _, l := range limits {
 		found = found || (l.Limit == "annotations" && l.Object == en.String())
@@ -163,13 +166,13 @@ func TestLimitsNameEachLimit(t *testing.T) {
 // would exceed the limit with what it holds when applied (written since
 // the plan read it).
 func TestComposeRefusesAnnotationsOverTheLimit(t *testing.T) {
-	e, fc := newFakeEngine(t, "east")
-	d := composedEntry()
+	e, fc := newEngine("east")
+	d := enginetest.ComposedEntry()
 	ctx := context.Background()
 	for i := 0; i < 9; i++ {
-		o := composedOwner(fmt.Sprintf("other-%d", i))
-		o.Composition.Contribution = testPart(fmt.Sprintf("%030000d", i))
-		_, err := e.Apply(ctx, o, []Desired{d}, nil)
+		o := enginetest.ComposedOwner(fmt.Sprintf("other-%d", i))
+		o.Composition.Contribution = compositiontest.Part(fmt.Sprintf("%030000d", i))
+		_, err := e.Apply(ctx, o, []engine.Desired{d}, nil)
 		if i < 8 && err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +180,7 @@ func TestComposeRefusesAnnotationsOverTheLimit(t *testing.T) {
 			t.Fatalf("the ninth contribution of 30000 bytes: %v, want the annotations limit", err)
 		}
 	}
-	if n := len(live(t, fc["east"], d.Entry).GetAnnotations()); n != 8 {
+	if n := len(enginetest.Live(t, fc["east"], d.Entry).GetAnnotations()); n != 8 {
 		t.Fatalf("the object holds %d contributions, want the 8 that fit", n)
 	}
 }

@@ -1,13 +1,13 @@
-package engine
+package shareddata
 
 import (
 	"context"
 	"errors"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/composition"
 )
 
@@ -19,7 +19,7 @@ import (
 
 // decode reads a contribution found on an object with o's composer
 // (Composer.Decode); without a composer, nothing is read of it.
-func (o Owner) decode(raw string) (composition.Contribution, error) {
+func decode(o engine.Owner, raw string) (composition.Contribution, error) {
 	if o.Composition == nil || o.Composition.Composer == nil {
 		return nil, nil
 	}
@@ -45,22 +45,22 @@ func workspaceOf(c composition.Contribution) string {
 }
 
 // Contributions lists the contributions of owner's kind on the live
-// objects of entries, from the process's latest listings, stale or not
-// (listedSnapshot), or, on a pull cluster, on the artifact's copy of
+// objects of entries, from the engine's latest listings, stale or not
+// (ListedComposed, latest), or, on a pull cluster, on the artifact's copy of
 // them (pull_compose.go): plan uses them to compose with what other states
 // contributed; the apply composes again with what the object holds then. A cluster that
 // cannot be read is an error of its own; the others are still listed.
-func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry) ([]LiveContribution, []*Error) {
-	var out []LiveContribution
-	var errs []*Error
+func Contributions(ctx context.Context, e *engine.Engine, owner engine.Owner, entries []engine.Entry) ([]engine.LiveContribution, []*engine.Error) {
+	var out []engine.LiveContribution
+	var errs []*engine.Error
 	failed := map[string]bool{}
 	for _, en := range entries {
 		if failed[en.Cluster] {
 			continue
 		}
-		if a, pull, perr := e.pullOf(en.Cluster); perr == nil && pull {
+		if a, pull, perr := e.PullArtifactOf(en.Cluster); perr == nil && pull {
 			// The artifact's copy plays the live object's part.
-			found, ferr := e.contributionsInArtifact(ctx, owner, a, en)
+			found, ferr := contributionsInArtifact(ctx, e, owner, a, en)
 			if ferr != nil {
 				failed[en.Cluster] = true
 				errs = append(errs, ferr)
@@ -72,18 +72,17 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 		c, err := e.Clients.Get(en.Cluster)
 		if err != nil {
 			failed[en.Cluster] = true
-			errs = append(errs, clusterError(en.Cluster, "Reading composed objects", err))
+			errs = append(errs, engine.ClusterError(en.Cluster, "Reading composed objects", err))
 			continue
 		}
-		l, lerr := e.listedSnapshot(ctx, c.Dynamic, en.Cluster, schema.FromAPIVersionAndKind(en.APIVersion, en.Kind))
+		l, lerr := e.ListedComposed(ctx, c.Dynamic, en.Cluster, schema.FromAPIVersionAndKind(en.APIVersion, en.Kind), owner.Kind, true)
 		if lerr != nil {
 			failed[en.Cluster] = true
 			errs = append(errs, lerr)
 			continue
 		}
-		st, ok := l.objects[en.Namespace+"/"+en.Name].composed[owner.Kind]
-		if ok {
-			out = append(out, owner.liveContributions(en, st.Object())...)
+		if st, _, ok := l.Get(en.Namespace, en.Name); ok {
+			out = append(out, liveContributions(owner, en, st)...)
 		}
 	}
 	return out, errs
@@ -91,8 +90,8 @@ func (e *Engine) Contributions(ctx context.Context, owner Owner, entries []Entry
 
 // liveContributions lists the contributions of owner's kind in st, the
 // composed state of the object en, by name (readContributions).
-func (o Owner) liveContributions(en Entry, st ComposedObject) []LiveContribution {
-	out := o.readContributions(en, st.Contributions, st.IDs)
+func liveContributions(o engine.Owner, en engine.Entry, st engine.ComposedObject) []engine.LiveContribution {
+	out := readContributions(o, en, st.Contributions, st.IDs)
 	for i := range out {
 		out[i].Kept = st.Kept
 	}
@@ -104,32 +103,26 @@ func (o Owner) liveContributions(en Entry, st ComposedObject) []LiveContribution
 // a workspace's orphans are found among them. Objects are in key order. A
 // cluster that cannot be read is an error of its own; the others are
 // still listed.
-func (e *Engine) ContributionsIn(ctx context.Context, owner Owner, clusters []string, kinds []schema.GroupVersionKind) ([]LiveContribution, []*Error) {
-	var out []LiveContribution
-	var errs []*Error
+func ContributionsIn(ctx context.Context, e *engine.Engine, owner engine.Owner, clusters []string, kinds []schema.GroupVersionKind) ([]engine.LiveContribution, []*engine.Error) {
+	var out []engine.LiveContribution
+	var errs []*engine.Error
 	for _, cluster := range clusters {
 		c, err := e.Clients.Get(cluster)
 		if err != nil {
-			errs = append(errs, clusterError(cluster, "Reading composed objects", err))
+			errs = append(errs, engine.ClusterError(cluster, "Reading composed objects", err))
 			continue
 		}
 		for _, gvk := range kinds {
-			l, lerr := e.listed(ctx, c.Dynamic, cluster, gvk)
+			l, lerr := e.ListedComposed(ctx, c.Dynamic, cluster, gvk, owner.Kind, false)
 			if lerr != nil {
 				errs = append(errs, lerr)
 				break
 			}
-			keys := make([]string, 0, len(l.objects))
-			for k, o := range l.objects {
-				if _, ok := o.composed[owner.Kind]; ok {
-					keys = append(keys, k)
-				}
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range l.Keys() {
 				ns, name, _ := strings.Cut(k, "/")
-				en := Entry{Cluster: cluster, APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: ns, Name: name}
-				out = append(out, owner.liveContributions(en, l.objects[k].composed[owner.Kind].Object())...)
+				en := engine.Entry{Cluster: cluster, APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Namespace: ns, Name: name}
+				st, _, _ := l.Get(ns, name)
+				out = append(out, liveContributions(owner, en, st)...)
 			}
 		}
 	}
