@@ -25,15 +25,19 @@ LOCAL_MESH_KUBECONFIG := $(abspath $(LOCAL_MESH_DIR))/kubeconfig
 # Directory holding kube-apiserver, etcd and istio-crds.yaml. Computed once
 # (tools/build-binaries.sh knows the versions) unless set by the caller, and
 # exported because tests read $LOCAL_MESH_BIN.
-ifeq ($(origin LOCAL_MESH_BIN),undefined)
+# A sub-make (make test runs several) inherits the top-level make's
+# decision through LOCAL_MESH_BIN_GIVEN, so that a directory computed there
+# is still built into, not taken for one the caller gave.
+ifeq ($(origin LOCAL_MESH_BIN_GIVEN),environment)
+else ifeq ($(origin LOCAL_MESH_BIN),undefined)
 LOCAL_MESH_BIN := $(shell $(LOCAL_MESH_ROOT)/tools/build-binaries.sh --print-dir 2>/dev/null)
-LOCAL_MESH_BIN_GIVEN :=
+LOCAL_MESH_BIN_GIVEN := 0
 else
 # Given by the caller: used as it is, never built into (local-mesh-bin
 # checks that it holds what the clusters need).
 LOCAL_MESH_BIN_GIVEN := 1
 endif
-export LOCAL_MESH_BIN
+export LOCAL_MESH_BIN LOCAL_MESH_BIN_GIVEN
 
 .PHONY: local-mesh-bin local-mesh local-mesh-down local-mesh-status local-mesh-cmd
 

@@ -67,12 +67,6 @@ func applyReactor(d *dynamicfake.FakeDynamicClient) k8stesting.ReactionFunc {
 	return fakeapply.Apply(d)
 }
 
-// metadataFields is the managed-fields entry of manager for the labels
-// and annotations of obj (fakeapply).
-func metadataFields(obj *unstructured.Unstructured, manager string, op metav1.ManagedFieldsOperationType) []metav1.ManagedFieldsEntry {
-	return fakeapply.MetadataFields(obj, manager, op)
-}
-
 // seed stores an object in a fake cluster as someone (or we) left it.
 func seed(t *testing.T, d *dynamicfake.FakeDynamicClient, e Entry, labels map[string]string) {
 	t.Helper()

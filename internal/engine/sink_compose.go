@@ -103,17 +103,3 @@ func (p *pulls) siblings(ctx context.Context, a PullArtifact) ([]sibling, []unre
 	})
 	return s.list, s.unread
 }
-
-func has[V any](m map[string]V, k string) bool {
-	_, ok := m[k]
-	return ok
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
