@@ -7,6 +7,7 @@
 //	go run ./tools/mutate -only id   the mutations whose ID contains id
 //	go run ./tools/mutate -quick     leave out the slow ones, for a look while editing
 //	go run ./tools/mutate -parallel 1   one at a time (default: one per CPU)
+//	go run ./tools/mutate -schemata=false   one test binary per mutation
 //
 // A slow mutation takes a minute or more where the others take seconds:
 // its tests start the local mesh (TF_ACC) or run Istio's simulation, whose
@@ -14,6 +15,15 @@
 // but for one canary, the first of the Istio ones, which shows that a
 // translator mutation still reaches Istio; make mutate, and so make test,
 // runs them all.
+//
+// The mutations of one package whose snippet lies inside a function body
+// share one test binary (schemata.go: each runs it with MESH_MUTANT
+// naming it), trusted only once it passes its tests unmutated; the others,
+// and all with -schemata=false, build their own.
+//
+// Files: main.go runs the table (mutations.go), cache.go keeps the
+// results CAUGHT, istio.go links the simulation once, schemata.go builds
+// one binary per package, opentofu.go names the OpenTofu environment.
 //
 // A mutation whose tests still pass SURVIVED, and the command fails; so
 // does one whose snippet is not found exactly once (the table must follow

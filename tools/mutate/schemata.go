@@ -429,7 +429,7 @@ func (g *schemaGroup) buildUncached() (string, error) {
 }
 
 // buildFlags are added to every go test that builds a mutation's binary.
-var buildFlags = []string{}
+var buildFlags = []string{"-ldflags=-w"}
 
 // variant is what a mutation's run adds to the binary besides the ID:
 // its environment and arguments. A baseline holds for one variant.
