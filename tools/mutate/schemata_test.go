@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -238,5 +239,22 @@ func Sig(a int) int { return a }
 	}
 	if _, ok := mutatedFunc(src, "return a "); !ok {
 		t.Errorf("a snippet inside Sig's body is not grouped")
+	}
+}
+
+// The baseline runs every test a member selects: patterns joined in one
+// alternation, those naming subtests apart, and everything when one
+// member selects everything.
+func TestSchemataBaselineRuns(t *testing.T) {
+	ms := []mutation{{ID: "a", Run: "TestA"}, {ID: "b", Run: "TestB/sub"}, {ID: "c", Run: "TestC$"}, {ID: "d", Run: "TestD", Env: []string{"X=1"}}}
+	v := variant(ms[0], suite{})
+	got := baselineRuns(ms, v)
+	want := []string{"(?:TestA)|(?:TestC$)", "TestB/sub"}
+	if !slices.Equal(got, want) {
+		t.Errorf("baselineRuns = %q, want %q", got, want)
+	}
+	ms = append(ms, mutation{ID: "e"})
+	if got := baselineRuns(ms, v); !slices.Equal(got, []string{""}) {
+		t.Errorf("with a member selecting every test: %q, want [\"\"]", got)
 	}
 }
