@@ -228,12 +228,14 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 			}
 			if fd == nil {
 				fd = fn.decl
-				edits = append(edits, headerEdits(fn.fset, fd)...)
+				_, hdr := header(fn.fset, fd)
+				edits = append(edits, hdr...)
 				dispatch[fd] = &edit{at: fn.fset.Position(fd.Body.Lbrace).Offset + 1}
 			}
 			copyName := fmt.Sprintf("zzm%d_%s", k, fd.Name.Name)
 			k++
-			call := callExpr(fd, copyName, hdrNames(fd))
+			names, _ := header(fn.fset, fd)
+			call := callExpr(fd, copyName, names)
 			line := fmt.Sprintf("\nif %s == %q { ", mutantVar, m.ID)
 			if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
 				line += "return " + call + " }"
@@ -293,70 +295,48 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 	return out, nil
 }
 
-// headerEdits names an unnamed receiver and every unnamed or blank
-// parameter, so that the dispatch can pass them on. The names it gives
-// are those hdrNames returns.
-func headerEdits(fset *token.FileSet, fd *ast.FuncDecl) []edit {
+// fieldNames walks a receiver or parameter list: the name each field is
+// passed on by, and the edits naming an unnamed or blank one
+// (prefix<n>, n its index) so that the dispatch can pass it.
+func fieldNames(fset *token.FileSet, fields *ast.FieldList, prefix string) ([]string, []edit) {
+	var names []string
 	var edits []edit
-	fix := func(fields *ast.FieldList, prefix string) {
-		if fields == nil {
-			return
+	if fields == nil {
+		return nil, nil
+	}
+	for _, f := range fields.List {
+		if len(f.Names) == 0 {
+			name := fmt.Sprintf("%s%d", prefix, len(names))
+			edits = append(edits, edit{at: fset.Position(f.Type.Pos()).Offset, text: name + " "})
+			names = append(names, name)
+			continue
 		}
-		n := 0
-		for _, f := range fields.List {
-			if len(f.Names) == 0 {
-				edits = append(edits, edit{at: fset.Position(f.Type.Pos()).Offset, text: fmt.Sprintf("%s%d ", prefix, n)})
-				n++
-				continue
+		for _, id := range f.Names {
+			name := id.Name
+			if name == "_" {
+				name = fmt.Sprintf("%s%d", prefix, len(names))
+				edits = append(edits, edit{at: fset.Position(id.Pos()).Offset, del: 1, text: name})
 			}
-			for _, id := range f.Names {
-				if id.Name == "_" {
-					edits = append(edits, edit{at: fset.Position(id.Pos()).Offset, del: 1, text: fmt.Sprintf("%s%d", prefix, n)})
-				}
-				n++
-			}
+			names = append(names, name)
 		}
 	}
-	fix(fd.Recv, "zzRecv")
-	fix(fd.Type.Params, "zzP")
-	return edits
+	return names, edits
 }
 
-// hdrNames is the receiver's name (or "") followed by the parameters'
-// names, as headerEdits leaves them.
-func hdrNames(fd *ast.FuncDecl) []string {
-	names := func(fields *ast.FieldList, prefix string) []string {
-		var ns []string
-		if fields == nil {
-			return ns
-		}
-		n := 0
-		for _, f := range fields.List {
-			if len(f.Names) == 0 {
-				ns = append(ns, fmt.Sprintf("%s%d", prefix, n))
-				n++
-				continue
-			}
-			for _, id := range f.Names {
-				if id.Name == "_" {
-					ns = append(ns, fmt.Sprintf("%s%d", prefix, n))
-				} else {
-					ns = append(ns, id.Name)
-				}
-				n++
-			}
-		}
-		return ns
+// header is fd's receiver name ("" for a function) followed by its
+// parameters' names, and the edits that name them all.
+func header(fset *token.FileSet, fd *ast.FuncDecl) ([]string, []edit) {
+	recv, edits := fieldNames(fset, fd.Recv, "zzRecv")
+	params, more := fieldNames(fset, fd.Type.Params, "zzP")
+	names := []string{""}
+	if len(recv) == 1 {
+		names[0] = recv[0]
 	}
-	recv := ""
-	if r := names(fd.Recv, "zzRecv"); len(r) == 1 {
-		recv = r[0]
-	}
-	return append([]string{recv}, names(fd.Type.Params, "zzP")...)
+	return append(names, params...), append(edits, more...)
 }
 
 // callExpr is the call of the copy named name with fd's receiver and
-// parameters (names from hdrNames).
+// parameters (names from header).
 func callExpr(fd *ast.FuncDecl, name string, names []string) string {
 	call := name
 	if names[0] != "" {
