@@ -385,6 +385,9 @@ func (c *resultCache) inputHash(op, name string) string {
 		if name == mutatedFileEnv {
 			return "mutated copy" // its path changes every run; the key holds its content
 		}
+		if name == mutantEnv {
+			return "mutation" // the schemata's selector: the key holds the mutation
+		}
 		if !ok {
 			return "unset"
 		}

@@ -7,6 +7,7 @@
 //	go run ./tools/mutate -only id   the mutations whose ID contains id
 //	go run ./tools/mutate -quick     leave out the slow ones, for a look while editing
 //	go run ./tools/mutate -parallel 1   one at a time (default: one per CPU)
+//	go run ./tools/mutate -schemata=false   one test binary per mutation
 //
 // A slow mutation takes a minute or more where the others take seconds:
 // its tests start the local mesh (TF_ACC) or run Istio's simulation, whose
@@ -14,6 +15,15 @@
 // but for one canary, the first of the Istio ones, which shows that a
 // translator mutation still reaches Istio; make mutate, and so make test,
 // runs them all.
+//
+// The mutations of one package whose snippet lies inside a function body
+// share one test binary (schemata.go: each runs it with MESH_MUTANT
+// naming it), trusted only once it passes its tests unmutated; the others,
+// and all with -schemata=false, build their own.
+//
+// Files: main.go runs the table (mutations.go), cache.go keeps the
+// results CAUGHT, istio.go links the simulation once, schemata.go builds
+// one binary per package, opentofu.go names the OpenTofu environment.
 //
 // A mutation whose tests still pass SURVIVED, and the command fails; so
 // does one whose snippet is not found exactly once (the table must follow
@@ -42,6 +52,7 @@ func main() {
 	only := flag.String("only", "", "run only the mutations whose ID contains this")
 	quick := flag.Bool("quick", false, "leave out the slow mutations (acceptance tests, Istio's simulation) but one canary")
 	parallel := flag.Int("parallel", runtime.NumCPU(), "how many mutations run at once (acceptance ones run alone)")
+	schema := flag.Bool("schemata", true, "build one test binary per package for the mutations inside function bodies (schemata.go)")
 	useCache := flag.Bool("cache", true, "skip a mutation CAUGHT before whose tests' inputs are unchanged (cache.go; $MUTATE_CACHE or the user cache directory)")
 	flag.Parse()
 	root, err := repoRoot()
@@ -74,7 +85,15 @@ func main() {
 	if *useCache {
 		cache = newResultCache(root, defaultCacheDir())
 	}
-	bad := runAll(cache, newLinker(tmp), tmp, todo, max(*parallel, 1))
+	var sc *schemata
+	if *schema {
+		var ms []mutation
+		for _, i := range todo {
+			ms = append(ms, mutations[i])
+		}
+		sc = newSchemata(cache, tmp, ms)
+	}
+	bad := runAll(cache, sc, newLinker(tmp), tmp, todo, max(*parallel, 1))
 	if left > 0 {
 		fmt.Printf("%d slow mutations left out (-quick); the canary %s ran. make mutate runs them all.\n", left, canary)
 	}
@@ -88,7 +107,7 @@ func main() {
 // returns how many were not caught. Each mutation has its own overlay
 // and the go command's build cache is safe to share; a mutation whose
 // tests start the local mesh runs alone.
-func runAll(cache *resultCache, ln *linker, tmp string, todo []int, parallel int) int {
+func runAll(cache *resultCache, sc *schemata, ln *linker, tmp string, todo []int, parallel int) int {
 	type row struct {
 		line   string
 		caught bool
@@ -113,7 +132,7 @@ func runAll(cache *resultCache, ln *linker, tmp string, todo []int, parallel int
 					defer alone.RUnlock()
 				}
 				start := time.Now()
-				result, detail := run(cache, ln, filepath.Join(tmp, fmt.Sprint(i)), m)
+				result, detail := run(cache, sc, ln, filepath.Join(tmp, fmt.Sprint(i)), m)
 				rows[k] <- row{fmt.Sprintf("%-34s %-9s %6.1f  %s\n", m.ID, result, time.Since(start).Seconds(), detail), result == "CAUGHT"}
 			}()
 		}
@@ -150,7 +169,7 @@ func (m mutation) slow() bool {
 // run applies one mutation and reports CAUGHT, SURVIVED, STALE (snippet
 // not found exactly once) or BROKEN (does not compile). A CAUGHT found in
 // the cache, its inputs unchanged, is reported without running.
-func run(cache *resultCache, ln *linker, dir string, m mutation) (string, string) {
+func run(cache *resultCache, sc *schemata, ln *linker, dir string, m mutation) (string, string) {
 	root := cache.root
 	path := filepath.Join(root, m.File)
 	src, err := os.ReadFile(path)
@@ -188,7 +207,7 @@ func run(cache *resultCache, ln *linker, dir string, m mutation) (string, string
 	var caught []string
 	var logs []testLog
 	for k, su := range suites {
-		result, detail, suiteLogs := runSuite(cache, ln, overlayFile, mutated, m, su, filepath.Join(dir, fmt.Sprintf("suite%d", k)))
+		result, detail, suiteLogs := runSuite(cache, sc, ln, overlayFile, mutated, m, su, filepath.Join(dir, fmt.Sprintf("suite%d", k)))
 		if result != "CAUGHT" {
 			if su.Dir != "" {
 				detail = su.Dir + " " + su.Package + ": " + detail
@@ -210,7 +229,7 @@ func run(cache *resultCache, ln *linker, dir string, m mutation) (string, string
 // runSuite runs one suite's tests on the mutated file, one package at a
 // time, each writing its test log (the files and variables it read) for
 // the result cache.
-func runSuite(cache *resultCache, ln *linker, overlayFile, mutated string, m mutation, su suite, dir string) (string, string, []testLog) {
+func runSuite(cache *resultCache, sc *schemata, ln *linker, overlayFile, mutated string, m mutation, su suite, dir string) (string, string, []testLog) {
 	l := cache.list(su)
 	if l.err != nil {
 		return "BROKEN", l.err.Error(), nil
@@ -222,7 +241,9 @@ func runSuite(cache *resultCache, ln *linker, overlayFile, mutated string, m mut
 	for k, pkg := range l.pkgs {
 		logFile := filepath.Join(dir, fmt.Sprintf("testlog%d.txt", k))
 		var result, detail string
-		if su.Dir == istioModule && ln.prebuiltReaches(cache.root, m.File) {
+		if g := sc.groupOf(m); g != nil && g.ready(m, su) {
+			result, detail = g.run(m, su, logFile)
+		} else if su.Dir == istioModule && ln.prebuiltReaches(cache.root, m.File) {
 			result, detail = runPrebuilt(cache, ln, overlayFile, m, su, pkg, l.dirs[k], logFile)
 		} else {
 			result, detail = runPackage(cache.root, overlayFile, mutated, m, su, pkg, logFile)
@@ -245,7 +266,7 @@ func runSuite(cache *resultCache, ln *linker, overlayFile, mutated string, m mut
 
 // runPackage runs one package's tests on the mutated file.
 func runPackage(root, overlayFile, mutated string, m mutation, su suite, pkg, logFile string) (string, string) {
-	args := []string{"test", "-count=1", "-overlay", overlayFile, pkg}
+	args := append(append([]string{"test", "-count=1", "-vet=off"}, buildFlags...), "-overlay", overlayFile, pkg)
 	if su.Run != "" {
 		args = append(args, "-run", su.Run)
 	}

@@ -1369,6 +1369,21 @@ var mutations = []mutation{
 		Package: "./tools/mutate", Run: "TestResultCache",
 	},
 	{
+		ID: "mutate/schemata-baseline-unchecked", Why: "a schemata binary whose tests fail without any mutation judges the mutations anyway: a transform bug, or a test failing on its own, makes every mutation of the package look CAUGHT",
+		File: "tools/mutate/schemata.go", From: "b.ok = false", To: "b.ok = true",
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
+		ID: "mutate/schemata-baseline-partial", Why: "a member selecting every test does not widen the baseline: the baseline checks only the other members' tests, and a transform bug reaching the rest goes unseen",
+		File: "tools/mutate/schemata.go", From: "\t\t\treturn []string{\"\"}", To: "\t\t\tcontinue",
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
+		ID: "mutate/schemata-dispatch-ignores-id", Why: "the schemata binary runs a mutated copy whatever mutation MESH_MUTANT names: each row shows the failures of other mutations",
+		File: "tools/mutate/schemata.go", From: `line := fmt.Sprintf("\nif %s == %q { ", mutantVar, m.ID)`, To: `line := fmt.Sprintf("\nif %s != \"\" && %q != \"\" { ", mutantVar, m.ID)`,
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
 		ID: "provider/list-searches-again", Why: "a list imports each intent it found by searching every cluster for it again: LIST calls grow with the number of intents",
 		File: "internal/provider/list_resources.go", From: "r.importListed(ctx, name, found, &imported)", To: "r.ImportState(ctx, resource.ImportStateRequest{ID: name}, &imported)",
 		Package: "./internal/provider", Run: "TestListSearchesEachClusterOncePerKind",

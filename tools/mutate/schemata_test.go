@@ -1,0 +1,260 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A small module whose functions cover what the schemata transform must
+// handle; each function has its own test, which fails on its mutation.
+var schemaModule = map[string]string{
+	"go.mod": "module example.com/sch\n\ngo 1.22\n",
+	"lib.go": `package sch
+
+func Add(a, b int) int { return a + b }
+
+type T struct{ n int }
+
+func (T) Get(_ int, _ string) int { return 41 + 1 }
+
+func Sum(base int, xs ...int) int {
+	s := base
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+func Max[N int | float64](a, b N) N {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+type Box[V any] struct{ v V }
+
+func (b *Box[V]) Set(v V) { b.v = v }
+
+var Log []string
+
+func Note(s string) { Log = append(Log, "note:"+s) }
+
+var Inited string
+
+func init() { Inited = "yes" }
+
+func Two(x int) int {
+	if x > 0 {
+		return x * 2
+	}
+	return -x * 3
+}
+
+var Outside = 7
+`,
+	"lib_test.go": `package sch
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatal("Add")
+	}
+}
+
+func TestGet(t *testing.T) {
+	if (T{}).Get(0, "") != 42 {
+		t.Fatal("Get")
+	}
+}
+
+func TestSum(t *testing.T) {
+	if Sum(1, 2, 3) != 6 {
+		t.Fatal("Sum")
+	}
+}
+
+func TestMax(t *testing.T) {
+	if Max(2, 3) != 3 || Max(2.5, 1.5) != 2.5 {
+		t.Fatal("Max")
+	}
+}
+
+func TestSet(t *testing.T) {
+	var b Box[string]
+	b.Set("x")
+	if b.v != "x" {
+		t.Fatal("Set")
+	}
+}
+
+func TestNote(t *testing.T) {
+	Log = nil
+	Note("a")
+	if len(Log) != 1 || Log[0] != "note:a" {
+		t.Fatal("Note")
+	}
+}
+
+func TestInit(t *testing.T) {
+	if Inited != "yes" {
+		t.Fatal("init")
+	}
+}
+
+func TestTwoPositive(t *testing.T) {
+	if Two(2) != 4 {
+		t.Fatal("Two positive")
+	}
+}
+
+func TestTwoNegative(t *testing.T) {
+	if Two(-2) != 6 {
+		t.Fatal("Two negative")
+	}
+}
+`,
+}
+
+// The mutations of schemaModule, and the one test each must fail.
+var schemaMutations = []struct {
+	m    mutation
+	test string
+}{
+	{mutation{ID: "add", File: "lib.go", From: "return a + b", To: "return a - b"}, "TestAdd"},
+	{mutation{ID: "get-unnamed-receiver", File: "lib.go", From: "return 41 + 1", To: "return 41"}, "TestGet"},
+	{mutation{ID: "sum-variadic", File: "lib.go", From: "s += x", To: "s -= x"}, "TestSum"},
+	{mutation{ID: "max-generic", File: "lib.go", From: "if a > b {", To: "if a < b {"}, "TestMax"},
+	{mutation{ID: "set-generic-method", File: "lib.go", From: "b.v = v", To: "_ = v"}, "TestSet"},
+	{mutation{ID: "note-no-results", File: "lib.go", From: `"note:"+s`, To: `"x:"+s`}, "TestNote"},
+	{mutation{ID: "init", File: "lib.go", From: `Inited = "yes"`, To: `Inited = "no"`}, "TestInit"},
+	{mutation{ID: "two-positive", File: "lib.go", From: "return x * 2", To: "return x * 4"}, "TestTwoPositive"},
+	{mutation{ID: "two-negative", File: "lib.go", From: "return -x * 3", To: "return -x * 5"}, "TestTwoNegative"},
+}
+
+func writeModule(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func schemaMembers() []mutation {
+	var ms []mutation
+	for _, sm := range schemaMutations {
+		m := sm.m
+		m.Package = "."
+		ms = append(ms, m)
+	}
+	outside := mutation{ID: "outside", File: "lib.go", From: "Outside = 7", To: "Outside = 8", Package: "."}
+	return append(ms, outside)
+}
+
+// Every mutation inside a function body is grouped, the one outside is
+// not; the group's binary, built once, fails exactly the test of the
+// mutation MESH_MUTANT names, and with it unset passes (the baseline).
+func TestSchemataDispatchSelectsExactlyTheMutation(t *testing.T) {
+	dir := writeModule(t, schemaModule)
+	cache := newResultCache(dir, "")
+	sc := newSchemata(cache, t.TempDir(), schemaMembers())
+	if g := sc.groupOf(mutation{ID: "outside"}); g != nil {
+		t.Errorf("a snippet outside any function body was grouped")
+	}
+	var g *schemaGroup
+	for _, sm := range schemaMutations {
+		got := sc.groupOf(sm.m)
+		if got == nil {
+			t.Fatalf("%s: not grouped", sm.m.ID)
+		}
+		if g != nil && got != g {
+			t.Fatalf("%s: in another group than the rest of its package", sm.m.ID)
+		}
+		g = got
+	}
+	su := suite{Package: "."}
+	if !g.ready(schemaMutations[0].m, su) {
+		t.Fatalf("the group did not build or its baseline failed: %v", g.buildErr)
+	}
+	if out, err := g.exec(mutation{}, su, "", "", ""); err != nil {
+		t.Fatalf("MESH_MUTANT unset: tests fail:\n%s", out)
+	}
+	for _, sm := range schemaMutations {
+		result, detail := g.run(sm.m, su, filepath.Join(t.TempDir(), "log"))
+		if result != "CAUGHT" || detail != sm.test {
+			t.Errorf("%s: %s %q, want CAUGHT by %s alone", sm.m.ID, result, detail, sm.test)
+		}
+	}
+}
+
+// A group whose unmutated binary fails its tests is not used: its
+// mutations run alone (runPackage), so a bug of the transform, or a test
+// failing anyway, never makes a mutation look CAUGHT.
+func TestSchemataFailingBaselineFallsBack(t *testing.T) {
+	files := map[string]string{}
+	for k, v := range schemaModule {
+		files[k] = v
+	}
+	files["lib_test.go"] = strings.Replace(files["lib_test.go"], `if Add(2, 3) != 5 {`, `if Add(2, 3) != 6 {`, 1)
+	dir := writeModule(t, files)
+	sc := newSchemata(newResultCache(dir, ""), t.TempDir(), schemaMembers())
+	m := schemaMutations[1].m
+	g := sc.groupOf(m)
+	if g == nil {
+		t.Fatal("not grouped")
+	}
+	if g.ready(m, suite{Package: "."}) {
+		t.Fatal("the group is used although its unmutated tests fail")
+	}
+}
+
+// A function asking runtime.Caller where it is, and a snippet that is not
+// between a body's braces, stay out of the schemata.
+func TestSchemataLeavesOut(t *testing.T) {
+	src := []byte(`package p
+
+import "runtime"
+
+func Where() int {
+	_, _, line, _ := runtime.Caller(0)
+	return line + 1
+}
+
+func Sig(a int) int { return a }
+`)
+	for _, from := range []string{"return line + 1", "Sig(a int)", "package p"} {
+		if _, ok := mutatedFunc(src, from); ok {
+			t.Errorf("%q: grouped", from)
+		}
+	}
+	if _, ok := mutatedFunc(src, "return a }"); ok {
+		t.Errorf("a snippet reaching past the closing brace is grouped")
+	}
+	if _, ok := mutatedFunc(src, "return a "); !ok {
+		t.Errorf("a snippet inside Sig's body is not grouped")
+	}
+}
+
+// The baseline runs every test a member selects: patterns joined in one
+// alternation, those naming subtests apart, and everything when one
+// member selects everything.
+func TestSchemataBaselineRuns(t *testing.T) {
+	ms := []mutation{{ID: "a", Run: "TestA"}, {ID: "b", Run: "TestB/sub"}, {ID: "c", Run: "TestC$"}, {ID: "d", Run: "TestD", Env: []string{"X=1"}}}
+	v := variant(ms[0], suite{})
+	got := baselineRuns(ms, v)
+	want := []string{"(?:TestA)|(?:TestC$)", "TestB/sub"}
+	if !slices.Equal(got, want) {
+		t.Errorf("baselineRuns = %q, want %q", got, want)
+	}
+	ms = append(ms, mutation{ID: "e"})
+	if got := baselineRuns(ms, v); !slices.Equal(got, []string{""}) {
+		t.Errorf("with a member selecting every test: %q, want [\"\"]", got)
+	}
+}
