@@ -51,9 +51,11 @@ func (o Owner) Managers(base string) []string {
 // server's limits: object names, o's label values and field managers
 // (with the engine's field_manager base) and, for a composed intent, the
 // annotations of each object once its contribution is added to those of
-// live (the other contributions found on the objects, as the plan read
-// them; o's own, of any instance, is replaced). It contacts no cluster.
-func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution) []LimitError {
+// live (the contributions found on the objects, as the plan read them)
+// that the write keeps: keeps is that decision, the verdict's
+// (shareddata.KeptByTheWrite), never the engine's. It contacts no
+// cluster.
+func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution, keeps func(LiveContribution) bool) []LimitError {
 	var out []LimitError
 	for _, m := range o.Managers(e.FieldManager) {
 		if len(m) > MaxManagerLength {
@@ -73,7 +75,7 @@ func (e *Engine) Limits(o Owner, entries []Entry, live []LiveContribution) []Lim
 		prefix := o.Kind + contributionInfix
 		for _, c := range live {
 			kept[c.Entry.StateKey()] = c.Kept
-			if c.Name == o.Name || (c.Untrusted != "" && !c.Unreadable) {
+			if !keeps(c) {
 				continue // replaced, or removed by the write
 			}
 			k := c.Entry.StateKey()

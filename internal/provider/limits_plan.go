@@ -13,6 +13,7 @@ import (
 	"github.com/mesh-intent/terraform-provider-mesh/internal/discovery"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/engine"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/intentkind"
+	"github.com/mesh-intent/terraform-provider-mesh/internal/shareddata"
 	"github.com/mesh-intent/terraform-provider-mesh/internal/translate/trafficpolicy"
 )
 
@@ -34,7 +35,7 @@ func checkLimits(data *providerData, owner engine.Owner, entries []engine.Entry,
 	if base == "" {
 		base = engine.ManagedByValue
 	}
-	for _, l := range data.Engine.Limits(owner, entries, live) {
+	for _, l := range data.Engine.Limits(owner, entries, live, shareddata.KeptByTheWrite(owner)) {
 		attr, fix := path.Root("name"), ""
 		switch l.Limit {
 		case "field manager":

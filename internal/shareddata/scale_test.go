@@ -71,7 +71,7 @@ func TestFiftyClustersTwentyPoliciesFiveStates(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		if l := e.Limits(owner, entries, live); len(l) > 0 {
+		if l := e.Limits(owner, entries, live, KeptByTheWrite(owner)); len(l) > 0 {
 			t.Fatalf("policy %d: the plan-level check finds %v", i, l)
 		}
 		if _, err := e.Apply(ctx, owner, desired, nil); err != nil {
@@ -132,7 +132,7 @@ func TestLimitsNameEachLimit(t *testing.T) {
 	long := engine.Owner{Kind: "virtual-destination", Name: fmt.Sprintf("%063d", 0), ID: fmt.Sprintf("%070d", 0)}
 	en := engine.Entry{Cluster: "east", APIVersion: "networking.istio.io/v1", Kind: "DestinationRule", Namespace: "istio-system", Name: "tp-" + fmt.Sprintf("%0251d", 0)}
 	got := map[string]bool{}
-	for _, l := range e.Limits(long, []engine.Entry{en}, nil) {
+	for _, l := range e.Limits(long, []engine.Entry{en}, nil, KeptByTheWrite(long)) {
 		got[l.Limit] = true
 	}
 	for _, want := range []string{"object name", "label value", "field manager"} {
@@ -146,13 +146,13 @@ func TestLimitsNameEachLimit(t *testing.T) {
 	for i := 0; i < 9; i++ {
 		others = append(others, engine.LiveContribution{Entry: en, Name: fmt.Sprintf("other-%d", i), Raw: fmt.Sprintf("%030000d", i)})
 	}
-	limits := e.Limits(composed, []engine.Entry{en}, others[:8])
+	limits := e.Limits(composed, []engine.Entry{en}, others[:8], KeptByTheWrite(composed))
 	for _, l := range limits {
 		if l.Limit == "annotations" {
 			t.Fatalf("8 contributions of 30000 bytes fit, but %v", l)
 		}
 	}
-	limits = e.Limits(composed, []engine.Entry{en}, others)
+	limits = e.Limits(composed, []engine.Entry{en}, others, KeptByTheWrite(composed))
 	found := false
 	for _, l := range limits {
 		found = found || (l.Limit == "annotations" && l.Object == en.String())

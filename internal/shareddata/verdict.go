@@ -127,6 +127,20 @@ func (v Verdict) Composed() bool {
 	return v.Standing == Theirs || v.Standing == Orphan
 }
 
+// KeptByTheWrite is whether o's write of a composed object keeps a
+// contribution found on it, by the one verdict: another state's and an
+// orphan's are composed, one in a newer format is kept as it is (and
+// refuses the write); o's own, another instance's of o's name, one
+// without an instance and one that is not valid are replaced or removed
+// (or refuse the plan). The plan's annotation limit counts what it keeps
+// (engine.Limits).
+func KeptByTheWrite(o engine.Owner) func(engine.LiveContribution) bool {
+	return func(c engine.LiveContribution) bool {
+		v := judge(o, c)
+		return v.Composed() || v.Standing == Unreadable
+	}
+}
+
 // Problem is what a verdict says to the user: an error (plan and apply
 // both fail) or a warning (the plan shows it; the apply logs it).
 type Problem struct {

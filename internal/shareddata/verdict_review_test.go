@@ -39,7 +39,7 @@ func TestLimitsCountTheObjectsOtherAnnotations(t *testing.T) {
 	if total <= engine.MaxAnnotationBytes {
 		t.Fatalf("test setup: %d bytes of annotations fit", total)
 	}
-	for _, l := range e.Limits(mine, []engine.Entry{d.Entry}, found) {
+	for _, l := range e.Limits(mine, []engine.Entry{d.Entry}, found, KeptByTheWrite(mine)) {
 		if l.Limit == "annotations" {
 			return
 		}
@@ -131,4 +131,47 @@ func crowdedComposedObject(t *testing.T) (*engine.Engine, enginetest.Clusters, e
 		t.Fatal(err)
 	}
 	return e, fc, d
+}
+
+// namedContribution is a readable contribution whose content names the
+// policy it is (a copied or renamed annotation when that is not the
+// name it is filed under).
+type namedContribution struct{ policy string }
+
+func (c namedContribution) Workspace() string { return "" }
+func (c namedContribution) Name() string      { return c.policy }
+
+// One verdict for plan and apply (issue 36): the plan's annotation limit
+// counts only the contributions the write keeps, as the verdict decides
+// them. A contribution filed under another name than the one its content
+// records (an annotation copied by hand) is Untrusted by the verdict and
+// removed by the next write; counting it made the plan refuse a write
+// the apply would make (the engine had its own, narrower filter).
+func TestLimitsCountWhatTheVerdictKeeps(t *testing.T) {
+	e := &engine.Engine{}
+	en := enginetest.ComposedEntry().Entry
+	mine := enginetest.ComposedOwner("mine")
+	mine.Composition.Contribution = compositiontest.Part(fmt.Sprintf("%0100d", 0))
+	var found []engine.LiveContribution
+	for i := 0; i < 8; i++ {
+		name := fmt.Sprintf("other-%d", i)
+		found = append(found, engine.LiveContribution{Entry: en, Name: name, ID: "id-" + name, Raw: fmt.Sprintf("%030000d", i), Contribution: namedContribution{name}})
+	}
+	copied := engine.LiveContribution{Entry: en, Name: "copy", ID: "id-copy", Raw: fmt.Sprintf("%030000d", 9), Contribution: namedContribution{"other-0"}}
+	if v := Judge(mine, []engine.LiveContribution{copied})[0]; v.Standing != Untrusted {
+		t.Fatalf("test setup: the copied contribution is %s, not untrusted", v.Standing)
+	}
+	for _, l := range e.Limits(mine, []engine.Entry{en}, append(found, copied), KeptByTheWrite(mine)) {
+		if l.Limit == "annotations" {
+			t.Fatalf("the write removes the copied contribution, and 8 others of 30000 bytes fit; the plan refuses: %s", l.Detail)
+		}
+	}
+	found = append(found, engine.LiveContribution{Entry: en, Name: "other-8", ID: "id-other-8", Raw: fmt.Sprintf("%030000d", 8), Contribution: namedContribution{"other-8"}})
+	refused := false
+	for _, l := range e.Limits(mine, []engine.Entry{en}, found, KeptByTheWrite(mine)) {
+		refused = refused || l.Limit == "annotations"
+	}
+	if !refused {
+		t.Fatal("9 contributions of 30000 bytes another state keeps and this one's exceed 256 KiB, and the plan says nothing")
+	}
 }

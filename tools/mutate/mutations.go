@@ -1074,6 +1074,11 @@ var mutations = []mutation{
 		Package: "./internal/shareddata", Run: "TestLimitsCountTheObjectsOtherAnnotations",
 	},
 	{
+		ID: "shareddata/limits-count-what-the-write-removes", Why: "the plan's annotation limit counts a contribution the verdict has the write remove (one filed under another name): the plan refuses a write the apply makes",
+		File: "internal/shareddata/verdict.go", From: "return v.Composed() || v.Standing == Unreadable", To: "return v.Standing != Mine",
+		Package: "./internal/shareddata", Run: "TestLimitsCountWhatTheVerdictKeeps",
+	},
+	{
 		ID: "engine/apply-size-without-kept-annotations", Why: "the apply's annotation check counts the contributions only, not the object's other annotations it keeps",
 		File: "internal/engine/limits.go", From: "\ttotal := kept\n", To: "\ttotal := 0 * kept\n",
 		Package: "./internal/shareddata", Run: "TestApplyCountsTheObjectsOtherAnnotations",
