@@ -258,3 +258,157 @@ func TestSchemataBaselineRuns(t *testing.T) {
 		t.Errorf("with a member selecting every test: %q, want [\"\"]", got)
 	}
 }
+
+// judgeBoth judges m on the module in dir alone (runPackage, one go test
+// -overlay) and through the schemata, and says whether the schemata
+// grouped it.
+func judgeBoth(t *testing.T, dir string, m mutation) (alone, grouped string, inGroup bool) {
+	t.Helper()
+	cache := newResultCache(dir, "")
+	alone, aloneDetail := run(cache, nil, nil, filepath.Join(t.TempDir(), "alone"), m)
+	sc := newSchemata(cache, t.TempDir(), []mutation{m})
+	grouped, groupedDetail := run(cache, sc, nil, filepath.Join(t.TempDir(), "grouped"), m)
+	t.Logf("%s: alone %s %s; schemata %s %s", m.ID, alone, firstLine(aloneDetail), grouped, firstLine(groupedDetail))
+	return alone, grouped, sc.groupOf(m) != nil
+}
+
+// A function that recovers a panic for its caller only recovers when it
+// is the deferred function itself: the dispatch would make the copy's
+// recover() a call one frame too deep, return nil, and let the panic fail
+// the test. A mutation no test sees must not look CAUGHT that way.
+func TestSchemataRecoverInTheMutatedFunction(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/rec\n\ngo 1.22\n",
+		"rec.go": `package rec
+
+import "fmt"
+
+func guard(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("recovered: %v", r)
+	}
+}
+
+func Risky() (err error) {
+	defer guard(&err)
+	panic("boom")
+}
+`,
+		"rec_test.go": `package rec
+
+import "testing"
+
+func TestRisky(t *testing.T) {
+	if Risky() == nil {
+		t.Fatal("no error")
+	}
+}
+`,
+	})
+	m := mutation{ID: "rec/message", File: "rec.go", From: `"recovered: %v"`, To: `"caught: %v"`, Package: "."}
+	alone, grouped, _ := judgeBoth(t, dir, m)
+	if alone != "SURVIVED" || grouped != alone {
+		t.Errorf("alone %s, schemata %s; want SURVIVED both", alone, grouped)
+	}
+}
+
+// A mutation that removes an import's only use does not compile alone
+// (BROKEN); in the schemata the unmutated original still uses the import,
+// so it must not be judged there as CAUGHT.
+func TestSchemataImportOnlyUseRemoved(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/imp\n\ngo 1.22\n",
+		"imp.go": `package imp
+
+import "strings"
+
+func Up(s string) string { return strings.ToUpper(s) }
+`,
+		"imp_test.go": `package imp
+
+import "testing"
+
+func TestUp(t *testing.T) {
+	if Up("a") != "A" {
+		t.Fatal("Up")
+	}
+}
+`,
+	})
+	m := mutation{ID: "imp/identity", File: "imp.go", From: "return strings.ToUpper(s)", To: "return s", Package: "."}
+	alone, grouped, _ := judgeBoth(t, dir, m)
+	if alone != "BROKEN" || grouped != alone {
+		t.Errorf("alone %s, schemata %s; want BROKEN both", alone, grouped)
+	}
+}
+
+// go test hands the test flags in GOFLAGS (-short, -run, -skip, ...) to
+// the test binary; a schemata binary run without them runs other tests.
+func TestSchemataGOFLAGSTestFlags(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/short\n\ngo 1.22\n",
+		"short.go": `package short
+
+func Double(n int) int { return n * 2 }
+`,
+		"short_test.go": `package short
+
+import "testing"
+
+func TestDoubleLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	if Double(2) != 4 {
+		t.Fatal("Double")
+	}
+}
+`,
+	})
+	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -short"))
+	m := mutation{ID: "short/triple", File: "short.go", From: "n * 2", To: "n * 3", Package: "."}
+	alone, grouped, _ := judgeBoth(t, dir, m)
+	if alone != "SURVIVED" || grouped != alone {
+		t.Errorf("alone %s, schemata %s; want SURVIVED both", alone, grouped)
+	}
+}
+
+// Package variables are initialized in dependency order, but a call
+// through an interface is not a dependency the compiler sees: a variable
+// whose initializer reaches the mutated function that way must still find
+// the mutation selected.
+func TestSchemataMutatedDuringVariableInit(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/ini\n\ngo 1.22\n",
+		"ini.go": `package ini
+
+type namer interface{ Name() string }
+
+type kind struct{}
+
+func (kind) Name() string { return "kind" }
+
+var which namer = kind{}
+
+var Registered = which.Name()
+`,
+		"ini_test.go": `package ini
+
+import "testing"
+
+func TestRegistered(t *testing.T) {
+	if Registered != "kind" {
+		t.Fatal(Registered)
+	}
+}
+`,
+	})
+	m := mutation{ID: "ini/name", File: "ini.go", From: `return "kind"`, To: `return "other"`, Package: "."}
+	alone, grouped, inGroup := judgeBoth(t, dir, m)
+	if !inGroup {
+		t.Fatal("not grouped")
+	}
+	if alone != "CAUGHT" || grouped != alone {
+		t.Errorf("alone %s, schemata %s; want CAUGHT both", alone, grouped)
+	}
+}
