@@ -45,8 +45,12 @@ import (
 // mutantEnv selects the mutation a schemata binary runs; unset, none.
 const mutantEnv = "MESH_MUTANT"
 
-// mutantVar is the package variable holding mutantEnv in a schemata build.
-const mutantVar = "zzMutant"
+// mutantVar is the call that returns mutantEnv in a schemata build: a
+// function, not a package variable, so that a variable initialized before
+// it (its initializer reaching a mutated function through an interface,
+// which is not a dependency the compiler orders by) still sees the
+// mutation; it reads the environment once (mutantFile).
+const mutantVar = "zzMutant()"
 
 // schemata holds the groups of one run, by mutation ID.
 type schemata struct {
@@ -96,6 +100,10 @@ func schemaSuite(m mutation) (suite, bool) {
 // CAUGHT and that fit (see the top of this file) by package.
 func newSchemata(cache *resultCache, tmp string, todo []mutation) *schemata {
 	s := &schemata{byID: map[string]*schemaGroup{}}
+	if f := goflagsTestFlags(os.Getenv("GOFLAGS")); len(f) > 0 {
+		fmt.Fprintf(os.Stderr, "mutate: GOFLAGS holds test flags (%s) go test hands its binaries: every mutation builds its own\n", strings.Join(f, " "))
+		return s
+	}
 	groups := map[string]*schemaGroup{}
 	var order []string
 	for _, m := range todo {
@@ -116,7 +124,7 @@ func newSchemata(cache *resultCache, tmp string, todo []mutation) *schemata {
 		if err != nil || bytes.Count(src, []byte(m.From)) != 1 {
 			continue // run reports it STALE
 		}
-		if _, ok := mutatedFunc(src, m.From); !ok {
+		if _, ok := mutatedFunc(src, m.From); !ok || !keepsImportsUsed(src, m) || setsGoEnv(m) {
 			continue
 		}
 		g := groups[l.pkgs[0]]
@@ -166,7 +174,7 @@ func mutatedFunc(src []byte, from string) (funcSpan, bool) {
 			continue
 		}
 		body := src[open:end]
-		if bytes.Contains(body, []byte("runtime.Caller")) {
+		if bytes.Contains(body, []byte("runtime.Caller")) || callsRecover(fd.Body) {
 			return funcSpan{}, false
 		}
 		return funcSpan{decl: fd, fset: fset, file: f}, true
@@ -289,10 +297,143 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 		if _, err := os.Stat(path); err == nil {
 			return nil, fmt.Errorf("%s exists", path)
 		}
-		src := fmt.Sprintf("package %s\n\nimport \"os\"\n\nvar %s = os.Getenv(%q)\n", pk.name, mutantVar, mutantEnv)
-		out[path] = []byte(src)
+		out[path] = []byte(fmt.Sprintf(mutantFile, pk.name, mutantEnv))
 	}
 	return out, nil
+}
+
+// mutantFile declares mutantVar in package %[1]s: the environment's
+// %[2]s, read at the first call, at the latest while the package's
+// variables are initialized (so that a test clearing the environment does
+// not switch the mutation off). The imports are renamed: a package may
+// declare an "os" or "atomic" of its own.
+const mutantFile = `package %[1]s
+
+import (
+	zzatomic "sync/atomic"
+	zzsyscall "syscall"
+)
+
+var zzMutantID zzatomic.Pointer[string]
+
+var _ = zzMutant()
+
+func zzMutant() string {
+	if p := zzMutantID.Load(); p != nil {
+		return *p
+	}
+	v, _ := zzsyscall.Getenv(%[2]q)
+	zzMutantID.Store(&v)
+	return v
+}
+`
+
+// callsRecover reports whether body calls recover() itself (not in a
+// function literal): recover stops a panic only when called by the
+// deferred function, so the dispatch's extra frame would make the copy's
+// recover() return nil and let the panic through.
+func callsRecover(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "recover" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// keepsImportsUsed reports whether m, applied alone, leaves every import
+// of its file used. One that removes an import's only use does not
+// compile alone, but would in the schemata, where the unmutated function
+// still uses it. Syntactic: a name used as X in X.Sel in the file that no
+// identifier of the mutated file names any more (an import is named only
+// there); a dot import cannot be told, so its file runs alone.
+func keepsImportsUsed(src []byte, m mutation) bool {
+	mutated := bytes.Replace(src, []byte(m.From), []byte(m.To), 1)
+	fset := token.NewFileSet()
+	before, err := parser.ParseFile(fset, "x.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		return false
+	}
+	after, err := parser.ParseFile(fset, "y.go", mutated, parser.SkipObjectResolution)
+	if err != nil {
+		return false
+	}
+	for _, im := range before.Imports {
+		if im.Name != nil && im.Name.Name == "." {
+			return false
+		}
+	}
+	bases := map[string]bool{}
+	ast.Inspect(before, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				bases[id.Name] = true
+			}
+		}
+		return true
+	})
+	named := map[string]bool{}
+	ast.Inspect(after, func(n ast.Node) bool {
+		if _, ok := n.(*ast.ImportSpec); ok {
+			return false
+		}
+		if id, ok := n.(*ast.Ident); ok {
+			named[id.Name] = true
+		}
+		return true
+	})
+	for b := range bases {
+		if !named[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// setsGoEnv reports whether m's environment sets a variable of the go
+// command (GOFLAGS, GOEXPERIMENT, CGO_ENABLED, ...): its own go test builds
+// with it, the schemata binary is built without.
+func setsGoEnv(m mutation) bool {
+	for _, kv := range m.Env {
+		if strings.HasPrefix(kv, "GO") || strings.HasPrefix(kv, "CGO_") {
+			return true
+		}
+	}
+	return false
+}
+
+// goTestFlags are the flags go test hands its test binary (-test.<name>),
+// from GOFLAGS too (cmd/go/internal/test's passFlagToTest), and -json,
+// which changes the output runPackage reads.
+var goTestFlags = map[string]bool{
+	"artifacts": true, "bench": true, "benchmem": true, "benchtime": true, "blockprofile": true,
+	"blockprofilerate": true, "count": true, "coverprofile": true, "cpu": true, "cpuprofile": true,
+	"failfast": true, "fullpath": true, "fuzz": true, "fuzzminimizetime": true, "fuzztime": true,
+	"list": true, "memprofile": true, "memprofilerate": true, "mutexprofile": true,
+	"mutexprofilefraction": true, "outputdir": true, "parallel": true, "run": true, "short": true,
+	"shuffle": true, "skip": true, "timeout": true, "trace": true, "v": true, "json": true,
+}
+
+// goflagsTestFlags are the entries of goflags (GOFLAGS) that go test
+// would hand a test binary: a schemata binary, run directly, would not
+// get them.
+func goflagsTestFlags(goflags string) []string {
+	var found []string
+	for _, f := range strings.Fields(goflags) {
+		name := strings.TrimLeft(strings.Trim(f, `'"`), "-")
+		name, _, _ = strings.Cut(name, "=")
+		if goTestFlags[strings.TrimPrefix(name, "test.")] {
+			found = append(found, f)
+		}
+	}
+	return found
 }
 
 // fieldNames walks a receiver or parameter list: the name each field is

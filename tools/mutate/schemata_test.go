@@ -240,6 +240,31 @@ func Sig(a int) int { return a }
 	if _, ok := mutatedFunc(src, "return a "); !ok {
 		t.Errorf("a snippet inside Sig's body is not grouped")
 	}
+	// recover() stops a panic only called by the deferred function
+	// itself: in a function literal the copy defers, it still does.
+	src = []byte(`package p
+
+func guard(err *error) {
+	if r := recover(); r != nil {
+		*err = nil
+	}
+}
+
+func closure() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = nil
+		}
+	}()
+	return nil
+}
+`)
+	if _, ok := mutatedFunc(src, "*err = nil"); ok {
+		t.Errorf("a function calling recover() itself is grouped")
+	}
+	if _, ok := mutatedFunc(src, "return nil"); !ok {
+		t.Errorf("a function calling recover() in a deferred function literal is not grouped")
+	}
 }
 
 // The baseline runs every test a member selects: patterns joined in one
@@ -365,11 +390,19 @@ func TestDoubleLong(t *testing.T) {
 }
 `,
 	})
-	t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -short"))
-	m := mutation{ID: "short/triple", File: "short.go", From: "n * 2", To: "n * 3", Package: "."}
+	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -short")
+	// In a mutation's environment: its go test builds and runs with it.
+	m := mutation{ID: "short/triple", File: "short.go", From: "n * 2", To: "n * 3", Package: ".", Env: []string{"GOFLAGS=" + goflags}}
 	alone, grouped, _ := judgeBoth(t, dir, m)
 	if alone != "SURVIVED" || grouped != alone {
-		t.Errorf("alone %s, schemata %s; want SURVIVED both", alone, grouped)
+		t.Errorf("GOFLAGS in the mutation's Env: alone %s, schemata %s; want SURVIVED both", alone, grouped)
+	}
+	// In the environment mutate runs in.
+	t.Setenv("GOFLAGS", goflags)
+	m.Env = nil
+	alone, grouped, _ = judgeBoth(t, dir, m)
+	if alone != "SURVIVED" || grouped != alone {
+		t.Errorf("GOFLAGS set: alone %s, schemata %s; want SURVIVED both", alone, grouped)
 	}
 }
 
