@@ -314,16 +314,16 @@ import (
 	zzsyscall "syscall"
 )
 
-var zzMutantID zzatomic.Pointer[string]
+var zzMutantID zzatomic.Value
 
 var _ = zzMutant()
 
 func zzMutant() string {
-	if p := zzMutantID.Load(); p != nil {
-		return *p
+	if v, ok := zzMutantID.Load().(string); ok {
+		return v
 	}
 	v, _ := zzsyscall.Getenv(%[2]q)
-	zzMutantID.Store(&v)
+	zzMutantID.Store(v)
 	return v
 }
 `

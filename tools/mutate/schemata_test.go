@@ -445,3 +445,159 @@ func TestRegistered(t *testing.T) {
 		t.Errorf("alone %s, schemata %s; want CAUGHT both", alone, grouped)
 	}
 }
+
+// Odd constructs a mutation author may reach, all in one group: each
+// mutation gets the verdict it gets alone.
+func TestSchemataVerdictsMatchAlone(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/odd\n\ngo 1.22\n",
+		"odd.go": `package odd
+
+import (
+	"errors"
+	"reflect"
+)
+
+// Named results changed by a deferred closure.
+func Named(fail bool) (n int, err error) {
+	defer func() {
+		if err != nil {
+			n = -1
+		}
+	}()
+	if fail {
+		return 5, errors.New("x")
+	}
+	return 5, nil
+}
+
+type Shape interface{ Area() int }
+
+type Sq struct{ s int }
+
+// Called through an interface and as a method value.
+func (q Sq) Area() int { return q.s * q.s }
+
+func NewSq(s int) Sq { return Sq{s} }
+
+func Apply(f func() int) int { return f() }
+
+//go:noinline
+func Directive(a, b int) int { return a - b }
+
+func Handler() string { return "h" }
+
+// A function value compared by its code pointer.
+func IsHandler(f func() string) bool {
+	return reflect.ValueOf(f).Pointer() == reflect.ValueOf(Handler).Pointer()
+}
+
+// Two mutations in one function, their snippets overlapping.
+func Both(a, b int) int {
+	return a*10 + b
+}
+
+func Panics(n int) int {
+	if n < 0 {
+		panic("negative")
+	}
+	return n
+}
+
+// No test looks at it: its mutation survives either way.
+func Unseen() int { return 1 }
+`,
+		"odd_test.go": `package odd
+
+import "testing"
+
+func helper(t *testing.T, got, want int) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("got %d, want %d", got, want)
+	}
+}
+
+func TestNamed(t *testing.T) {
+	n, err := Named(true)
+	helper(t, n, -1)
+	if err == nil {
+		t.Fatal("no error")
+	}
+}
+
+func TestShape(t *testing.T) {
+	var s Shape = Sq{3}
+	helper(t, s.Area(), 9)
+	helper(t, Apply(Sq{2}.Area), 4)
+}
+
+func TestDirective(t *testing.T) { helper(t, Directive(5, 2), 3) }
+
+func TestHandler(t *testing.T) {
+	if !IsHandler(Handler) {
+		t.Fatal("Handler is not itself")
+	}
+}
+
+func TestBoth(t *testing.T) { helper(t, Both(1, 2), 12) }
+
+func TestPanics(t *testing.T) { helper(t, Panics(2), 2) }
+
+func TestName(t *testing.T) {
+	if t.Name() != "TestName" {
+		t.Fatal(t.Name())
+	}
+}
+`,
+		"ext_test.go": `package odd_test
+
+import (
+	"testing"
+
+	"example.com/odd"
+)
+
+func area(s odd.Shape) int { return s.Area() }
+
+func TestExternal(t *testing.T) {
+	if area(odd.NewSq(4)) != 16 {
+		t.Fatal("area")
+	}
+}
+`,
+	})
+	ms := []mutation{
+		{ID: "named-defer", File: "odd.go", From: "n = -1", To: "n = -2"},
+		{ID: "interface-method", File: "odd.go", From: "return q.s * q.s", To: "return q.s + q.s"},
+		{ID: "directive", File: "odd.go", From: "return a - b", To: "return b - a"},
+		{ID: "compared", File: "odd.go", From: "== reflect.ValueOf(Handler)", To: "!= reflect.ValueOf(Handler)"},
+		{ID: "both-1", File: "odd.go", From: "a*10 + b", To: "a*10 - b"},
+		{ID: "both-2", File: "odd.go", From: "return a*10", To: "return a*11"},
+		{ID: "panics", File: "odd.go", From: "if n < 0 {", To: "if n > 0 {"},
+		{ID: "unseen", File: "odd.go", From: "return 1", To: "return 2"},
+		{ID: "test-helper", File: "odd_test.go", From: "if got != want {", To: "if got == want {"},
+		{ID: "test-name", File: "odd_test.go", From: `!= "TestName"`, To: `== "TestName"`},
+		{ID: "external-helper", File: "ext_test.go", From: "return s.Area()", To: "return s.Area() + 1"},
+	}
+	for k := range ms {
+		ms[k].Package = "."
+	}
+	cache := newResultCache(dir, "")
+	sc := newSchemata(cache, t.TempDir(), ms)
+	for _, m := range ms {
+		if sc.groupOf(m) == nil {
+			t.Errorf("%s: not grouped", m.ID)
+		}
+	}
+	for _, m := range ms {
+		alone, aloneDetail := run(cache, nil, nil, filepath.Join(t.TempDir(), "alone"), m)
+		grouped, groupedDetail := run(cache, sc, nil, filepath.Join(t.TempDir(), "grouped"), m)
+		if alone != grouped || alone == "CAUGHT" && aloneDetail != groupedDetail {
+			t.Errorf("%s: alone %s %q, schemata %s %q", m.ID, alone, firstLine(aloneDetail), grouped, firstLine(groupedDetail))
+		}
+		if want := map[bool]string{true: "SURVIVED", false: "CAUGHT"}[m.ID == "unseen"]; grouped != want {
+			t.Errorf("%s: %s, want %s", m.ID, grouped, want)
+		}
+	}
+}
