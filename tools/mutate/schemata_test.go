@@ -447,7 +447,8 @@ func TestRegistered(t *testing.T) {
 }
 
 // Odd constructs a mutation author may reach, all in one group: each
-// mutation gets the verdict it gets alone.
+// mutation gets the verdict it gets alone (a test clearing the
+// environment too: MESH_MUTANT is read before the tests run).
 func TestSchemataVerdictsMatchAlone(t *testing.T) {
 	dir := writeModule(t, map[string]string{
 		"go.mod": "module example.com/odd\n\ngo 1.22\n",
@@ -506,10 +507,17 @@ func Panics(n int) int {
 
 // No test looks at it: its mutation survives either way.
 func Unseen() int { return 1 }
+
+// Called by a test that cleared the environment first.
+func Cleared() int { return 7 }
 `,
 		"odd_test.go": `package odd
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 func helper(t *testing.T, got, want int) {
 	t.Helper()
@@ -544,6 +552,15 @@ func TestBoth(t *testing.T) { helper(t, Both(1, 2), 12) }
 
 func TestPanics(t *testing.T) { helper(t, Panics(2), 2) }
 
+func TestClearedEnvironment(t *testing.T) {
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	os.Clearenv()
+	helper(t, Cleared(), 7)
+}
+
 func TestName(t *testing.T) {
 	if t.Name() != "TestName" {
 		t.Fatal(t.Name())
@@ -576,6 +593,7 @@ func TestExternal(t *testing.T) {
 		{ID: "both-2", File: "odd.go", From: "return a*10", To: "return a*11"},
 		{ID: "panics", File: "odd.go", From: "if n < 0 {", To: "if n > 0 {"},
 		{ID: "unseen", File: "odd.go", From: "return 1", To: "return 2"},
+		{ID: "cleared-environment", File: "odd.go", From: "return 7", To: "return 8", Run: "TestClearedEnvironment"},
 		{ID: "test-helper", File: "odd_test.go", From: "if got != want {", To: "if got == want {"},
 		{ID: "test-name", File: "odd_test.go", From: `!= "TestName"`, To: `== "TestName"`},
 		{ID: "external-helper", File: "ext_test.go", From: "return s.Area()", To: "return s.Area() + 1"},
