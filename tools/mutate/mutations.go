@@ -1384,6 +1384,31 @@ var mutations = []mutation{
 		Package: "./tools/mutate", Run: "TestSchemata",
 	},
 	{
+		ID: "mutate/schemata-recover-grouped", Why: "a function calling recover() itself is grouped: the dispatch puts its recover() one frame too deep, the panic escapes, and a mutation no test sees looks CAUGHT",
+		File: "tools/mutate/schemata.go", From: `bytes.Contains(body, []byte("runtime.Caller")) || callsRecover(fd.Body)`, To: `bytes.Contains(body, []byte("runtime.Caller"))`,
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
+		ID: "mutate/schemata-unused-import-grouped", Why: "a mutation removing an import's only use, which does not compile alone, is judged in the schemata, where the unmutated original still uses the import: CAUGHT instead of BROKEN",
+		File: "tools/mutate/schemata.go", From: "!ok || !keepsImportsUsed(src, m) || setsGoEnv(m)", To: "!ok || setsGoEnv(m)",
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
+		ID: "mutate/schemata-go-env-grouped", Why: "a mutation whose environment sets GOFLAGS (or another go command variable) is judged by a binary built and run without it",
+		File: "tools/mutate/schemata.go", From: "!ok || !keepsImportsUsed(src, m) || setsGoEnv(m)", To: "!ok || !keepsImportsUsed(src, m)",
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
+		ID: "mutate/schemata-goflags-ignored", Why: "with test flags in GOFLAGS (-short, -run, -skip) the schemata binaries run without them: other tests judge the mutation than go test would",
+		File: "tools/mutate/schemata.go", From: `goflagsTestFlags(os.Getenv("GOFLAGS")); len(f) > 0 {`, To: `goflagsTestFlags(os.Getenv("GOFLAGS")); len(f) > 99 {`,
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
+		ID: "mutate/schemata-mutant-read-late", Why: "MESH_MUTANT is read at the first dispatch only: a test that clears the environment before reaching the mutated function runs it unmutated",
+		File: "tools/mutate/schemata.go", From: "var _ = zzMutant()\n", To: "var _ = 0\n",
+		Package: "./tools/mutate", Run: "TestSchemata",
+	},
+	{
 		ID: "provider/list-searches-again", Why: "a list imports each intent it found by searching every cluster for it again: LIST calls grow with the number of intents",
 		File: "internal/provider/list_resources.go", From: "r.importListed(ctx, name, found, &imported)", To: "r.ImportState(ctx, resource.ImportStateRequest{ID: name}, &imported)",
 		Package: "./internal/provider", Run: "TestListSearchesEachClusterOncePerKind",
