@@ -27,6 +27,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -40,6 +41,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // mutantEnv selects the mutation a schemata binary runs; unset, none.
@@ -538,7 +540,7 @@ func (g *schemaGroup) buildUncached() (string, error) {
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(g.dir, "test.bin")
+	bin := filepath.Join(g.dir, filepath.Base(g.pkg)+".test") // go test's name for it
 	cmd := exec.Command("go", append([]string{"test", "-c", "-vet=off"}, append(buildFlags, "-o", bin, "-overlay", overlayFile, g.pkg)...)...)
 	cmd.Dir = g.root
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -634,11 +636,24 @@ func (g *schemaGroup) once(what string, f func()) {
 	b.once.Do(f)
 }
 
-// exec runs the group's binary as go test would: in the package's
-// directory, with the tests matching run, m's environment and
-// mutantEnv=id (none when id is "").
+// testTimeout is go test's default -timeout, which runPackage keeps.
+const testTimeout = 10 * time.Minute
+
+// exec runs the group's binary as go test would (command).
 func (g *schemaGroup) exec(m mutation, su suite, id, run, logFile string) ([]byte, error) {
-	args := []string{"-test.paniconexit0", "-test.timeout=10m0s"}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout+time.Minute)
+	defer cancel()
+	return g.command(ctx, m, su, id, run, logFile).CombinedOutput()
+}
+
+// command is the group's binary run as go test runs a test binary: in the
+// package's directory, with the tests matching run, m's environment with
+// $GOROOT/bin first in PATH and mutantEnv=id (none when id is ""); killed
+// a minute after its own timeout (ctx), and its output pipes closed a
+// minute after it exits, so that a process it started and left running
+// (holding them) does not hang the run.
+func (g *schemaGroup) command(ctx context.Context, m mutation, su suite, id, run, logFile string) *exec.Cmd {
+	args := []string{"-test.paniconexit0", "-test.timeout=" + testTimeout.String()}
 	if run != "" {
 		args = append(args, "-test.run="+run)
 	}
@@ -646,21 +661,42 @@ func (g *schemaGroup) exec(m mutation, su suite, id, run, logFile string) ([]byt
 	if logFile != "" {
 		args = append(args, "-test.testlogfile="+logFile)
 	}
-	cmd := exec.Command(g.bin, args...)
+	cmd := exec.CommandContext(ctx, g.bin, args...)
 	cmd.Dir = g.pkgDir
+	cmd.WaitDelay = testTimeout / 10
 	var env []string
+	path := ""
 	for _, kv := range testEnv(m) {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
+		}
 		if !strings.HasPrefix(kv, mutantEnv+"=") && !strings.HasPrefix(kv, "PWD=") {
 			env = append(env, kv)
 		}
+	}
+	if bin := goRootBin(); bin != "" {
+		if path != "" {
+			bin += string(os.PathListSeparator) + path
+		}
+		env = append(env, "PATH="+bin)
 	}
 	env = append(env, "PWD="+g.pkgDir)
 	if id != "" {
 		env = append(env, mutantEnv+"="+id)
 	}
 	cmd.Env = env
-	return cmd.CombinedOutput()
+	return cmd
 }
+
+// goRootBin is $GOROOT/bin, which go test puts first in a test binary's
+// PATH; "" if go env fails.
+var goRootBin = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return ""
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "bin")
+})
 
 // run judges m with the group's binary, as runPackage judges go test's
 // output.

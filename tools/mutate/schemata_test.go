@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A small module whose functions cover what the schemata transform must
@@ -617,5 +619,53 @@ func TestExternal(t *testing.T) {
 		if want := map[bool]string{true: "SURVIVED", false: "CAUGHT"}[m.ID == "unseen"]; grouped != want {
 			t.Errorf("%s: %s, want %s", m.ID, grouped, want)
 		}
+	}
+}
+
+// The group's binary runs as go test runs a test binary: named
+// <package>.test, in the package's directory, $GOROOT/bin first in PATH,
+// the MESH_MUTANT of the runner's environment replaced, killed a minute
+// after its timeout and its output no longer waited for a minute after it
+// exits (a process it left running holds the pipe).
+func TestSchemataRunsLikeGoTest(t *testing.T) {
+	t.Setenv(mutantEnv, "left-over")
+	dir := writeModule(t, schemaModule)
+	sc := newSchemata(newResultCache(dir, ""), t.TempDir(), schemaMembers())
+	m := schemaMutations[0].m
+	g := sc.groupOf(m)
+	if g == nil {
+		t.Fatal("not grouped")
+	}
+	if err := g.build(); err != nil {
+		t.Fatal(err)
+	}
+	m.Env = []string{"PATH=/nowhere"}
+	cmd := g.command(context.Background(), m, suite{Package: "."}, m.ID, "", "")
+	if got := filepath.Base(cmd.Path); got != "sch.test" {
+		t.Errorf("binary %s, want sch.test", got)
+	}
+	if cmd.Dir != g.pkgDir {
+		t.Errorf("runs in %s, want %s", cmd.Dir, g.pkgDir)
+	}
+	if cmd.WaitDelay != time.Minute || cmd.Cancel == nil {
+		t.Errorf("WaitDelay %v, Cancel set %v: want a minute, and killed when its context ends", cmd.WaitDelay, cmd.Cancel != nil)
+	}
+	if !slices.Contains(cmd.Args, "-test.timeout=10m0s") {
+		t.Errorf("args %q lack go test's -test.timeout=10m0s", cmd.Args)
+	}
+	last := map[string]string{}
+	n := 0
+	for _, kv := range cmd.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		last[k] = v
+		if k == mutantEnv {
+			n++
+		}
+	}
+	if want := goRootBin() + string(os.PathListSeparator) + "/nowhere"; goRootBin() == "" || last["PATH"] != want {
+		t.Errorf("PATH %q, want %q", last["PATH"], want)
+	}
+	if n != 1 || last[mutantEnv] != m.ID {
+		t.Errorf("%s set %d times, last %q; want once, %q", mutantEnv, n, last[mutantEnv], m.ID)
 	}
 }
