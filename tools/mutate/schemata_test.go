@@ -367,6 +367,19 @@ func TestUp(t *testing.T) {
 	if alone != "BROKEN" || grouped != alone {
 		t.Errorf("alone %s, schemata %s; want BROKEN both", alone, grouped)
 	}
+	// The import's name still in the file, but as a local variable's.
+	src, err := os.ReadFile(filepath.Join(dir, "imp.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = append(src, "\nfunc Count(strings []string) int { return len(strings) }\n"...)
+	if err := os.WriteFile(filepath.Join(dir, "imp.go"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alone, grouped, _ = judgeBoth(t, dir, m)
+	if alone != "BROKEN" || grouped != alone {
+		t.Errorf("the import's name a parameter elsewhere: alone %s, schemata %s; want BROKEN both", alone, grouped)
+	}
 }
 
 // go test hands the test flags in GOFLAGS (-short, -run, -skip, ...) to
