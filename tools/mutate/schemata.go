@@ -353,17 +353,18 @@ func callsRecover(body *ast.BlockStmt) bool {
 // keepsImportsUsed reports whether m, applied alone, leaves every import
 // of its file used. One that removes an import's only use does not
 // compile alone, but would in the schemata, where the unmutated function
-// still uses it. Syntactic: a name used as X in X.Sel in the file that no
-// identifier of the mutated file names any more (an import is named only
-// there); a dot import cannot be told, so its file runs alone.
+// still uses it. Syntactic, by the parser's resolution of names within
+// the file (which leaves package names unresolved): a name X of an X.Sel
+// the file does not resolve that the mutated file no longer refers to.
+// A dot import cannot be told, so its file runs alone.
 func keepsImportsUsed(src []byte, m mutation) bool {
 	mutated := bytes.Replace(src, []byte(m.From), []byte(m.To), 1)
 	fset := token.NewFileSet()
-	before, err := parser.ParseFile(fset, "x.go", src, parser.SkipObjectResolution)
+	before, err := parser.ParseFile(fset, "x.go", src, 0)
 	if err != nil {
 		return false
 	}
-	after, err := parser.ParseFile(fset, "y.go", mutated, parser.SkipObjectResolution)
+	after, err := parser.ParseFile(fset, "y.go", mutated, 0)
 	if err != nil {
 		return false
 	}
@@ -372,27 +373,25 @@ func keepsImportsUsed(src []byte, m mutation) bool {
 			return false
 		}
 	}
+	unresolved := map[*ast.Ident]bool{}
+	for _, id := range before.Unresolved {
+		unresolved[id] = true
+	}
 	bases := map[string]bool{}
 	ast.Inspect(before, func(n ast.Node) bool {
 		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && unresolved[id] {
 				bases[id.Name] = true
 			}
 		}
 		return true
 	})
-	named := map[string]bool{}
-	ast.Inspect(after, func(n ast.Node) bool {
-		if _, ok := n.(*ast.ImportSpec); ok {
-			return false
-		}
-		if id, ok := n.(*ast.Ident); ok {
-			named[id.Name] = true
-		}
-		return true
-	})
+	still := map[string]bool{}
+	for _, id := range after.Unresolved {
+		still[id.Name] = true
+	}
 	for b := range bases {
-		if !named[b] {
+		if !still[b] {
 			return false
 		}
 	}
