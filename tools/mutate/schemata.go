@@ -7,12 +7,12 @@ package main
 // whose snippet lies inside one function's body are all compiled into one
 // binary: each mutated function F starts with a dispatch
 //
-//	if zzMutant == "<mutation ID>" { return zzm<k>_F(params...) }
+//	if zzMutant() == "<mutation ID>" { return zzm<k>_F(params...) }
 //
 // and a copy of F, renamed zzm<k>_F, with that one mutation applied, is
 // appended to its file (the copies are prefixed, not suffixed, so that a
 // mutated TestX never becomes a test TestX_zzm0 the binary would run).
-// zzMutant is MESH_MUTANT, declared in a file the overlay adds to the
+// zzMutant() is MESH_MUTANT, declared in a file the overlay adds to the
 // package. The binary is built once; each mutation then runs it with
 // MESH_MUTANT naming it.
 //
@@ -24,6 +24,11 @@ package main
 // Any mutation that does not fit (a file that is not Go, several suites
 // or packages, the tools/istio module, a snippet outside a function body,
 // a function that asks runtime.Caller where it is) runs that way too.
+// The baseline sees only the unmutated path, so what would make a copy
+// behave otherwise than the mutated file alone runs that way as well: a
+// function calling recover() itself, a mutation removing an import's
+// only use or setting a GO* variable, and every mutation while GOFLAGS
+// holds test flags.
 
 import (
 	"bytes"
