@@ -682,3 +682,25 @@ func TestSchemataRunsLikeGoTest(t *testing.T) {
 		t.Errorf("%s set %d times, last %q; want once, %q", mutantEnv, n, last[mutantEnv], m.ID)
 	}
 }
+
+// The file declaring zzMutant() is named so that no build constraint
+// drops it: in a package named like an operating system (or "test"), a
+// name ending "_<package>.go" would be left out of the build, and the
+// group would fall back for nothing.
+func TestSchemataVariableFileBuildsUnderAnyPackageName(t *testing.T) {
+	for _, name := range []string{"windows", "test"} {
+		dir := writeModule(t, map[string]string{
+			"go.mod":      "module example.com/" + name + "\n\ngo 1.22\n",
+			"lib.go":      "package " + name + "\n\nfunc One() int { return 1 }\n",
+			"lib_test.go": "package " + name + "\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif One() != 1 {\n\t\tt.Fatal(\"One\")\n\t}\n}\n",
+		})
+		m := mutation{ID: name + "/two", File: "lib.go", From: "return 1", To: "return 2", Package: "."}
+		g := newSchemata(newResultCache(dir, ""), t.TempDir(), []mutation{m}).groupOf(m)
+		if g == nil {
+			t.Fatalf("package %s: not grouped", name)
+		}
+		if !g.ready(m, suite{Package: "."}) {
+			t.Errorf("package %s: the group does not build: %v", name, g.buildErr)
+		}
+	}
+}
