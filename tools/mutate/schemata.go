@@ -296,7 +296,9 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 		}
 	}
 	for _, pk := range pkgs {
-		base := "zz_mutant_schemata_" + pk.name
+		// "_mutant" last: a name ending in the package's name would carry a
+		// build constraint for a package named windows, amd64, ...
+		base := "zz_schemata_" + pk.name + "_mutant"
 		if !nonTest[pk] {
 			base += "_test"
 		}
