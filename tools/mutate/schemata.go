@@ -180,8 +180,7 @@ func mutatedFunc(src []byte, from string) (funcSpan, bool) {
 		if at <= open || at+len(from) > end {
 			continue
 		}
-		body := src[open:end]
-		if bytes.Contains(body, []byte("runtime.Caller")) || callsRecover(fd.Body) {
+		if asksCaller(fd.Body) || callsRecover(fd.Body) {
 			return funcSpan{}, false
 		}
 		return funcSpan{decl: fd, fset: fset, file: f}, true
@@ -336,6 +335,22 @@ func zzMutant() string {
 	return v
 }
 `
+
+// asksCaller reports whether body calls X.Caller or X.Callers (runtime's,
+// under whatever name it is imported): the copy would be told another
+// function and line.
+func asksCaller(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if _, ok := sel.X.(*ast.Ident); ok && (sel.Sel.Name == "Caller" || sel.Sel.Name == "Callers") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
 
 // callsRecover reports whether body calls recover() itself (not in a
 // function literal): recover stops a panic only when called by the

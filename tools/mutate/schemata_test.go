@@ -261,6 +261,19 @@ func closure() (err error) {
 	return nil
 }
 `)
+	// runtime imported under another name is asked all the same.
+	aliased := []byte(`package p
+
+import rt "runtime"
+
+func Name() string {
+	pc, _, _, _ := rt.Caller(0)
+	return rt.FuncForPC(pc).Name()
+}
+`)
+	if _, ok := mutatedFunc(aliased, "return rt.FuncForPC(pc).Name()"); ok {
+		t.Errorf("a function asking an aliased runtime.Caller where it is is grouped")
+	}
 	if _, ok := mutatedFunc(src, "*err = nil"); ok {
 		t.Errorf("a function calling recover() itself is grouped")
 	}
