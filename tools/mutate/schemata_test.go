@@ -299,17 +299,19 @@ func TestSchemataBaselineRuns(t *testing.T) {
 	}
 }
 
-// judgeBoth judges m on the module in dir alone (runPackage, one go test
-// -overlay) and through the schemata, and says whether the schemata
-// grouped it.
-func judgeBoth(t *testing.T, dir string, m mutation) (alone, grouped string, inGroup bool) {
+// wantBoth judges m on the module in dir alone (runPackage, one go test
+// -overlay) and through the schemata, wants the verdict want both ways,
+// and says whether the schemata grouped it.
+func wantBoth(t *testing.T, dir string, m mutation, want string) bool {
 	t.Helper()
 	cache := newResultCache(dir, "")
 	alone, aloneDetail := run(cache, nil, nil, filepath.Join(t.TempDir(), "alone"), m)
 	sc := newSchemata(cache, t.TempDir(), []mutation{m})
 	grouped, groupedDetail := run(cache, sc, nil, filepath.Join(t.TempDir(), "grouped"), m)
-	t.Logf("%s: alone %s %s; schemata %s %s", m.ID, alone, firstLine(aloneDetail), grouped, firstLine(groupedDetail))
-	return alone, grouped, sc.groupOf(m) != nil
+	if alone != want || grouped != want {
+		t.Errorf("%s (Env %q): alone %s %s; schemata %s %s; want %s both", m.ID, m.Env, alone, firstLine(aloneDetail), grouped, firstLine(groupedDetail), want)
+	}
+	return sc.groupOf(m) != nil
 }
 
 // A function that recovers a panic for its caller only recovers when it
@@ -346,10 +348,7 @@ func TestRisky(t *testing.T) {
 `,
 	})
 	m := mutation{ID: "rec/message", File: "rec.go", From: `"recovered: %v"`, To: `"caught: %v"`, Package: "."}
-	alone, grouped, _ := judgeBoth(t, dir, m)
-	if alone != "SURVIVED" || grouped != alone {
-		t.Errorf("alone %s, schemata %s; want SURVIVED both", alone, grouped)
-	}
+	wantBoth(t, dir, m, "SURVIVED")
 }
 
 // A mutation that removes an import's only use does not compile alone
@@ -376,10 +375,7 @@ func TestUp(t *testing.T) {
 `,
 	})
 	m := mutation{ID: "imp/identity", File: "imp.go", From: "return strings.ToUpper(s)", To: "return s", Package: "."}
-	alone, grouped, _ := judgeBoth(t, dir, m)
-	if alone != "BROKEN" || grouped != alone {
-		t.Errorf("alone %s, schemata %s; want BROKEN both", alone, grouped)
-	}
+	wantBoth(t, dir, m, "BROKEN")
 	// The import's name still in the file, but as a local variable's.
 	src, err := os.ReadFile(filepath.Join(dir, "imp.go"))
 	if err != nil {
@@ -389,10 +385,7 @@ func TestUp(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "imp.go"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	alone, grouped, _ = judgeBoth(t, dir, m)
-	if alone != "BROKEN" || grouped != alone {
-		t.Errorf("the import's name a parameter elsewhere: alone %s, schemata %s; want BROKEN both", alone, grouped)
-	}
+	wantBoth(t, dir, m, "BROKEN")
 }
 
 // go test hands the test flags in GOFLAGS (-short, -run, -skip, ...) to
@@ -421,17 +414,11 @@ func TestDoubleLong(t *testing.T) {
 	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -short")
 	// In a mutation's environment: its go test builds and runs with it.
 	m := mutation{ID: "short/triple", File: "short.go", From: "n * 2", To: "n * 3", Package: ".", Env: []string{"GOFLAGS=" + goflags}}
-	alone, grouped, _ := judgeBoth(t, dir, m)
-	if alone != "SURVIVED" || grouped != alone {
-		t.Errorf("GOFLAGS in the mutation's Env: alone %s, schemata %s; want SURVIVED both", alone, grouped)
-	}
+	wantBoth(t, dir, m, "SURVIVED")
 	// In the environment mutate runs in.
 	t.Setenv("GOFLAGS", goflags)
 	m.Env = nil
-	alone, grouped, _ = judgeBoth(t, dir, m)
-	if alone != "SURVIVED" || grouped != alone {
-		t.Errorf("GOFLAGS set: alone %s, schemata %s; want SURVIVED both", alone, grouped)
-	}
+	wantBoth(t, dir, m, "SURVIVED")
 }
 
 // Package variables are initialized in dependency order, but a call
@@ -465,12 +452,8 @@ func TestRegistered(t *testing.T) {
 `,
 	})
 	m := mutation{ID: "ini/name", File: "ini.go", From: `return "kind"`, To: `return "other"`, Package: "."}
-	alone, grouped, inGroup := judgeBoth(t, dir, m)
-	if !inGroup {
-		t.Fatal("not grouped")
-	}
-	if alone != "CAUGHT" || grouped != alone {
-		t.Errorf("alone %s, schemata %s; want CAUGHT both", alone, grouped)
+	if !wantBoth(t, dir, m, "CAUGHT") {
+		t.Error("not grouped")
 	}
 }
 
