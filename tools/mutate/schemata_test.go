@@ -700,3 +700,32 @@ func TestSchemataVariableFileBuildsUnderAnyPackageName(t *testing.T) {
 		}
 	}
 }
+
+// A copy keeps its function's compiler directives (//go:norace,
+// //go:nosplit, //go:noinline, ...): without them a copy could be built
+// otherwise than the function it stands for (race-instrumented where the
+// original is not). //go:linkname stays with the original alone.
+func TestSchemataCopyKeepsDirectives(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"go.mod": "module example.com/dir\n\ngo 1.22\n",
+		"dir.go": `package dir
+
+// Shared is read without a lock.
+//
+//go:norace
+//go:noinline
+func Shared(a int) int {
+	return a + 1
+}
+`,
+	})
+	m := mutation{ID: "dir/norace", File: "dir.go", From: "return a + 1", To: "return a + 2", Package: "."}
+	out, err := schemataSources(dir, []mutation{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out[filepath.Join(dir, "dir.go")])
+	if !strings.Contains(got, "//go:norace\n//go:noinline\nfunc zzm0_Shared(") {
+		t.Errorf("the copy lost its directives:\n%s", got)
+	}
+}
