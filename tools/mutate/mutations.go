@@ -1394,6 +1394,11 @@ var mutations = []mutation{
 		Package: "./tools/mutate", Run: "^TestSchemataLeavesOut$",
 	},
 	{
+		ID: "mutate/schemata-copy-drops-directives", Why: "a mutated copy loses its function's //go: directives: built otherwise than the function it stands for (race-instrumented under -race where the original has //go:norace)",
+		File: "tools/mutate/schemata.go", From: "copies = append(copies, directives(fd)+strings.Replace(", To: "copies = append(copies, \"\"+strings.Replace(",
+		Package: "./tools/mutate", Run: "^TestSchemataCopyKeepsDirectives$",
+	},
+	{
 		ID: "mutate/schemata-unused-import-grouped", Why: "a mutation removing an import's only use, which does not compile alone, is judged in the schemata, where the unmutated original still uses the import: CAUGHT instead of BROKEN",
 		File: "tools/mutate/schemata.go", From: "!ok || !keepsImportsUsed(src, m) || setsGoEnv(m)", To: "!ok || setsGoEnv(m)",
 		Package: "./tools/mutate", Run: "^TestSchemataImportOnlyUseRemoved$",

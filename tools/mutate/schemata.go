@@ -264,7 +264,7 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 			if strings.Count(decl, m.From) != 1 {
 				return nil, fmt.Errorf("%s: %s: snippet not found once in its function", m.ID, file)
 			}
-			copies = append(copies, strings.Replace(decl, m.From, m.To, 1))
+			copies = append(copies, directives(fd)+strings.Replace(decl, m.From, m.To, 1))
 		}
 		for _, d := range dispatch {
 			d.text += "\n"
@@ -457,6 +457,21 @@ func goflagsTestFlags(goflags string) []string {
 		}
 	}
 	return found
+}
+
+// directives are fd's compiler directives (//go:norace, //go:nosplit,
+// ...), one a line, for its copy to be built as it is; not
+// //go:linkname, which names one symbol.
+func directives(fd *ast.FuncDecl) string {
+	var b strings.Builder
+	if fd.Doc != nil {
+		for _, c := range fd.Doc.List {
+			if strings.HasPrefix(c.Text, "//go:") && !strings.HasPrefix(c.Text, "//go:linkname") {
+				b.WriteString(c.Text + "\n")
+			}
+		}
+	}
+	return b.String()
 }
 
 // fieldNames walks a receiver or parameter list: the name each field is
