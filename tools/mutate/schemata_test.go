@@ -415,9 +415,18 @@ func TestDoubleLong(t *testing.T) {
 	// In a mutation's environment: its go test builds and runs with it.
 	m := mutation{ID: "short/triple", File: "short.go", From: "n * 2", To: "n * 3", Package: ".", Env: []string{"GOFLAGS=" + goflags}}
 	wantBoth(t, dir, m, "SURVIVED")
-	// In the environment mutate runs in.
-	t.Setenv("GOFLAGS", goflags)
+	// In the go command's configuration file (go env -w).
+	goenv := filepath.Join(t.TempDir(), "go.env")
+	if err := os.WriteFile(goenv, []byte("GOFLAGS="+goflags+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOENV", goenv)
+	t.Setenv("GOFLAGS", "")
 	m.Env = nil
+	wantBoth(t, dir, m, "SURVIVED")
+	// In the environment mutate runs in.
+	t.Setenv("GOENV", "off")
+	t.Setenv("GOFLAGS", goflags)
 	wantBoth(t, dir, m, "SURVIVED")
 }
 
