@@ -1410,7 +1410,7 @@ var mutations = []mutation{
 	},
 	{
 		ID: "mutate/schemata-goflags-ignored", Why: "with test flags in GOFLAGS (-short, -run, -skip) the schemata binaries run without them: other tests judge the mutation than go test would",
-		File: "tools/mutate/schemata.go", From: `goflagsTestFlags(os.Getenv("GOFLAGS")); len(f) > 0 {`, To: `goflagsTestFlags(os.Getenv("GOFLAGS")); len(f) > 99 {`,
+		File: "tools/mutate/schemata.go", From: `goflagsTestFlags(goFlags()); len(f) > 0 {`, To: `goflagsTestFlags(goFlags()); len(f) > 99 {`,
 		Package: "./tools/mutate", Run: "^TestSchemataGOFLAGSTestFlags$",
 	},
 	{

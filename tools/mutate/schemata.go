@@ -107,7 +107,7 @@ func schemaSuite(m mutation) (suite, bool) {
 // CAUGHT and that fit (see the top of this file) by package.
 func newSchemata(cache *resultCache, tmp string, todo []mutation) *schemata {
 	s := &schemata{byID: map[string]*schemaGroup{}}
-	if f := goflagsTestFlags(os.Getenv("GOFLAGS")); len(f) > 0 {
+	if f := goflagsTestFlags(goFlags()); len(f) > 0 {
 		fmt.Fprintf(os.Stderr, "mutate: GOFLAGS holds test flags (%s) go test hands its binaries: every mutation builds its own\n", strings.Join(f, " "))
 		return s
 	}
@@ -442,6 +442,16 @@ var goTestFlags = map[string]bool{
 	"list": true, "memprofile": true, "memprofilerate": true, "mutexprofile": true,
 	"mutexprofilefraction": true, "outputdir": true, "parallel": true, "run": true, "short": true,
 	"shuffle": true, "skip": true, "timeout": true, "trace": true, "v": true, "json": true,
+}
+
+// goFlags is GOFLAGS as the go command sees it: the environment's, or
+// its configuration file's (go env -w).
+func goFlags() string {
+	out, err := exec.Command("go", "env", "GOFLAGS").Output()
+	if err != nil {
+		return os.Getenv("GOFLAGS")
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // goflagsTestFlags are the entries of goflags (GOFLAGS) that go test
