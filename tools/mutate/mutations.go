@@ -1389,6 +1389,41 @@ var mutations = []mutation{
 		Package: "./tools/mutate", Run: "TestSchemata",
 	},
 	{
+		ID: "mutate/schemata-recover-grouped", Why: "a function calling recover() itself is grouped: the dispatch puts its recover() one frame too deep, the panic escapes, and a mutation no test sees looks CAUGHT",
+		File: "tools/mutate/schemata.go", From: `if asksCaller(fd.Body) || callsRecover(fd.Body) {`, To: `if asksCaller(fd.Body) {`,
+		Package: "./tools/mutate", Run: "^(TestSchemataLeavesOut|TestSchemataRecoverInTheMutatedFunction)$",
+	},
+	{
+		ID: "mutate/schemata-caller-grouped", Why: "a function asking runtime.Caller(s) where it is is grouped: its copy is told another function and line than the mutated file alone would be",
+		File: "tools/mutate/schemata.go", From: `if asksCaller(fd.Body) || callsRecover(fd.Body) {`, To: `if callsRecover(fd.Body) {`,
+		Package: "./tools/mutate", Run: "^TestSchemataLeavesOut$",
+	},
+	{
+		ID: "mutate/schemata-copy-drops-directives", Why: "a mutated copy loses its function's //go: directives: built otherwise than the function it stands for (race-instrumented under -race where the original has //go:norace)",
+		File: "tools/mutate/schemata.go", From: "copies = append(copies, directives(fd)+strings.Replace(", To: "copies = append(copies, \"\"+strings.Replace(",
+		Package: "./tools/mutate", Run: "^TestSchemataCopyKeepsDirectives$",
+	},
+	{
+		ID: "mutate/schemata-unused-import-grouped", Why: "a mutation removing an import's only use, which does not compile alone, is judged in the schemata, where the unmutated original still uses the import: CAUGHT instead of BROKEN",
+		File: "tools/mutate/schemata.go", From: "!ok || !keepsImportsUsed(src, m) || setsGoEnv(m)", To: "!ok || setsGoEnv(m)",
+		Package: "./tools/mutate", Run: "^TestSchemataImportOnlyUseRemoved$",
+	},
+	{
+		ID: "mutate/schemata-go-env-grouped", Why: "a mutation whose environment sets GOFLAGS (or another go command variable) is judged by a binary built and run without it",
+		File: "tools/mutate/schemata.go", From: "!ok || !keepsImportsUsed(src, m) || setsGoEnv(m)", To: "!ok || !keepsImportsUsed(src, m)",
+		Package: "./tools/mutate", Run: "^TestSchemataGOFLAGSTestFlags$",
+	},
+	{
+		ID: "mutate/schemata-goflags-ignored", Why: "with test flags in GOFLAGS (-short, -run, -skip) the schemata binaries run without them: other tests judge the mutation than go test would",
+		File: "tools/mutate/schemata.go", From: `goflagsTestFlags(goFlags()); len(f) > 0 {`, To: `goflagsTestFlags(goFlags()); len(f) > 99 {`,
+		Package: "./tools/mutate", Run: "^TestSchemataGOFLAGSTestFlags$",
+	},
+	{
+		ID: "mutate/schemata-mutant-read-late", Why: "MESH_MUTANT is read at the first dispatch only: a test that clears the environment before reaching the mutated function runs it unmutated",
+		File: "tools/mutate/schemata.go", From: "var _ = zzMutant()\n", To: "var _ = 0\n",
+		Package: "./tools/mutate", Run: "^TestSchemataVerdictsMatchAlone$",
+	},
+	{
 		ID: "provider/list-searches-again", Why: "a list imports each intent it found by searching every cluster for it again: LIST calls grow with the number of intents",
 		File: "internal/provider/list_resources.go", From: "r.importListed(ctx, name, found, &imported)", To: "r.ImportState(ctx, resource.ImportStateRequest{ID: name}, &imported)",
 		Package: "./internal/provider", Run: "TestListSearchesEachClusterOncePerKind",

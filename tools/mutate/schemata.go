@@ -7,12 +7,12 @@ package main
 // whose snippet lies inside one function's body are all compiled into one
 // binary: each mutated function F starts with a dispatch
 //
-//	if zzMutant == "<mutation ID>" { return zzm<k>_F(params...) }
+//	if zzMutant() == "<mutation ID>" { return zzm<k>_F(params...) }
 //
 // and a copy of F, renamed zzm<k>_F, with that one mutation applied, is
 // appended to its file (the copies are prefixed, not suffixed, so that a
 // mutated TestX never becomes a test TestX_zzm0 the binary would run).
-// zzMutant is MESH_MUTANT, declared in a file the overlay adds to the
+// zzMutant() is MESH_MUTANT, declared in a file the overlay adds to the
 // package. The binary is built once; each mutation then runs it with
 // MESH_MUTANT naming it.
 //
@@ -24,9 +24,15 @@ package main
 // Any mutation that does not fit (a file that is not Go, several suites
 // or packages, the tools/istio module, a snippet outside a function body,
 // a function that asks runtime.Caller where it is) runs that way too.
+// The baseline sees only the unmutated path, so what would make a copy
+// behave otherwise than the mutated file alone runs that way as well: a
+// function calling recover() itself, a mutation removing an import's
+// only use or setting a GO* variable, and every mutation while GOFLAGS
+// holds test flags.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -40,13 +46,18 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // mutantEnv selects the mutation a schemata binary runs; unset, none.
 const mutantEnv = "MESH_MUTANT"
 
-// mutantVar is the package variable holding mutantEnv in a schemata build.
-const mutantVar = "zzMutant"
+// mutantVar is the call that returns mutantEnv in a schemata build: a
+// function, not a package variable, so that a variable initialized before
+// it (its initializer reaching a mutated function through an interface,
+// which is not a dependency the compiler orders by) still sees the
+// mutation; it reads the environment once (mutantFile).
+const mutantVar = "zzMutant()"
 
 // schemata holds the groups of one run, by mutation ID.
 type schemata struct {
@@ -96,6 +107,10 @@ func schemaSuite(m mutation) (suite, bool) {
 // CAUGHT and that fit (see the top of this file) by package.
 func newSchemata(cache *resultCache, tmp string, todo []mutation) *schemata {
 	s := &schemata{byID: map[string]*schemaGroup{}}
+	if f := goflagsTestFlags(goFlags()); len(f) > 0 {
+		fmt.Fprintf(os.Stderr, "mutate: GOFLAGS holds test flags (%s) go test hands its binaries: every mutation builds its own\n", strings.Join(f, " "))
+		return s
+	}
 	groups := map[string]*schemaGroup{}
 	var order []string
 	for _, m := range todo {
@@ -116,7 +131,7 @@ func newSchemata(cache *resultCache, tmp string, todo []mutation) *schemata {
 		if err != nil || bytes.Count(src, []byte(m.From)) != 1 {
 			continue // run reports it STALE
 		}
-		if _, ok := mutatedFunc(src, m.From); !ok {
+		if _, ok := mutatedFunc(src, m.From); !ok || !keepsImportsUsed(src, m) || setsGoEnv(m) {
 			continue
 		}
 		g := groups[l.pkgs[0]]
@@ -165,8 +180,7 @@ func mutatedFunc(src []byte, from string) (funcSpan, bool) {
 		if at <= open || at+len(from) > end {
 			continue
 		}
-		body := src[open:end]
-		if bytes.Contains(body, []byte("runtime.Caller")) {
+		if asksCaller(fd.Body) || callsRecover(fd.Body) {
 			return funcSpan{}, false
 		}
 		return funcSpan{decl: fd, fset: fset, file: f}, true
@@ -250,7 +264,7 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 			if strings.Count(decl, m.From) != 1 {
 				return nil, fmt.Errorf("%s: %s: snippet not found once in its function", m.ID, file)
 			}
-			copies = append(copies, strings.Replace(decl, m.From, m.To, 1))
+			copies = append(copies, directives(fd)+strings.Replace(decl, m.From, m.To, 1))
 		}
 		for _, d := range dispatch {
 			d.text += "\n"
@@ -281,7 +295,9 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 		}
 	}
 	for _, pk := range pkgs {
-		base := "zz_mutant_schemata_" + pk.name
+		// "_mutant" last: a name ending in the package's name would carry a
+		// build constraint for a package named windows, amd64, ...
+		base := "zz_schemata_" + pk.name + "_mutant"
 		if !nonTest[pk] {
 			base += "_test"
 		}
@@ -289,10 +305,183 @@ func schemataSources(root string, muts []mutation) (map[string][]byte, error) {
 		if _, err := os.Stat(path); err == nil {
 			return nil, fmt.Errorf("%s exists", path)
 		}
-		src := fmt.Sprintf("package %s\n\nimport \"os\"\n\nvar %s = os.Getenv(%q)\n", pk.name, mutantVar, mutantEnv)
-		out[path] = []byte(src)
+		out[path] = []byte(fmt.Sprintf(mutantFile, pk.name, mutantEnv))
 	}
 	return out, nil
+}
+
+// mutantFile declares mutantVar in package %[1]s: the environment's
+// %[2]s, read at the first call, at the latest while the package's
+// variables are initialized (so that a test clearing the environment does
+// not switch the mutation off). The imports are renamed: a package may
+// declare an "os" or "atomic" of its own.
+const mutantFile = `package %[1]s
+
+import (
+	zzatomic "sync/atomic"
+	zzsyscall "syscall"
+)
+
+var zzMutantID zzatomic.Value
+
+var _ = zzMutant()
+
+func zzMutant() string {
+	if v, ok := zzMutantID.Load().(string); ok {
+		return v
+	}
+	v, _ := zzsyscall.Getenv(%[2]q)
+	zzMutantID.Store(v)
+	return v
+}
+`
+
+// asksCaller reports whether body calls X.Caller or X.Callers (runtime's,
+// under whatever name it is imported): the copy would be told another
+// function and line.
+func asksCaller(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if _, ok := sel.X.(*ast.Ident); ok && (sel.Sel.Name == "Caller" || sel.Sel.Name == "Callers") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// callsRecover reports whether body calls recover() itself (not in a
+// function literal): recover stops a panic only when called by the
+// deferred function, so the dispatch's extra frame would make the copy's
+// recover() return nil and let the panic through.
+func callsRecover(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "recover" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// keepsImportsUsed reports whether m, applied alone, leaves every import
+// of its file used. One that removes an import's only use does not
+// compile alone, but would in the schemata, where the unmutated function
+// still uses it. Syntactic, by the parser's resolution of names within
+// the file (which leaves package names unresolved): a name X of an X.Sel
+// the file does not resolve that the mutated file no longer refers to.
+// A dot import cannot be told, so its file runs alone.
+func keepsImportsUsed(src []byte, m mutation) bool {
+	mutated := bytes.Replace(src, []byte(m.From), []byte(m.To), 1)
+	fset := token.NewFileSet()
+	before, err := parser.ParseFile(fset, "x.go", src, 0)
+	if err != nil {
+		return false
+	}
+	after, err := parser.ParseFile(fset, "y.go", mutated, 0)
+	if err != nil {
+		return false
+	}
+	for _, im := range before.Imports {
+		if im.Name != nil && im.Name.Name == "." {
+			return false
+		}
+	}
+	unresolved := map[*ast.Ident]bool{}
+	for _, id := range before.Unresolved {
+		unresolved[id] = true
+	}
+	bases := map[string]bool{}
+	ast.Inspect(before, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && unresolved[id] {
+				bases[id.Name] = true
+			}
+		}
+		return true
+	})
+	still := map[string]bool{}
+	for _, id := range after.Unresolved {
+		still[id.Name] = true
+	}
+	for b := range bases {
+		if !still[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// setsGoEnv reports whether m's environment sets a variable of the go
+// command (GOFLAGS, GOEXPERIMENT, CGO_ENABLED, ...): its own go test builds
+// with it, the schemata binary is built without.
+func setsGoEnv(m mutation) bool {
+	for _, kv := range m.Env {
+		if strings.HasPrefix(kv, "GO") || strings.HasPrefix(kv, "CGO_") {
+			return true
+		}
+	}
+	return false
+}
+
+// goTestFlags are the flags go test hands its test binary (-test.<name>),
+// from GOFLAGS too (cmd/go/internal/test's passFlagToTest), and -json,
+// which changes the output runPackage reads.
+var goTestFlags = map[string]bool{
+	"artifacts": true, "bench": true, "benchmem": true, "benchtime": true, "blockprofile": true,
+	"blockprofilerate": true, "count": true, "coverprofile": true, "cpu": true, "cpuprofile": true,
+	"failfast": true, "fullpath": true, "fuzz": true, "fuzzminimizetime": true, "fuzztime": true,
+	"list": true, "memprofile": true, "memprofilerate": true, "mutexprofile": true,
+	"mutexprofilefraction": true, "outputdir": true, "parallel": true, "run": true, "short": true,
+	"shuffle": true, "skip": true, "timeout": true, "trace": true, "v": true, "json": true,
+}
+
+// goFlags is GOFLAGS as the go command sees it: the environment's, or
+// its configuration file's (go env -w).
+func goFlags() string {
+	out, err := exec.Command("go", "env", "GOFLAGS").Output()
+	if err != nil {
+		return os.Getenv("GOFLAGS")
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// goflagsTestFlags are the entries of goflags (GOFLAGS) that go test
+// would hand a test binary: a schemata binary, run directly, would not
+// get them.
+func goflagsTestFlags(goflags string) []string {
+	var found []string
+	for _, f := range strings.Fields(goflags) {
+		name := strings.TrimLeft(strings.Trim(f, `'"`), "-")
+		name, _, _ = strings.Cut(name, "=")
+		if goTestFlags[strings.TrimPrefix(name, "test.")] {
+			found = append(found, f)
+		}
+	}
+	return found
+}
+
+// directives are fd's compiler directives (//go:norace, //go:nosplit,
+// ...), one a line, for its copy to be built as it is; not
+// //go:linkname, which names one symbol.
+func directives(fd *ast.FuncDecl) string {
+	var b strings.Builder
+	if fd.Doc != nil {
+		for _, c := range fd.Doc.List {
+			if strings.HasPrefix(c.Text, "//go:") && !strings.HasPrefix(c.Text, "//go:linkname") {
+				b.WriteString(c.Text + "\n")
+			}
+		}
+	}
+	return b.String()
 }
 
 // fieldNames walks a receiver or parameter list: the name each field is
@@ -397,7 +586,7 @@ func (g *schemaGroup) buildUncached() (string, error) {
 	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(g.dir, "test.bin")
+	bin := filepath.Join(g.dir, filepath.Base(g.pkg)+".test") // go test's name for it
 	cmd := exec.Command("go", append([]string{"test", "-c", "-vet=off"}, append(buildFlags, "-o", bin, "-overlay", overlayFile, g.pkg)...)...)
 	cmd.Dir = g.root
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -493,11 +682,24 @@ func (g *schemaGroup) once(what string, f func()) {
 	b.once.Do(f)
 }
 
-// exec runs the group's binary as go test would: in the package's
-// directory, with the tests matching run, m's environment and
-// mutantEnv=id (none when id is "").
+// testTimeout is go test's default -timeout, which runPackage keeps.
+const testTimeout = 10 * time.Minute
+
+// exec runs the group's binary as go test would (command).
 func (g *schemaGroup) exec(m mutation, su suite, id, run, logFile string) ([]byte, error) {
-	args := []string{"-test.paniconexit0", "-test.timeout=10m0s"}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout+time.Minute)
+	defer cancel()
+	return g.command(ctx, m, su, id, run, logFile).CombinedOutput()
+}
+
+// command is the group's binary run as go test runs a test binary: in the
+// package's directory, with the tests matching run, m's environment with
+// $GOROOT/bin first in PATH and mutantEnv=id (none when id is ""); killed
+// a minute after its own timeout (ctx), and its output pipes closed a
+// minute after it exits, so that a process it started and left running
+// (holding them) does not hang the run.
+func (g *schemaGroup) command(ctx context.Context, m mutation, su suite, id, run, logFile string) *exec.Cmd {
+	args := []string{"-test.paniconexit0", "-test.timeout=" + testTimeout.String()}
 	if run != "" {
 		args = append(args, "-test.run="+run)
 	}
@@ -505,21 +707,42 @@ func (g *schemaGroup) exec(m mutation, su suite, id, run, logFile string) ([]byt
 	if logFile != "" {
 		args = append(args, "-test.testlogfile="+logFile)
 	}
-	cmd := exec.Command(g.bin, args...)
+	cmd := exec.CommandContext(ctx, g.bin, args...)
 	cmd.Dir = g.pkgDir
+	cmd.WaitDelay = testTimeout / 10
 	var env []string
+	path := ""
 	for _, kv := range testEnv(m) {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
+		}
 		if !strings.HasPrefix(kv, mutantEnv+"=") && !strings.HasPrefix(kv, "PWD=") {
 			env = append(env, kv)
 		}
+	}
+	if bin := goRootBin(); bin != "" {
+		if path != "" {
+			bin += string(os.PathListSeparator) + path
+		}
+		env = append(env, "PATH="+bin)
 	}
 	env = append(env, "PWD="+g.pkgDir)
 	if id != "" {
 		env = append(env, mutantEnv+"="+id)
 	}
 	cmd.Env = env
-	return cmd.CombinedOutput()
+	return cmd
 }
+
+// goRootBin is $GOROOT/bin, which go test puts first in a test binary's
+// PATH; "" if go env fails.
+var goRootBin = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		return ""
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "bin")
+})
 
 // run judges m with the group's binary, as runPackage judges go test's
 // output.
