@@ -3,7 +3,7 @@
 // Kubernetes kinds it writes and where it keeps its configuration for
 // import. The engine, the provider (lifecycle, import), internal/discovery,
 // internal/runstate and cmd/mesh-objects read these facts from here;
-// docs/design.md ("Intent kinds") lists where each one lives.
+// docs/design/layout.md (3, "Intent kinds") lists where each one lives.
 //
 // The lifecycle hooks of a kind (what it does when its configuration is
 // partly known, the names hand-written objects would have) are functions
